@@ -1,0 +1,69 @@
+# hgfs build, test and benchmark entry points.
+#   make demo   build, make a sample repository, serve it, clone it, show it
+#   make test   install what the tests need, then run the whole suite
+#   make bench  side-by-side figures against hg, tar -x and cat
+
+GO       ?= go
+BIN      := $(CURDIR)/bin
+HGFS     := $(BIN)/hgfs
+PKGS     := ./...
+FUZZTIME ?= 10s
+DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time
+
+.PHONY: all deps build test test-short bench fuzz lint demo stress cross clean
+
+all: build
+
+# deps installs what the tests and demo need. As root it uses apt-get; as
+# anyone else it says what is missing.
+deps:
+	@missing=""; \
+	command -v hg >/dev/null 2>&1 || missing="$$missing mercurial"; \
+	command -v fusermount3 >/dev/null 2>&1 || missing="$$missing fuse3"; \
+	[ -e /usr/include/fuse3/fuse.h ] || missing="$$missing libfuse3-dev"; \
+	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
+	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	[ -x /usr/bin/time ] || missing="$$missing time"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+		else \
+			echo "missing:$$missing"; echo "install them (e.g. sudo apt-get install$$missing) and run make again"; exit 1; \
+		fi; \
+	fi
+
+build:
+	$(GO) build -o $(HGFS) ./cmd/hgfs
+
+# The whole suite under the race detector. HGFS_BIN lets tests that run the
+# real binary (daemonizing mounts, crash tests) skip building it themselves.
+test: deps build
+	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 20m -count=1 $(PKGS)
+
+test-short: build
+	HGFS_BIN=$(HGFS) $(GO) test -short -count=1 $(PKGS)
+
+bench: deps build
+	$(GO) run ./bench -hgfs $(HGFS)
+
+# fuzz runs every Fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+demo: deps build
+	./scripts/demo.sh $(HGFS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// command is one hgfs subcommand. Each lives in its own file and registers
+// itself with register in an init function.
+type command struct {
+	name     string
+	aliases  []string
+	synopsis string // arguments, as in "hgfs help": "[-r REV] FILE..."
+	help     string // first line is the summary
+	options  []option
+	// run executes the command. Returning errNothing exits 1 quietly;
+	// *abortError and other errors print "abort: ..." and exit 255.
+	run func(ctx context.Context, c *cmdContext, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	for _, n := range append([]string{c.name}, c.aliases...) {
+		if _, dup := commands[n]; dup {
+			panic("hgfs: command registered twice: " + n)
+		}
+		commands[n] = c
+	}
+}
+
+// globalOptions are accepted before or after any command, as in hg.
+var globalOptions = []option{
+	{'R', "repository", optString, "", "repository root directory or name of overlay bundle file"},
+	{0, "cwd", optString, "", "change working directory"},
+	{'y', "noninteractive", optBool, "", "do not prompt, automatically pick the first choice for all prompts"},
+	{'q', "quiet", optBool, "", "suppress output"},
+	{'v', "verbose", optBool, "", "enable additional output"},
+	{0, "config", optList, "", "set/override config option (use 'section.name=value')"},
+	{0, "debug", optBool, "", "enable debugging output"},
+	{0, "traceback", optBool, "", "always print a traceback on exception"},
+	{0, "time", optBool, "", "time how long the command takes"},
+	{0, "profile", optBool, "", "print command execution profile"},
+	{0, "version", optBool, "", "output version information and exit"},
+	{'h', "help", optBool, "", "display help and exit"},
+}
+
+// cmdContext is what a command sees: its parsed options, the ui, and the
+// working directory the command line was given in.
+type cmdContext struct {
+	ui   *ui
+	opts *opts
+	cwd  string
+	cmd  *command
+}
+
+// abortError is an hg-style abort: "abort: msg" and optional "(hint)".
+type abortError struct {
+	msg  string
+	hint string
+	err  error
+}
+
+func (e *abortError) Error() string { return e.msg }
+func (e *abortError) Unwrap() error { return e.err }
+
+func abortf(format string, args ...any) *abortError {
+	return &abortError{msg: fmt.Sprintf(format, args...)}
+}
+
+// withHint returns e with a hint line.
+func (e *abortError) withHint(format string, args ...any) *abortError {
+	e.hint = fmt.Sprintf(format, args...)
+	return e
+}
+
+// errNothing means "nothing to do": exit status 1, no message.
+var errNothing = errors.New("nothing to do")
+
+// exitError carries an explicit exit status (e.g. verify's 1) after the
+// command has reported its own problems.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// findCommand resolves name exactly, by alias, or by unique prefix, as hg does.
+func findCommand(name string) (*command, error) {
+	if c, ok := commands[name]; ok {
+		return c, nil
+	}
+	var found []string
+	seen := map[*command]bool{}
+	for n, c := range commands {
+		if strings.HasPrefix(n, name) && !seen[c] {
+			seen[c] = true
+			found = append(found, c.name)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, &abortError{msg: fmt.Sprintf("unknown command '%s'", name), hint: "use 'hgfs help' for a list of commands"}
+	case 1:
+		return commands[found[0]], nil
+	}
+	sort.Strings(found)
+	return nil, abortf("command '%s' is ambiguous:\n    %s", name, strings.Join(found, " "))
+}
+
+// splitCommand finds the command word: the first argument that is neither
+// an option nor the value of a global option taking one.
+func splitCommand(args []string) (name string, rest []string) {
+	takesValue := map[string]bool{}
+	for _, op := range globalOptions {
+		if op.kind != optBool {
+			takesValue["--"+op.long] = true
+			if op.short != 0 {
+				takesValue["-"+string(op.short)] = true
+			}
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			if takesValue[a] {
+				i++
+			}
+			continue
+		}
+		return a, append(append([]string{}, args[:i]...), args[i+1:]...)
+	}
+	return "", args
+}
+
+// run is the whole program: parse, dispatch, report. It returns the exit
+// status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	start := time.Now()
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	u := &ui{in: stdin, out: out, err: stderr}
+	defer out.Flush()
+
+	name, rest := splitCommand(args)
+	var cmd *command
+	if name != "" {
+		var err error
+		if cmd, err = findCommand(name); err != nil {
+			return u.report(err, false)
+		}
+	}
+	table := globalOptions
+	if cmd != nil {
+		table = append(append([]option{}, globalOptions...), cmd.options...)
+	}
+	o := newOpts()
+	pos, err := parseArgs(rest, table, o)
+	if err != nil {
+		u.errorf("hgfs %s: %v\n", name, err)
+		if cmd != nil {
+			u.errorf("hgfs %s %s\n", cmd.name, cmd.synopsis)
+			u.errorf("(use 'hgfs %s -h' to show more help)\n", cmd.name)
+		}
+		return 255
+	}
+	o.setDefaults(table)
+	u.quiet, u.verbose, u.debug = o.Bool("quiet"), o.Bool("verbose"), o.Bool("debug")
+	u.traceback = o.Bool("traceback")
+	if u.debug {
+		u.verbose = true
+	}
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		return u.report(abortf("cannot get working directory: %v", err), false)
+	}
+	if d := o.String("cwd"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		if err := os.Chdir(d); err != nil {
+			return u.report(abortf("%s: %v", d, errorsCause(err)), false)
+		}
+		cwd = d
+	}
+	cfg, err := loadConfig(o.List("config"))
+	if err != nil {
+		return u.report(err, false)
+	}
+	u.cfg = cfg
+
+	switch {
+	case o.Bool("version"):
+		fmt.Fprintf(u.out, "hgfs (version %s)\n", version())
+		return 0
+	case cmd == nil || o.Bool("help"):
+		return helpCommand(u, cmd)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if o.Bool("time") {
+		defer func() { u.errorf("%s\n", timeLine(time.Since(start))) }()
+	}
+	if o.Bool("profile") {
+		p, err := startProfile(u)
+		if err != nil {
+			return u.report(err, false)
+		}
+		defer func() {
+			if err := p.stop(); err != nil {
+				u.errorf("abort: profile: %v\n", err)
+				status = 255
+			}
+		}()
+	}
+
+	c := &cmdContext{ui: u, opts: o, cwd: cwd, cmd: cmd}
+	err = c.call(ctx, pos)
+	if ctx.Err() != nil && err != nil {
+		out.Flush()
+		u.errorf("interrupted!\n")
+		return 255
+	}
+	return u.report(err, true)
+}
+
+// call runs the command, turning a panic into an abort that names the bug
+// rather than a crash with no context.
+func (c *cmdContext) call(ctx context.Context, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &abortError{msg: fmt.Sprintf("internal error: %v", r), hint: "this is a bug in hgfs; please report it with the output of --traceback"}
+			if c.ui.traceback {
+				c.ui.errorf("%s", debug.Stack())
+			}
+		}
+	}()
+	return c.cmd.run(ctx, c, args)
+}
+
+func errorsCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// report prints err as hg would and returns the exit status.
+func (u *ui) report(err error, flush bool) int {
+	if flush {
+		u.out.Flush()
+	}
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, errNothing) {
+		return 1
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		u.errorf("hgfs: %s\n", ue.msg)
+		return 255
+	}
+	var ae *abortError
+	if errors.As(err, &ae) {
+		u.errorf("abort: %s\n", ae.msg)
+		if ae.hint != "" {
+			u.errorf("(%s)\n", ae.hint)
+		}
+	} else {
+		u.errorf("abort: %v\n", err)
+	}
+	if u.traceback {
+		u.errorf("%+v\n", err)
+		u.errorf("%s", debug.Stack())
+	}
+	return 255
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0+dev"
+}
