@@ -76,13 +76,21 @@ func (c *Config) Bool(section, name string, def bool) (bool, error) {
 	if !ok {
 		return def, nil
 	}
-	switch strings.ToLower(strings.TrimSpace(it.Value)) {
-	case "1", "yes", "true", "on", "always":
-		return true, nil
-	case "0", "no", "false", "off", "never", "":
-		return false, nil
+	if b, ok := parseBool(it.Value); ok {
+		return b, nil
 	}
 	return def, fmt.Errorf("%s.%s is not a boolean ('%s')", section, name, it.Value)
+}
+
+// parseBool is stringutil.parsebool (keep in sync).
+func parseBool(v string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "yes", "true", "on", "always":
+		return true, true
+	case "0", "no", "false", "off", "never", "":
+		return false, true
+	}
+	return false, false
 }
 
 // Int parses section.name as an integer.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hgfs/hgfs/config"
 )
 
 // command is one hgfs subcommand. Each lives in its own file and registers
@@ -176,12 +178,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		return 255
 	}
 	o.setDefaults(table)
-	u.quiet, u.verbose, u.debug = o.Bool("quiet"), o.Bool("verbose"), o.Bool("debug")
-	u.traceback = o.Bool("traceback")
-	if u.debug {
-		u.verbose = true
-	}
-
 	cwd, err := os.Getwd()
 	if err != nil {
 		return u.report(abortf("cannot get working directory: %v", err), false)
@@ -190,16 +186,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(cwd, d)
 		}
-		if err := os.Chdir(d); err != nil {
-			return u.report(abortf("%s: %v", d, errorsCause(err)), false)
+		// The process's own directory is left alone (commands resolve
+		// paths with cmdContext.abs), so run can be called in-process.
+		if fi, err := os.Stat(d); err != nil {
+			return u.report(abortf("%s: %v", o.String("cwd"), errorsCause(err)), false)
+		} else if !fi.IsDir() {
+			return u.report(abortf("%s: not a directory", o.String("cwd")), false)
 		}
-		cwd = d
+		cwd = filepath.Clean(d)
 	}
-	cfg, err := loadConfig(o.List("config"))
+	overrides := o.List("config")
+	for flag, item := range map[string]string{"quiet": "ui.quiet", "verbose": "ui.verbose", "debug": "ui.debug", "traceback": "ui.traceback"} {
+		if o.Bool(flag) {
+			overrides = append(overrides, item+"=true")
+		}
+	}
+	cfg, err := loadConfig(overrides, findRepo(cwd, o.String("repository")))
 	if err != nil {
 		return u.report(err, false)
 	}
 	u.cfg = cfg
+	for _, b := range []struct {
+		dst *bool
+		key config.Known
+	}{{&u.quiet, config.UIQuiet}, {&u.verbose, config.UIVerbose}, {&u.debug, config.UIDebug}, {&u.traceback, config.UITraceback}} {
+		if *b.dst, err = cfg.GetBool(b.key); err != nil {
+			return u.report(abortf("%v", err), false)
+		}
+	}
+	if u.debug {
+		u.verbose = true
+	}
 
 	switch {
 	case o.Bool("version"):

@@ -3,48 +3,70 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/pprof"
-	"syscall"
 	"time"
+
+	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/profiling"
 )
 
 // timeLine is hg's --time report: wall time, then user and system CPU of
 // this process and (after the +) of its children.
 func timeLine(real time.Duration) string {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	sec := func(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+	r := readRusage()
 	return fmt.Sprintf("time: real %.3f secs (user %.3f+%.3f sys %.3f+%.3f)",
-		real.Seconds(), sec(self.Utime), sec(kids.Utime), sec(self.Stime), sec(kids.Stime))
+		real.Seconds(), r.user, r.childUser, r.sys, r.childSys)
 }
 
 type profiler struct {
-	f    *os.File
+	s    *profiling.Session
 	path string
 	u    *ui
 }
 
-// startProfile begins a CPU profile written to [profiling] output
-// (default hgfs.prof).
+// startProfile begins --profile as configured in [profiling].
 func startProfile(u *ui) (*profiler, error) {
-	path := u.cfg.String("profiling", "output", "hgfs.prof")
-	f, err := os.Create(path)
+	freq, err := u.cfg.GetInt(config.ProfilingFreq)
 	if err != nil {
-		return nil, abortf("cannot write profile: %v", err)
+		return nil, abortf("%v", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, abortf("cannot start profile: %v", err)
+	top, err := u.cfg.GetInt(config.ProfilingTop)
+	if err != nil {
+		return nil, abortf("%v", err)
 	}
-	return &profiler{f: f, path: path, u: u}, nil
+	s, err := profiling.Start(profiling.Options{
+		Kind:   u.cfg.Get(config.ProfilingType),
+		Format: u.cfg.Get(config.ProfilingFormat),
+		Freq:   freq,
+		Top:    top,
+	})
+	if err != nil {
+		return nil, abortf("%v", err)
+	}
+	path := u.cfg.Get(config.ProfilingOutput)
+	if path == "" {
+		path = s.DefaultOutput()
+	}
+	return &profiler{s: s, path: path, u: u}, nil
 }
 
+// stop writes the profile: to stderr, or to the output file, named on
+// stderr.
 func (p *profiler) stop() error {
-	pprof.StopCPUProfile()
-	if err := p.f.Close(); err != nil {
+	if p.path == "" {
+		p.u.out.Flush()
+		return p.s.Stop(p.u.err)
+	}
+	f, err := os.Create(p.path)
+	if err != nil {
 		return err
 	}
-	p.u.errorf("profile written to %s\n", p.path)
+	if err := p.s.Stop(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	p.u.errorf("%s written to %s\n", p.s.Describe(), p.path)
 	return nil
 }

@@ -1,0 +1,227 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ParseError is a malformed hgrc line; its text follows hg's
+// "parse error at FILE:LINE: message".
+type ParseError struct {
+	Source  string // "file:line"
+	Message string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("parse error at %s: %s", e.Source, e.Message)
+}
+
+// These are mercurial/config.py's expressions (keep in sync with
+// config.parse).
+var (
+	sectionRE = regexp.MustCompile(`^\[([^\[]+)\]`)
+	itemRE    = regexp.MustCompile(`^([^=\s][^=]*?)\s*=\s*(.*\S|)`)
+	contRE    = regexp.MustCompile(`^\s+(\S|\S.*\S)\s*$`)
+	emptyRE   = regexp.MustCompile(`^(;|#|\s*$)`)
+	commentRE = regexp.MustCompile(`^(;|#)`)
+	unsetRE   = regexp.MustCompile(`^%unset\s+(\S+)`)
+	includeRE = regexp.MustCompile(`^%include\s+(\S|\S.*\S)\s*$`)
+)
+
+// maxIncludeDepth bounds %include recursion (a file including itself).
+const maxIncludeDepth = 32
+
+// Parse reads hgrc text from src into c. Relative %include paths are
+// resolved against the directory of src; a missing included file is
+// ignored, as hg does.
+func (c *Config) Parse(src string, data []byte) error {
+	return c.parse(src, data, 0)
+}
+
+func (c *Config) parse(src string, data []byte, depth int) error {
+	if depth > maxIncludeDepth {
+		return &ParseError{Source: src, Message: "%include nested too deeply"}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	section, item := "", ""
+	cont := false
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, l := range lines {
+		if l == "" {
+			continue
+		}
+		line := i + 1
+		where := fmt.Sprintf("%s:%d", src, line)
+		bare := strings.TrimRight(l, "\r\n")
+		if cont {
+			if commentRE.MatchString(bare) {
+				continue
+			}
+			if m := contRE.FindStringSubmatch(bare); m != nil {
+				prev, _ := c.Lookup(section, item)
+				c.Set(section, item, prev.Value+"\n"+m[1], where)
+				continue
+			}
+			item, cont = "", false
+		}
+		if m := includeRE.FindStringSubmatch(bare); m != nil {
+			p := expandPath(m[1])
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(src), p)
+			}
+			b, err := readLimited(p)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return &ParseError{Source: where, Message: fmt.Sprintf("cannot include %s (%v)", p, errors.Unwrap(err))}
+			}
+			if err := c.parse(p, b, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if emptyRE.MatchString(bare) {
+			continue
+		}
+		if m := sectionRE.FindStringSubmatch(bare); m != nil {
+			section = m[1]
+			continue
+		}
+		if m := itemRE.FindStringSubmatch(bare); m != nil {
+			item, cont = m[1], true
+			c.Set(section, item, m[2], where)
+			continue
+		}
+		if m := unsetRE.FindStringSubmatch(bare); m != nil {
+			c.Unset(section, m[1])
+			continue
+		}
+		msg := strings.TrimRight(bare, " \t")
+		if strings.HasPrefix(l, " ") {
+			msg = "unexpected leading whitespace: " + msg
+		}
+		return &ParseError{Source: where, Message: msg}
+	}
+	return nil
+}
+
+// ReadFile parses one hgrc file; a missing file is not an error.
+func (c *Config) ReadFile(path string) error {
+	b, err := readLimited(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil
+		}
+		return err
+	}
+	return c.Parse(path, b)
+}
+
+// maxFileSize bounds one hgrc file: config is small, and an include of
+// /dev/zero must not eat memory.
+const maxFileSize = 16 << 20
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if len(b) > maxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("config file larger than 16 MiB")}
+	}
+	return b, nil
+}
+
+// Env is the environment lookups config loading needs (os.LookupEnv in
+// the command, a map in tests).
+type Env func(key string) (string, bool)
+
+// Paths lists the hgrc files hg would read, in order (mercurial/rcutil.py
+// rccomponents, keep in sync): with HGRCPATH set, its entries (files, or
+// directories whose *.rc files are read in sorted order; set but empty
+// means none); otherwise /etc/mercurial/hgrc, /etc/mercurial/hgrc.d/*.rc,
+// ~/.hgrc and $XDG_CONFIG_HOME/hg/hgrc. The repository's .hg/hgrc comes
+// after these and is added by the caller once the repository is known.
+func Paths(env Env) []string {
+	if v, ok := env("HGRCPATH"); ok {
+		var out []string
+		for _, p := range filepath.SplitList(v) {
+			if p != "" {
+				out = append(out, rcFiles(expandPathEnv(p, env))...)
+			}
+		}
+		return out
+	}
+	out := rcFiles("/etc/mercurial/hgrc")
+	out = append(out, rcFiles("/etc/mercurial/hgrc.d")...)
+	home, _ := env("HOME")
+	if home != "" {
+		out = append(out, filepath.Join(home, ".hgrc"))
+	}
+	xdg, ok := env("XDG_CONFIG_HOME")
+	if !ok || !filepath.IsAbs(xdg) {
+		if home == "" {
+			return out
+		}
+		xdg = filepath.Join(home, ".config")
+	}
+	return append(out, filepath.Join(xdg, "hg", "hgrc"))
+}
+
+// rcFiles expands a directory to its *.rc files, sorted.
+func rcFiles(p string) []string {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return []string{p}
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".rc") && !e.IsDir() {
+			out = append(out, filepath.Join(p, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func expandPath(p string) string { return expandPathEnv(p, os.LookupEnv) }
+
+// expandPathEnv expands ~ and $VARS as util.expandpath does.
+func expandPathEnv(p string, env Env) string {
+	p = os.Expand(p, func(k string) string { v, _ := env(k); return v })
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, ok := env("HOME"); ok {
+			p = home + p[1:]
+		}
+	}
+	return p
+}
+
+// Load reads the hgrc files of Paths(env) in order.
+func Load(env Env) (*Config, error) {
+	c := New()
+	for _, p := range Paths(env) {
+		if err := c.ReadFile(p); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"sort"
+	"strconv"
+)
+
+// Known is one setting hgfs reads: where it lives, its default, and what it
+// does. Every setting hgfs reads is declared here, so `hgfs config` and the
+// docs can list them and code reads them through one table.
+type Known struct {
+	Section, Name string
+	Default       string
+	Doc           string
+}
+
+// Key returns "section.name".
+func (k Known) Key() string { return k.Section + "." + k.Name }
+
+// The settings. Names shared with Mercurial mean what they mean there.
+var (
+	UIQuiet     = Known{"ui", "quiet", "false", "suppress output (as -q)"}
+	UIVerbose   = Known{"ui", "verbose", "false", "more output (as -v)"}
+	UIDebug     = Known{"ui", "debug", "false", "debug output (as --debug)"}
+	UITraceback = Known{"ui", "traceback", "false", "print the Go stack of an abort (as --traceback)"}
+	UISSH       = Known{"ui", "ssh", "ssh", "command used for ssh:// sources (as --ssh)"}
+	UIRemoteCmd = Known{"ui", "remotecmd", "hg", "hg command run on the ssh remote (as --remotecmd)"}
+
+	WorkerBackgroundClose         = Known{"worker", "backgroundclose", "true", "close files written by a clone on background goroutines"}
+	WorkerBackgroundCloseMinFiles = Known{"worker", "backgroundcloseminfilecount", "2048", "use background closing only for clones of at least this many files"}
+	WorkerBackgroundCloseMaxQueue = Known{"worker", "backgroundclosemaxqueue", "384", "files waiting to be closed before writers wait"}
+	WorkerBackgroundCloseThreads  = Known{"worker", "backgroundclosethreadcount", "4", "goroutines closing files in the background"}
+	ProfilingType                 = Known{"profiling", "type", "cpu", "what --profile records: cpu (hg's stat and ls mean cpu), heap, allocs, block, mutex, goroutine, trace"}
+	ProfilingFormat               = Known{"profiling", "format", "text", "--profile output: text (top functions), pprof (go tool pprof), kcachegrind (callgrind)"}
+	ProfilingOutput               = Known{"profiling", "output", "", "file for --profile output (default: stderr for text, hgfs.prof otherwise)"}
+	ProfilingFreq                 = Known{"profiling", "freq", "1000", "CPU sampling rate in Hz"}
+	ProfilingTop                  = Known{"profiling", "top", "30", "rows in the text profile"}
+	ServerUncompressed            = Known{"server", "uncompressed", "true", "allow stream clones"}
+	ServerUncompressedAllowSecret = Known{"server", "uncompressedallowsecret", "false", "allow stream clones while secret changesets exist"}
+	ServerBundle2Stream           = Known{"server", "bundle2.stream", "true", "offer stream clones inside bundle2 (v2)"}
+	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
+	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
+	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "5ms", "how long the background committer gathers changes into one index commit"}
+	HgfsQueueSize                 = Known{"hgfs", "queue-size", "4096", "files waiting for the background committer before writers wait"}
+	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data and index at each commit; false is UNSAFE (a crash can lose committed data)"}
+	HgfsChunkSize                 = Known{"hgfs", "stream-chunk-size", "32768", "bundle2 payload chunk size for served streams"}
+)
+
+// All lists every known setting, sorted by key.
+func All() []Known {
+	all := []Known{UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
+		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
+		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,
+		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable, HgfsChunkSize}
+	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
+	return all
+}
+
+// Get returns k's value, or its default.
+func (c *Config) Get(k Known) string { return c.String(k.Section, k.Name, k.Default) }
+
+// GetBool returns k as a boolean.
+func (c *Config) GetBool(k Known) (bool, error) {
+	def, _ := parseBool(k.Default)
+	return c.Bool(k.Section, k.Name, def)
+}
+
+// GetInt returns k as an integer.
+func (c *Config) GetInt(k Known) (int, error) {
+	def, _ := strconv.Atoi(k.Default)
+	return c.Int(k.Section, k.Name, def)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package profiling
+
+func silenceStderr(f func()) { f() }
