@@ -1,0 +1,328 @@
+package store
+
+// Which files a stream clone carries, and in which order: store.py walk
+// (datafiles, then topfiles) as streamclone.py _walkstreamfiles calls it,
+// then _v2_walk's extra store and cache files.
+//
+// datafiles:
+//   - fncache layouts: the fncache entries sorted bytewise; an entry whose
+//     file is missing is skipped (it may be left over from a strip).
+//   - basic and encoded layouts: a recursive listing of data/, then of
+//     meta/, each sorted by (revlog type, decodedir'd name, size), so every
+//     ".i" comes before every ".d" and volatile ".n"/".nd" files come last.
+//
+// topfiles: the revlog-like regular files directly in the store
+// directory, sorted by (type, name, size) and then REVERSED: with a
+// persistent nodemap that is 00manifest.n, 00changelog.n, then
+// 00manifest.d, 00changelog.d, then 00manifest.i, 00changelog.i.
+//
+// A file is "revlog-like" by its name alone (store.py revlog_type): main
+// ".i" or "i.tmpcensored"; other ".idx", ".d", ".dat", ".n", ".nd",
+// ".sda", "d.tmpcensored"; ".n" and ".nd" are volatile (rewritten in
+// place, so a v2 stream copies them whole under the lock).
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// File is one file of a stream clone.
+type File struct {
+	Name     string // unencoded store path, as a stream clone names it
+	Path     string // on-disk path relative to Dir (CacheDir for CacheFiles), slash separated
+	Size     int64
+	Volatile bool // a v2 stream copies it whole under the lock (_filefull): .n/.nd revlog files, SnapshotFiles, CacheFiles
+}
+
+// Revlog file types and flags, as store.py defines them. Keep in sync
+// with mercurial/store.py.
+const (
+	typeChangelog   = 1 << 13 // FILEFLAGS_CHANGELOG
+	typeManifestlog = 1 << 12 // FILEFLAGS_MANIFESTLOG
+	typeFilelog     = 1 << 11 // FILEFLAGS_FILELOG
+	typeOther       = 1 << 10 // FILEFLAGS_OTHER
+	typeRevlogMain  = 1 << 1  // FILEFLAGS_REVLOG_MAIN
+	typeRevlogOther = 1 << 0  // FILEFLAGS_REVLOG_OTHER
+	typeVolatile    = 1 << 20 // FILEFLAGS_VOLATILE
+)
+
+var (
+	revlogMainExt     = []string{".i", "i.tmpcensored"}
+	revlogOtherExt    = []string{".idx", ".d", ".dat", ".n", ".nd", ".sda", "d.tmpcensored"}
+	revlogVolatileExt = []string{".n", ".nd"}
+)
+
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// revlogType is store.py revlog_type: 0 for a file that is not part of a
+// revlog.
+func revlogType(name string) int {
+	switch {
+	case hasAnySuffix(name, revlogMainExt):
+		return typeRevlogMain
+	case hasAnySuffix(name, revlogOtherExt):
+		t := typeFilelog | typeRevlogOther // FILETYPE_FILELOG_OTHER, as hg has it
+		if hasAnySuffix(name, revlogVolatileExt) {
+			t |= typeVolatile
+		}
+		return t
+	}
+	return 0
+}
+
+// IsRevlogFile reports whether a store path names a revlog file by hg's
+// rules (store.py revlog_type).
+func IsRevlogFile(name string) bool { return revlogType(name) != 0 }
+
+type walkEntry struct {
+	typ  int
+	name string // decodedir'd
+	path string // on disk, relative to the store dir
+	size int64
+}
+
+func compareWalk(a, b walkEntry) int {
+	if c := cmp.Compare(a.typ, b.typ); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.size, b.size)
+}
+
+// walkDir is store.py basicstore._walk: the revlog-like regular files
+// under rel (recursively if asked; symlinks are neither files nor
+// directories, as with lstat), sorted by (type, name, size).
+func (s *Store) walkDir(rel string, recurse bool) ([]walkEntry, error) {
+	top := s.Dir
+	if rel != "" {
+		top = filepath.Join(s.Dir, filepath.FromSlash(rel))
+	}
+	if st, err := os.Stat(top); err != nil || !st.IsDir() {
+		return nil, nil
+	}
+	var out []walkEntry
+	visit := []string{rel}
+	for len(visit) > 0 {
+		dir := visit[len(visit)-1]
+		visit = visit[:len(visit)-1]
+		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(dir)))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			p := e.Name()
+			if dir != "" {
+				p = dir + "/" + p
+			}
+			switch {
+			case e.Type().IsRegular():
+				t := revlogType(e.Name())
+				if t == 0 {
+					continue
+				}
+				info, err := e.Info()
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						continue // removed since the listing
+					}
+					return nil, err
+				}
+				out = append(out, walkEntry{typ: t, name: DecodeDir(p), path: p, size: info.Size()})
+			case e.IsDir() && recurse:
+				visit = append(visit, p)
+			}
+		}
+	}
+	slices.SortFunc(out, compareWalk)
+	return out, nil
+}
+
+// dataFiles is store.py datafiles for the store's layout.
+func (s *Store) dataFiles() ([]walkEntry, error) {
+	if s.Layout.HasFncache() {
+		entries, err := s.Fncache()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]walkEntry, 0, len(entries))
+		for _, name := range entries {
+			t := revlogType(name)
+			if t == 0 {
+				// hg asserts here; a corrupt fncache is an error for us.
+				return nil, fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
+			}
+			p := s.Encode(name)
+			st, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(p)))
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, err
+			}
+			out = append(out, walkEntry{typ: t | typeFilelog, name: name, path: p, size: st.Size()})
+		}
+		return out, nil
+	}
+	data, err := s.walkDir("data", true)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := s.walkDir("meta", true)
+	if err != nil {
+		return nil, err
+	}
+	files := append(data, meta...)
+	if s.Layout == LayoutEncoded {
+		for i := range files {
+			// hg decodes the already decodedir'd name once more
+			// (encodedstore.datafiles on top of basicstore._walk).
+			n, err := DecodeFilename(files[i].name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Dir, err)
+			}
+			files[i].name = n
+		}
+	}
+	for i := range files {
+		files[i].typ |= typeFilelog
+	}
+	return files, nil
+}
+
+// topFiles is store.py topfiles: reverse sorted, so manifest before
+// changelog.
+func (s *Store) topFiles() ([]walkEntry, error) {
+	files, err := s.walkDir("", false)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(files)
+	for i := range files {
+		switch n := files[i].name; {
+		case strings.HasPrefix(n, "00changelog"):
+			files[i].typ |= typeChangelog
+		case strings.HasPrefix(n, "00manifest"):
+			files[i].typ |= typeManifestlog
+		default:
+			files[i].typ |= typeOther
+		}
+	}
+	return files, nil
+}
+
+// Walk lists the files a stream clone carries, in hg 6.3's order: the
+// data files, then the top-level revlog files (store.py walk, as
+// streamclone.py generatev1 and _v2_walk use it). Files of size 0 are
+// left out, as both stream versions do. A v2 stream adds SnapshotFiles and
+// CacheFiles after these.
+func (s *Store) Walk() ([]File, error) {
+	data, err := s.dataFiles()
+	if err != nil {
+		return nil, err
+	}
+	top, err := s.topFiles()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, 0, len(data)+len(top))
+	for _, e := range append(data, top...) {
+		if e.size == 0 {
+			continue
+		}
+		out = append(out, File{Name: e.name, Path: e.path, Size: e.size, Volatile: e.typ&typeVolatile != 0})
+	}
+	return out, nil
+}
+
+// SnapshotFiles lists the store files a v2 stream copies whole after the
+// revlogs (streamclone.py _walkstreamfullstorefiles and _v2_walk):
+// phaseroots unless the repository is publishing, then obsstore if
+// obsolescence markers are asked for. Unlike revlogs they are included
+// even when empty.
+func (s *Store) SnapshotFiles(publishing, obsmarkers bool) ([]File, error) {
+	var names []string
+	if !publishing {
+		names = append(names, "phaseroots")
+	}
+	if obsmarkers {
+		names = append(names, "obsstore")
+	}
+	var out []File
+	for _, n := range names {
+		f, ok, err := statFile(s.Dir, n, s.Encode(n))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// cacheFilterNames is repoview.filtertable in its (insertion) order. Keep
+// in sync with mercurial/repoview.py.
+var cacheFilterNames = []string{"visible", "visible-hidden", "served.hidden", "served", "immutable", "base"}
+
+// CacheFileNames is the list of .hg/cache files a v2 stream (and a local
+// clone) copies, in order (mercurial/cacheutil.py cachetocopy).
+func CacheFileNames() []string {
+	names := []string{"branch2"}
+	for _, f := range cacheFilterNames {
+		names = append(names, "branch2-"+f)
+	}
+	names = append(names, "rbc-names-v1", "rbc-revs-v1", "tags2")
+	for _, f := range cacheFilterNames {
+		names = append(names, "tags2-"+f)
+	}
+	return append(names, "hgtagsfnodes1")
+}
+
+// CacheFiles lists the existing cache files of CacheFileNames, in that
+// order, relative to CacheDir (Name and Path are the same). A v2 stream
+// sends them after the store files, with the cache destination.
+func (s *Store) CacheFiles() ([]File, error) {
+	var out []File
+	for _, n := range CacheFileNames() {
+		f, ok, err := statFile(s.CacheDir, n, n)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// statFile is hg's "if vfs.exists(name): size = vfs.lstat(name)".
+func statFile(dir, name, rel string) (File, bool, error) {
+	full := filepath.Join(dir, filepath.FromSlash(rel))
+	if _, err := os.Stat(full); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return File{}, false, nil
+		}
+		return File{}, false, err
+	}
+	st, err := os.Lstat(full)
+	if err != nil {
+		return File{}, false, err
+	}
+	return File{Name: name, Path: path.Clean(rel), Size: st.Size(), Volatile: true}, true, nil
+}
