@@ -1,0 +1,297 @@
+package streamclone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/hgfs/hgfs/store"
+)
+
+// Sink receives the files of a clone. Names are slash-separated paths
+// relative to the repository root, already validated and encoded by the
+// applier: ".hg/requires", ".hg/store/requires", ".hg/store/data/foo.i",
+// ".hg/store/fncache", ".hg/cache/branch2-served", ".hg/bookmarks", ...
+// They are always under ".hg/". Each file is created once, written with
+// exactly size bytes and closed before the next is created.
+type Sink interface {
+	Create(name string, size int64) (io.WriteCloser, error)
+	// Finish is called once all files are closed successfully: wait for
+	// background work, make the result valid and visible.
+	Finish() error
+	// Abort discards everything this sink created.
+	Abort() error
+}
+
+// Expecter is implemented by sinks that size their resources by the
+// announced file count (DirSink starts background closing only for large
+// clones, like hg). The applier calls it once the stream header is read.
+type Expecter interface {
+	Expect(files int64, bytes int64)
+}
+
+// Progress is called with cumulative counts of files and stream bytes
+// applied; it is called often and must be cheap.
+type Progress func(files int, bytes int64)
+
+// Options configure an apply.
+type Options struct {
+	Progress Progress
+	// Requirements are the source's stream requirements for ApplyV1, which
+	// carries none itself: the "streamreqs" capability split at commas, or
+	// nil when the server advertises the bare "stream" capability (which
+	// means revlogv1 only).
+	Requirements []string
+	// DefaultRequirements are the requirements a new local repository gets;
+	// nil means DefaultRequirements(). The clone's requirements are these
+	// merged with the stream's (NewStreamCloneRequirements).
+	DefaultRequirements []string
+	// Output receives the text of bundle2 "output" parts (server messages);
+	// nil drops them.
+	Output func(text string)
+}
+
+// Result describes an applied clone.
+type Result struct {
+	Files        int      // files in the stream
+	Bytes        int64    // file bytes in the stream
+	Requirements []string // requirements written to the clone, sorted
+	Bookmarks    []string // names of bookmarks written, sorted
+}
+
+// copyBufSize is the chunk size of writes to a sink: large, so a DirSink
+// makes few syscalls, and independent of the stream's own chunking.
+const copyBufSize = 256 << 10
+
+// dummyChangelog is what hg init puts in .hg/00changelog.i of a store
+// repository to lock out very old clients. Keep in sync with
+// mercurial/localrepo.py createrepository.
+const dummyChangelog = "\x00\x00\xff\xff dummy changelog to prevent using the old repo layout"
+
+type applier struct {
+	ctx    context.Context
+	sink   Sink
+	opt    Options
+	layout layout
+	reqs   []string
+	res    Result
+
+	seen      map[string]bool // sink names written
+	fncache   []string
+	bookmarks map[string]string // name -> hex node
+	buf       []byte
+}
+
+func newApplier(ctx context.Context, sink Sink, opt Options) *applier {
+	return &applier{ctx: ctx, sink: sink, opt: opt, seen: map[string]bool{}}
+}
+
+// setRequirements checks the stream's requirements and fixes the
+// destination layout; it runs before anything is written.
+func (a *applier) setRequirements(streamed []string) error {
+	if err := checkSupported(streamed); err != nil {
+		return err
+	}
+	defaults := a.opt.DefaultRequirements
+	if defaults == nil {
+		defaults = DefaultRequirements()
+	}
+	reqs := NewStreamCloneRequirements(defaults, streamed)
+	if err := checkSupported(reqs); err != nil {
+		return err
+	}
+	if !hasReq(reqs, "store") {
+		// Without "store" the store is .hg itself, where a stream could
+		// overwrite .hg/hgrc; hg has not created such repositories since 0.9.
+		return fmt.Errorf("%w: stream clone into a repository without the \"store\" requirement", ErrUnsupportedRequirement)
+	}
+	a.reqs = reqs
+	a.layout = layout{fncache: hasReq(reqs, "fncache"), dotencode: hasReq(reqs, "dotencode")}
+	a.res.Requirements = reqs
+	// The dummy changelog goes first: from here on, a sink that does not
+	// stage (and is left half-written by a crash) holds a .hg that hg
+	// refuses ("unknown version (65535) in revlog 00changelog") until
+	// .hg/requires, written last, makes it a repository.
+	return a.writeSmall(".hg/00changelog.i", dummyChangelog)
+}
+
+func (a *applier) expect(files, bytes int64) {
+	if e, ok := a.sink.(Expecter); ok {
+		e.Expect(files, bytes)
+	}
+}
+
+// storeFile copies one store file of size bytes from r.
+func (a *applier) storeFile(name string, size int64, r io.Reader) error {
+	sinkName, err := a.layout.storeSinkName(name)
+	if err != nil {
+		return err
+	}
+	if isNodemapFile(name) && !hasReq(a.reqs, "persistent-nodemap") {
+		return a.copy("", name, size, r)
+	}
+	if err := a.copy(sinkName, name, size, r); err != nil {
+		return err
+	}
+	if inFncache(name) {
+		a.fncache = append(a.fncache, name)
+	}
+	return nil
+}
+
+// cacheFile copies one .hg/cache file.
+func (a *applier) cacheFile(name string, size int64, r io.Reader) error {
+	sinkName, err := cacheSinkName(name)
+	if err != nil {
+		return err
+	}
+	return a.copy(sinkName, name, size, r)
+}
+
+// copy streams size bytes from r into sinkName ("" discards them).
+func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader) error {
+	if sinkName != "" {
+		if a.seen[sinkName] {
+			return corruptf("file %q appears twice in the stream", streamName)
+		}
+		a.seen[sinkName] = true
+	}
+	var w io.WriteCloser = nopWriteCloser{io.Discard}
+	if sinkName != "" {
+		var err error
+		if w, err = a.sink.Create(sinkName, size); err != nil {
+			return fmt.Errorf("creating %s: %w", sinkName, err)
+		}
+	}
+	if a.buf == nil {
+		a.buf = make([]byte, copyBufSize)
+	}
+	var done int64
+	for done < size {
+		if err := a.ctx.Err(); err != nil {
+			w.Close()
+			return err
+		}
+		n := int64(len(a.buf))
+		if size-done < n {
+			n = size - done
+		}
+		k, err := io.ReadFull(r, a.buf[:n])
+		if err != nil {
+			w.Close()
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return corruptf("stream ended unexpectedly in %s: got %d of %d bytes", streamName, done+int64(k), size)
+			}
+			return fmt.Errorf("reading %s: %w", streamName, err)
+		}
+		if _, err := w.Write(a.buf[:k]); err != nil {
+			w.Close()
+			return fmt.Errorf("writing %s: %w", sinkName, err)
+		}
+		done += int64(k)
+		a.res.Bytes += int64(k)
+		if a.opt.Progress != nil {
+			a.opt.Progress(a.res.Files, a.res.Bytes)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", sinkName, err)
+	}
+	a.res.Files++
+	if a.opt.Progress != nil {
+		a.opt.Progress(a.res.Files, a.res.Bytes)
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// writeSmall writes a file the applier produces itself.
+func (a *applier) writeSmall(name, content string) error {
+	if a.seen[name] {
+		return corruptf("file %q appears twice", name)
+	}
+	a.seen[name] = true
+	w, err := a.sink.Create(name, int64(len(content)))
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	if _, err := io.WriteString(w, content); err != nil {
+		w.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", name, err)
+	}
+	return nil
+}
+
+// finish writes the files hg's clone writes besides the stream (fncache,
+// bookmarks, requirements: requirements last, so a sink without staging
+// only looks like a repository at the very end) and finishes the sink.
+func (a *applier) finish() (*Result, error) {
+	if a.layout.fncache && len(a.fncache) > 0 {
+		// hg writes a set in arbitrary order; sorted is deterministic.
+		sort.Strings(a.fncache)
+		if err := a.writeSmall(".hg/store/fncache", store.EncodeDir(strings.Join(a.fncache, "\n")+"\n")); err != nil {
+			return nil, err
+		}
+	}
+	if len(a.bookmarks) > 0 {
+		names := make([]string, 0, len(a.bookmarks))
+		for n := range a.bookmarks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s %s\n", a.bookmarks[n], n)
+		}
+		name := ".hg/bookmarks"
+		if hasReq(a.reqs, "bookmarksinstore") {
+			name = ".hg/store/bookmarks"
+		}
+		if err := a.writeSmall(name, b.String()); err != nil {
+			return nil, err
+		}
+		a.res.Bookmarks = names
+	}
+	wc, st := requiresFiles(a.reqs)
+	if st != "" {
+		if err := a.writeSmall(".hg/store/requires", st); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.writeSmall(".hg/requires", wc); err != nil {
+		return nil, err
+	}
+	if err := a.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := a.sink.Finish(); err != nil {
+		return nil, fmt.Errorf("finishing clone: %w", err)
+	}
+	res := a.res
+	return &res, nil
+}
+
+// run applies with body and finishes, or aborts the sink on any error.
+func (a *applier) run(body func() error) (*Result, error) {
+	err := body()
+	var res *Result
+	if err == nil {
+		res, err = a.finish()
+	}
+	if err != nil {
+		if aerr := a.sink.Abort(); aerr != nil {
+			err = errors.Join(err, fmt.Errorf("aborting clone: %w", aerr))
+		}
+		return nil, err
+	}
+	return res, nil
+}

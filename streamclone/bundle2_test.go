@@ -1,0 +1,226 @@
+package streamclone
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func be32(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+
+// rawPart builds a part header block (with its size prefix).
+func rawPart(typ string, id uint32, man, adv []Param) []byte {
+	h := []byte{byte(len(typ))}
+	h = append(h, typ...)
+	h = binary.BigEndian.AppendUint32(h, id)
+	h = append(h, byte(len(man)), byte(len(adv)))
+	all := append(append([]Param(nil), man...), adv...)
+	for _, kv := range all {
+		h = append(h, byte(len(kv.Name)), byte(len(kv.Value)))
+	}
+	for _, kv := range all {
+		h = append(h, kv.Name...)
+		h = append(h, kv.Value...)
+	}
+	return append(be32(int32(len(h))), h...)
+}
+
+func readAllParts(t testing.TB, data []byte) ([]*Part, [][]byte, error) {
+	br, err := NewBundle2Reader(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer br.Close()
+	var parts []*Part
+	var payloads [][]byte
+	for {
+		p, err := br.NextPart()
+		if err == io.EOF {
+			return parts, payloads, nil
+		}
+		if err != nil {
+			return parts, payloads, err
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return parts, payloads, err
+		}
+		parts = append(parts, p)
+		payloads = append(payloads, b)
+	}
+}
+
+func TestBundle2RoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	bw, err := NewBundle2Writer(&buf, Param{"someparam", "a b,c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("0123456789"), 7000) // 70000 bytes: 3 chunks
+	bw.WritePart("stream2", true, []Param{{"k", "v"}}, []Param{{"adv", ""}}, big)
+	bw.WritePart("output", false, nil, nil, nil)
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if !bytes.HasPrefix(data, []byte("HG20\x00\x00\x00\x13someparam=a%20b%2Cc")) {
+		t.Fatalf("header %q", data[:40])
+	}
+	// hg's chunking: 32768, 32768, 4464, then 0.
+	if i := bytes.Index(data, []byte("0123456789")); !bytes.Equal(data[i-4:i], be32(PayloadChunkSize)) {
+		t.Errorf("first chunk size %x", data[i-4:i])
+	}
+	parts, payloads, err := readAllParts(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2 || parts[0].Type != "stream2" || !parts[0].Mandatory || parts[0].ID != 0 ||
+		parts[1].Type != "output" || parts[1].Mandatory || parts[1].ID != 1 {
+		t.Fatalf("parts %+v %+v", parts[0], parts[1])
+	}
+	if v, _ := parts[0].Param("k"); v != "v" {
+		t.Errorf("param k = %q", v)
+	}
+	if _, ok := parts[0].Param("adv"); !ok {
+		t.Error("advisory param missing")
+	}
+	if !bytes.Equal(payloads[0], big) || len(payloads[1]) != 0 {
+		t.Errorf("payloads %d %d", len(payloads[0]), len(payloads[1]))
+	}
+}
+
+func TestBundle2Interrupt(t *testing.T) {
+	body := rawPart("OUTPUT", 0, nil, nil)
+	body = append(body, be32(3)...)
+	body = append(body, "abc"...)
+	// Interruption carrying an advisory part, then the payload resumes.
+	body = append(body, be32(-1)...)
+	body = append(body, rawPart("output", 1, nil, nil)...)
+	body = append(body, be32(2)...)
+	body = append(body, "zz"...)
+	body = append(body, be32(0)...)
+	body = append(body, be32(3)...)
+	body = append(body, "def"...)
+	// An interruption with no part (header size 0).
+	body = append(body, be32(-1)...)
+	body = append(body, be32(0)...)
+	body = append(body, be32(0)...)
+	body = append(body, be32(0)...)
+	data := append([]byte("HG20\x00\x00\x00\x00"), body...)
+	_, payloads, err := readAllParts(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(payloads[0]) != "abcdef" {
+		t.Fatalf("payload %q", payloads[0])
+	}
+
+	// An error:abort in an interruption (how hg reports a failure while
+	// generating a part) fails the read.
+	body = rawPart("STREAM2", 0, nil, nil)
+	body = append(body, be32(-1)...)
+	body = append(body, rawPart("error:abort", 0, []Param{{"message", "unexpected error: boom"}}, nil)...)
+	body = append(body, be32(0)...)
+	body = append(body, be32(0)...)
+	body = append(body, be32(0)...)
+	_, _, err = readAllParts(t, append([]byte("HG20\x00\x00\x00\x00"), body...))
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Message != "unexpected error: boom" || !errors.Is(err, ErrRemote) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBundle2Malformed(t *testing.T) {
+	hdr := "HG20\x00\x00\x00\x00"
+	for _, tc := range []struct {
+		name string
+		data string
+		is   error
+		msg  string
+	}{
+		{"magic", "HG21\x00\x00\x00\x00", ErrCorrupt, "not a bundle2"},
+		{"negative params", "HG20\xff\xff\xff\xff", ErrCorrupt, "negative bundle param size"},
+		{"huge params", "HG20\x7f\xff\xff\xff", ErrCorrupt, "too large"},
+		{"unknown mandatory stream param", "HG20\x00\x00\x00\x03Foo" + "\x00\x00\x00\x00", ErrUnsupportedPart, "Stream Parameter - Foo"},
+		{"bad compression", "HG20\x00\x00\x00\x0eCompression=XX", ErrUnsupportedPart, "Compression"},
+		{"empty param name", "HG20\x00\x00\x00\x03a  ", ErrCorrupt, "empty"},
+		{"digit param", "HG20\x00\x00\x00\x011", ErrCorrupt, "non letter"},
+		{"negative part header", hdr + "\xff\xff\xff\xfe", ErrCorrupt, "negative part header size"},
+		{"huge part header", hdr + "\x7f\xff\xff\xff", ErrCorrupt, "too large"},
+		{"short header", hdr + "\x00\x00\x00\x02\x05a", ErrCorrupt, "too short"},
+		{"bad type", hdr + string(rawPart("a/b", 0, nil, nil)) + "\x00\x00\x00\x00", ErrCorrupt, "invalid part type"},
+		{"negative chunk", hdr + string(rawPart("output", 0, nil, nil)) + "\xff\xff\xff\xfe", ErrCorrupt, "negative payload chunk size"},
+		{"truncated chunk", hdr + string(rawPart("output", 0, nil, nil)) + "\x00\x00\x00\x10abc", ErrCorrupt, "stream ended unexpectedly"},
+		{"no end marker", hdr + string(rawPart("output", 0, nil, nil)) + "\x00\x00\x00\x00", ErrCorrupt, "stream ended unexpectedly"},
+		{"nested interrupt", hdr + string(rawPart("output", 0, nil, nil)) + "\xff\xff\xff\xff" + string(rawPart("output", 1, nil, nil)) + "\xff\xff\xff\xff", ErrCorrupt, "nested"},
+		{"mandatory part in interrupt", hdr + string(rawPart("output", 0, nil, nil)) + "\xff\xff\xff\xff" + string(rawPart("FOO", 1, nil, nil)), ErrUnsupportedPart, "foo"},
+	} {
+		_, _, err := readAllParts(t, []byte(tc.data))
+		if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: got %v, want %v with %q", tc.name, err, tc.is, tc.msg)
+		}
+	}
+}
+
+func TestBundle2Compression(t *testing.T) {
+	var inner bytes.Buffer
+	bw, _ := NewBundle2Writer(&inner)
+	bw.WritePart("output", false, nil, nil, []byte("compressed payload"))
+	bw.Close()
+	core := inner.Bytes()[8:] // parts and end marker
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(core)
+	zw.Close()
+	var zs bytes.Buffer
+	enc, _ := zstd.NewWriter(&zs)
+	enc.Write(core)
+	enc.Close()
+	for comp, body := range map[string][]byte{"GZ": z.Bytes(), "ZS": zs.Bytes(), "UN": core} {
+		p := "Compression=" + comp
+		data := append(append([]byte("HG20"), be32(int32(len(p)))...), p...)
+		data = append(data, body...)
+		_, payloads, err := readAllParts(t, data)
+		if err != nil || len(payloads) != 1 || string(payloads[0]) != "compressed payload" {
+			t.Errorf("%s: %v %q", comp, err, payloads)
+		}
+		// Truncated compressed streams fail cleanly.
+		for i := 12 + len(p); i < len(data); i += 7 {
+			if _, _, err := readAllParts(t, data[:i]); err == nil {
+				t.Errorf("%s truncated at %d: no error", comp, i)
+			}
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	if got := quote("a,b c/d~e%"); got != "a%2Cb%20c/d~e%25" {
+		t.Errorf("quote: %q", got)
+	}
+	if got := unquote("a%2Cb%2cc%zz%"); got != "a,b,c%zz%" {
+		t.Errorf("unquote: %q", got)
+	}
+}
+
+func FuzzBundle2(f *testing.F) {
+	for _, name := range []string{"hg63-getbundle-stream2.hg", "hg63-bundle-stream2.hg"} {
+		if b, err := os.ReadFile("testdata/" + name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("HG20\x00\x00\x00\x0eCompression=GZx\x9c\x03\x00\x00\x00\x00\x01"))
+	f.Add([]byte("HG20\x00\x00\x00\x00" + string(rawPart("output", 0, nil, nil)) + "\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readAllParts(t, data)
+		sink, _, err := applyBundleMem(t, data, Options{})
+		_ = sink
+		_ = err
+	})
+}

@@ -1,0 +1,258 @@
+package streamclone
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type v2Entry struct {
+	src  byte
+	name string
+	data string
+}
+
+var smallV2 = []v2Entry{
+	{'s', "data/Foo_Bar.txt.i", "foo revlog"},
+	{'s', "meta/Dir/00manifest.i", "tree manifest"},
+	{'s', "00manifest.i", "manifest"},
+	{'s', "00changelog.i", strings.Repeat("c", 40000)},
+	{'s', "phaseroots", "1 0123\n"},
+	{'c', "branch2-served", "cache"},
+}
+
+func stream2Payload(entries []v2Entry) []byte {
+	var b []byte
+	for _, e := range entries {
+		b = append(b, e.src)
+		b = binary.AppendUvarint(b, uint64(len(e.name)))
+		b = binary.AppendUvarint(b, uint64(len(e.data)))
+		b = append(b, e.name...)
+		b = append(b, e.data...)
+	}
+	return b
+}
+
+// stream2Bundle builds an HG20 bundle with one stream2 part (counts < 0
+// take the true values) followed by extra parts.
+func stream2Bundle(t testing.TB, entries []v2Entry, files, bytes int, reqs string, extra func(*Bundle2Writer)) []byte {
+	t.Helper()
+	total := 0
+	for _, e := range entries {
+		total += len(e.data)
+	}
+	if files < 0 {
+		files = len(entries)
+	}
+	if bytes < 0 {
+		bytes = total
+	}
+	var buf strings.Builder
+	bw, err := NewBundle2Writer(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.WritePart("stream2", true, []Param{
+		{"bytecount", strconv.Itoa(bytes)}, {"filecount", strconv.Itoa(files)}, {"requirements", quote(reqs)},
+	}, nil, stream2Payload(entries)); err != nil {
+		t.Fatal(err)
+	}
+	if extra != nil {
+		extra(bw)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(buf.String())
+}
+
+const testReqs = "generaldelta,revlogv1,sparserevlog"
+
+func applyBundleMem(t testing.TB, data []byte, opt Options) (*memSink, *Result, error) {
+	sink := newMemSink()
+	res, err := ApplyBundle(context.Background(), bytes.NewReader(data), sink, opt)
+	sink.checkOutcome(t, err)
+	return sink, res, err
+}
+
+func TestApplyStream2(t *testing.T) {
+	node := bytes.Repeat([]byte{0xab}, 20)
+	data := stream2Bundle(t, smallV2, -1, -1, testReqs+",bookmarksinstore", func(bw *Bundle2Writer) {
+		var bm []byte
+		for _, name := range []string{"zz", "a b"} {
+			bm = append(bm, node...)
+			bm = binary.BigEndian.AppendUint16(bm, uint16(len(name)))
+			bm = append(bm, name...)
+		}
+		bw.WritePart("bookmarks", false, nil, nil, bm)
+		bw.WritePart("listkeys", true, []Param{{"namespace", "bookmarks"}}, nil, []byte("other\t"+strings.Repeat("0", 40)+"\n"))
+		bw.WritePart("listkeys", true, []Param{{"namespace", "phases"}}, nil, []byte("publishing\tTrue\n"))
+		bw.WritePart("output", false, nil, nil, []byte("hello from server\n"))
+		bw.WritePart("cache:rev-branch-cache", false, nil, nil, []byte("ignored"))
+		bw.WritePart("some-advisory-part", false, []Param{{"Whatever", "1"}}, nil, []byte("skipped"))
+	})
+	var out string
+	sink, res, err := applyBundleMem(t, data, Options{Output: func(s string) { out += s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		".hg/store/data/_foo___bar.txt.i":  "foo revlog",
+		".hg/store/meta/_dir/00manifest.i": "tree manifest",
+		".hg/store/00manifest.i":           "manifest",
+		".hg/store/00changelog.i":          smallV2[3].data,
+		".hg/store/phaseroots":             "1 0123\n",
+		".hg/cache/branch2-served":         "cache",
+		".hg/store/fncache":                "data/Foo_Bar.txt.i\nmeta/Dir/00manifest.i\n",
+		".hg/store/bookmarks":              strings.Repeat("ab", 20) + " a b\n" + strings.Repeat("ab", 20) + " zz\n",
+		".hg/00changelog.i":                dummyChangelog,
+		".hg/requires":                     "share-safe\n",
+		".hg/store/requires":               "bookmarksinstore\ndotencode\nfncache\ngeneraldelta\nrevlogv1\nsparserevlog\nstore\n",
+	}
+	for name, content := range want {
+		if got, ok := sink.files[name]; !ok || string(got) != content {
+			t.Errorf("%s = %q, want %q", name, got, content)
+		}
+	}
+	if len(sink.files) != len(want) {
+		t.Errorf("files %q", sink.order)
+	}
+	if out != "hello from server\n" {
+		t.Errorf("output %q", out)
+	}
+	if res.Files != len(smallV2) || strings.Join(res.Bookmarks, ",") != "a b,zz" {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestApplyStream2ListkeysBookmarks(t *testing.T) {
+	node := strings.Repeat("0f", 20)
+	data := stream2Bundle(t, smallV2[:1], -1, -1, testReqs, func(bw *Bundle2Writer) {
+		bw.WritePart("listkeys", true, []Param{{"namespace", "bookmarks"}}, nil, []byte("bm\t"+node+"\n"))
+	})
+	sink, _, err := applyBundleMem(t, data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(sink.files[".hg/bookmarks"]); got != node+" bm\n" {
+		t.Errorf("bookmarks %q", got)
+	}
+}
+
+func TestApplyStream2Bad(t *testing.T) {
+	entry := func(src byte, name, data string) []v2Entry { return []v2Entry{{src, name, data}} }
+	for _, tc := range []struct {
+		name string
+		data []byte
+		is   error
+		msg  string
+	}{
+		{"dotdot", stream2Bundle(t, entry('s', "data/../../hgrc", "x"), -1, -1, testReqs, nil), ErrUnsafeName, "hgrc"},
+		{"hgrc", stream2Bundle(t, entry('s', "../hgrc", "x"), -1, -1, testReqs, nil), ErrUnsafeName, "hgrc"},
+		{"dot-hg", stream2Bundle(t, entry('s', ".hg/hgrc", "x"), -1, -1, testReqs, nil), ErrUnsafeName, "hgrc"},
+		{"absolute", stream2Bundle(t, entry('s', "/etc/passwd", "x"), -1, -1, testReqs, nil), ErrUnsafeName, "passwd"},
+		{"nul", stream2Bundle(t, entry('s', "data/a\x00.i", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
+		{"newline", stream2Bundle(t, entry('s', "data/a\n.i", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
+		{"requires", stream2Bundle(t, entry('s', "requires", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
+		{"cache dotdot", stream2Bundle(t, entry('c', "../hgrc", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
+		{"cache subdir", stream2Bundle(t, entry('c', "a/b", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
+		{"bad source", stream2Bundle(t, entry('x', "data/a.i", "x"), -1, -1, testReqs, nil), ErrCorrupt, "unknown source"},
+		{"more files than declared", stream2Bundle(t, smallV2, 2, 10+13, testReqs, nil), ErrCorrupt, "after its 2 declared files"},
+		{"fewer files than declared", stream2Bundle(t, smallV2, 7, -1, testReqs, nil), ErrCorrupt, "stream ended unexpectedly in stream2 file entry 7"},
+		{"bytes too small", stream2Bundle(t, smallV2, -1, 5, testReqs, nil), ErrCorrupt, "exceeds the declared total"},
+		{"bytes too large", stream2Bundle(t, smallV2, -1, 1<<40, testReqs, nil), ErrCorrupt, "declared"},
+		{"unknown requirement", stream2Bundle(t, smallV2, -1, -1, testReqs+",exp-frobnicate", nil), ErrUnsupportedRequirement, "unable to apply stream clone: unsupported format: exp-frobnicate"},
+		{"two stream2", stream2Bundle(t, smallV2[:1], -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("stream2", true, []Param{{"bytecount", "0"}, {"filecount", "0"}, {"requirements", ""}}, nil, nil)
+		}), ErrCorrupt, "second stream2"},
+		{"unknown mandatory part", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("frobnicate", true, nil, nil, nil)
+		}), ErrUnsupportedPart, "missing support for frobnicate"},
+		{"unknown mandatory param", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("listkeys", true, []Param{{"namespace", "x"}, {"zz", "1"}, {"aa", "1"}}, nil, nil)
+		}), ErrUnsupportedPart, "missing support for listkeys - aa, zz"},
+		{"obsmarkers", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("obsmarkers", true, nil, nil, []byte{1})
+		}), ErrUnsupportedPart, "obsmarkers"},
+		{"error:abort", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("error:abort", false, []Param{{"message", "it broke"}}, []Param{{"hint", "try later"}}, nil)
+		}), ErrRemote, "remote: abort: it broke (try later)"},
+		{"error:unsupportedcontent", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("error:unsupportedcontent", false, []Param{{"parttype", "foo"}, {"params", "a\x00b"}}, nil, nil)
+		}), ErrRemote, "missing support for foo - a, b"},
+		{"error:pushraced", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("error:pushraced", false, []Param{{"message", "raced"}}, nil, nil)
+		}), ErrRemote, "push failed: raced"},
+		{"bad bookmarks", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("bookmarks", false, nil, nil, []byte("short"))
+		}), ErrCorrupt, "bad bookmark stream"},
+		{"bookmark newline", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("bookmarks", false, nil, nil, append(bytes.Repeat([]byte{1}, 20), 0, 3, 'a', '\n', 'b'))
+		}), ErrCorrupt, "invalid bookmark name"},
+		{"no stream2", func() []byte {
+			var b bytes.Buffer
+			bw, _ := NewBundle2Writer(&b)
+			bw.WritePart("output", false, nil, nil, []byte("x"))
+			bw.Close()
+			return b.Bytes()
+		}(), ErrNotStream, "no stream2 part"},
+		{"changegroup bundle", []byte("HG10UN..."), ErrNotStream, ""},
+		{"garbage", []byte("GARBAGE"), ErrCorrupt, "unknown bundle magic"},
+	} {
+		sink, _, err := applyBundleMem(t, tc.data, Options{})
+		if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: got %v, want %v with %q", tc.name, err, tc.is, tc.msg)
+		}
+		if tc.is == ErrUnsupportedRequirement && len(sink.files) != 0 {
+			t.Errorf("%s: files written before the requirement check: %q", tc.name, sink.order)
+		}
+	}
+}
+
+func TestApplyStream2Truncated(t *testing.T) {
+	data := stream2Bundle(t, smallV2[:3], -1, -1, testReqs, func(bw *Bundle2Writer) {
+		bw.WritePart("bookmarks", false, nil, nil, append(bytes.Repeat([]byte{1}, 20), 0, 1, 'a'))
+	})
+	if _, _, err := applyBundleMem(t, data, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(data); i++ {
+		sink, _, err := applyBundleMem(t, data[:i], Options{})
+		if err == nil || sink.finished {
+			t.Fatalf("truncated at %d of %d: err %v finished %v", i, len(data), err, sink.finished)
+		}
+	}
+}
+
+func FuzzStream2(f *testing.F) {
+	f.Add([]byte(testReqs), stream2Payload(smallV2), int64(len(smallV2)), int64(60000))
+	f.Add([]byte(""), stream2Payload([]v2Entry{{'s', "../x", "y"}}), int64(1), int64(1))
+	f.Add([]byte("revlogv1"), []byte{'c', 0xff, 0xff, 0xff, 0xff, 0x0f, 1}, int64(1), int64(1))
+	if b, err := os.ReadFile("testdata/hg63-bundle-stream2.hg"); err == nil {
+		// The raw payload of hg's bundle (after the part header).
+		if i := bytes.Index(b, []byte("sparserevlog")); i > 0 && i+16 < len(b) {
+			f.Add([]byte(testReqs), b[i+len("sparserevlog")+4:], int64(10), int64(1294))
+		}
+	}
+	f.Fuzz(func(t *testing.T, reqs, payload []byte, files, nbytes int64) {
+		var buf bytes.Buffer
+		bw, _ := NewBundle2Writer(&buf)
+		bw.WritePart("stream2", true, []Param{
+			{"bytecount", strconv.FormatInt(nbytes, 10)}, {"filecount", strconv.FormatInt(files, 10)},
+			{"requirements", quote(string(reqs))},
+		}, nil, payload)
+		bw.Close()
+		sink, _, err := applyBundleMem(t, buf.Bytes(), Options{})
+		for name := range sink.files {
+			if !strings.HasPrefix(name, ".hg/store/") && !strings.HasPrefix(name, ".hg/cache/") &&
+				name != ".hg/requires" && name != ".hg/00changelog.i" {
+				t.Fatalf("unexpected file %q (err %v)", name, err)
+			}
+		}
+	})
+}
