@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/hgfs/hgfs/fsnode"
+)
+
+func init() {
+	register(&command{
+		name:     "fsck",
+		synopsis: "[--repair] CACHE",
+		help: `check (and repair) an hgfs cache
+
+Checks every index record, extent, directory entry and link count of the
+cache, which must not be mounted. Each problem is printed as "PATH: what".
+With --repair, what can be fixed is fixed and marked "(repaired)".
+
+Returns 0 if the cache is clean (or every problem was repaired), 1 if
+problems remain.`,
+		options: []option{{0, "repair", optBool, "", "fix what can be fixed"}},
+		run: func(ctx context.Context, c *cmdContext, args []string) error {
+			if len(args) != 1 {
+				return &usageError{msg: "invalid arguments"}
+			}
+			dir := c.abs(args[0])
+			rep, err := fsnode.Fsck(dir, c.opts.Bool("repair"))
+			if err != nil && rep == nil {
+				a := abortf("%v", err)
+				if errors.Is(err, fsnode.ErrNotCache) {
+					a = abortf("%s is not an hgfs cache", args[0])
+				} else if strings.Contains(err.Error(), "in use") {
+					a.withHint("unmount it first (hgfs unmount MOUNTPOINT)")
+				}
+				return a
+			}
+			remaining := 0
+			for _, p := range rep.Problems {
+				c.ui.write("%s\n", p)
+				if !p.Repaired {
+					remaining++
+				}
+			}
+			c.ui.status("checked %d inodes (%d directories, %d files, %d symlinks) in %d data files\n",
+				rep.Inodes, rep.Dirs, rep.Files, rep.Symlinks, rep.DataFiles)
+			if err != nil {
+				return abortf("%v", err)
+			}
+			switch {
+			case remaining > 0:
+				c.ui.status("%d problems\n", remaining)
+				return &exitError{code: 1}
+			case len(rep.Problems) > 0:
+				c.ui.status("%d problems repaired\n", len(rep.Problems))
+			}
+			return nil
+		},
+	})
+}

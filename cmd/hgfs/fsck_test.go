@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/fsnode"
+	bolt "go.etcd.io/bbolt"
+)
+
+func TestFsckCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	fsys, err := fsnode.Create(dir, fsnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, h, err := fsys.Create(context.Background(), fsys.Root(), "victim", 0o644, os.O_WRONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Release(h)
+	if err := fsys.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := dispatchRun(t, "fsck", dir)
+	if code != 0 || !strings.Contains(out, "checked 2 inodes") {
+		t.Fatalf("clean cache: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// Delete the file's inode record behind fsnode's back (bucket
+	// "inodes", big-endian inode number: see fsnode/format.go), leaving
+	// its directory entry dangling.
+	db, err := bolt.Open(filepath.Join(dir, "index.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("inodes")).Delete(binary.BigEndian.AppendUint64(nil, uint64(a.Ino)))
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	out, stderr, code = dispatchRun(t, "fsck", dir)
+	if code != 1 || !strings.Contains(out, "victim") {
+		t.Fatalf("stray data file: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = dispatchRun(t, "fsck", "--repair", dir)
+	if code != 0 || !strings.Contains(out, "(repaired)") {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, _, code = dispatchRun(t, "fsck", dir); code != 0 {
+		t.Fatalf("after repair: exit %d", code)
+	}
+
+	_, stderr, code = dispatchRun(t, "fsck", t.TempDir())
+	if code != 255 || !strings.Contains(stderr, "is not an hgfs cache") {
+		t.Fatalf("not a cache: exit %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/mount"
+)
+
+// readyFdEnv names the file descriptor on which a daemonized mount tells
+// the parent it is up ('R') or why it failed (any other text), as sshfs and
+// gocryptfs do. The parent exits only once the mount answers requests.
+const readyFdEnv = "HGFS_MOUNT_READY_FD"
+
+func init() {
+	register(&command{
+		name:     "mount",
+		synopsis: "[--foreground] [--allow-other] [--debug-fuse] CACHE|REPO MOUNTPOINT",
+		help: `mount a cache (or a repository, read-only) on a directory
+
+CACHE is an hgfs cache directory. If it does not exist or is an empty
+directory, a new empty cache is created there (hg init or hg clone into the
+mount then fills it). If the first argument is a Mercurial repository (a
+directory holding .hg), its .hg is shown read-only at MOUNTPOINT/.hg, so
+"hg -R MOUNTPOINT log" works.
+
+The command returns once the mount answers requests, leaving a daemon to
+serve it; --foreground keeps serving in this process instead. Only the
+mounting user can use the mount unless --allow-other is given.
+
+SIGINT or SIGTERM to the daemon, "hgfs unmount MOUNTPOINT" or
+"fusermount3 -u MOUNTPOINT" make everything written durable and unmount.
+MOUNTPOINT/.hgfs/stats (not listed in directory listings) reports the
+daemon and its committer; see "hgfs stats".
+
+The daemon's output goes to --log FILE, or nowhere.`,
+		options: []option{
+			{'f', "foreground", optBool, "", "serve in this process; do not return until unmounted"},
+			{0, "allow-other", optBool, "", "let other users access the mount (FUSE allow_other)"},
+			{0, "debug-fuse", optBool, "", "log every FUSE request and reply"},
+			{0, "read-only", optBool, "", "mount read-only"},
+			{0, "log", optString, "", "file the daemon appends its messages to"},
+		},
+		run: runMount,
+	})
+}
+
+func runMount(ctx context.Context, c *cmdContext, args []string) error {
+	if len(args) != 2 {
+		return &usageError{msg: "invalid arguments"}
+	}
+	source, mp := c.abs(args[0]), c.abs(args[1])
+	if fi, err := os.Stat(mp); err != nil {
+		return abortf("mount point %s: %v", args[1], errorsCause(err))
+	} else if !fi.IsDir() {
+		return abortf("mount point %s is not a directory", args[1])
+	}
+	if info, err := mount.ReadInfo(mp); err == nil {
+		return abortf("%s is already an hgfs mount (of %s, pid %d)", args[1], info.Source, info.Pid)
+	}
+	if !c.opts.Bool("foreground") {
+		return daemonize(ctx, c, source, mp)
+	}
+	ready := readyNotifier()
+	err := serveMount(ctx, c, source, mp, ready)
+	if err != nil {
+		ready.fail(err)
+	}
+	return err
+}
+
+// serveMount mounts and serves until the mount goes away or a signal asks
+// it to: then it drains the cache and unmounts.
+func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *notifier) error {
+	opt := mount.Options{
+		AllowOther: c.opts.Bool("allow-other"),
+		Debug:      c.opts.Bool("debug-fuse"),
+		ReadOnly:   c.opts.Bool("read-only"),
+		FsName:     source,
+	}
+	var (
+		srv  *mount.Server
+		fsys *fsnode.FS
+		err  error
+	)
+	if isRepo(source) {
+		srv, err = mount.MountRepo(source, mp, opt)
+	} else {
+		fsys, err = openOrCreateCache(source)
+		if err != nil {
+			return abortf("cache %s: %v", source, err)
+		}
+		srv, err = mount.Mount(fsys, mp, opt)
+		if err != nil {
+			if cerr := fsys.Close(); cerr != nil {
+				err = fmt.Errorf("%w (closing the cache: %v)", err, cerr)
+			}
+		}
+	}
+	if err != nil {
+		return abortf("%v", err)
+	}
+	ready.ok()
+
+	select {
+	case <-srv.Done():
+	case <-ctx.Done():
+		if err := srv.Unmount(); err != nil {
+			// Files are still open: detach now, serve them until closed.
+			c.ui.warn("hgfs: %v; detaching lazily\n", err)
+			if err := srv.LazyUnmount(); err != nil {
+				c.ui.warn("hgfs: %v\n", err)
+			}
+		}
+		srv.Wait()
+	}
+	if fsys != nil {
+		if err := fsys.Close(); err != nil {
+			return abortf("closing cache %s: %v", source, err)
+		}
+	}
+	return nil
+}
+
+func isRepo(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, ".hg"))
+	return err == nil && fi.IsDir()
+}
+
+// openOrCreateCache opens the cache in dir, creating one when dir is
+// missing or empty.
+func openOrCreateCache(dir string) (*fsnode.FS, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		return fsnode.Create(dir, fsnode.Options{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fsnode.Open(dir, fsnode.Options{})
+}
+
+// daemonize re-executes hgfs with --foreground in a new session and waits
+// for it to report the mount ready (or failed) on a pipe.
+func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return abortf("cannot find the hgfs executable: %v", err)
+	}
+	args := []string{"mount", "--foreground"}
+	for _, b := range []string{"allow-other", "debug-fuse", "read-only"} {
+		if c.opts.Bool(b) {
+			args = append(args, "--"+b)
+		}
+	}
+	var out *os.File
+	if lf := c.opts.String("log"); lf != "" {
+		if out, err = os.OpenFile(c.abs(lf), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+			return abortf("log file: %v", err)
+		}
+		defer out.Close()
+	}
+	args = append(args, "--", source, mp)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), readyFdEnv+"=3")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Dir = "/" // hold no directory busy; every path is absolute
+	if out != nil {
+		cmd.Stdout, cmd.Stderr = out, out
+	}
+	cmd.SysProcAttr = mount.DaemonAttr()
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return abortf("starting the mount daemon: %v", err)
+	}
+	w.Close()
+	go func() {
+		<-ctx.Done()
+		r.Close() // interrupted while waiting: stop reading
+	}()
+	// A read error means the interrupt above closed r; ctx says so below.
+	msg, _ := io.ReadAll(r)
+	if string(msg) == "R" {
+		c.ui.note("mounted %s on %s (pid %d)\n", source, mp, cmd.Process.Pid)
+		return cmd.Process.Release()
+	}
+	_ = cmd.Wait()
+	if len(msg) > 0 {
+		return abortf("%s", msg)
+	}
+	if ctx.Err() != nil {
+		_ = cmd.Process.Kill()
+		return ctx.Err()
+	}
+	return abortf("the mount daemon exited without mounting %s", mp).withHint("run with --foreground to see why")
+}
+
+// notifier reports readiness to a waiting parent, when there is one.
+type notifier struct{ f *os.File }
+
+func readyNotifier() *notifier {
+	v := os.Getenv(readyFdEnv)
+	if v == "" {
+		return &notifier{}
+	}
+	os.Unsetenv(readyFdEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return &notifier{}
+	}
+	return &notifier{f: os.NewFile(uintptr(fd), "ready")}
+}
+
+func (n *notifier) ok() { n.send("R") }
+
+func (n *notifier) fail(err error) { n.send(err.Error()) }
+
+func (n *notifier) send(msg string) {
+	if n.f == nil {
+		return
+	}
+	fmt.Fprint(n.f, msg)
+	n.f.Close()
+	n.f = nil
+}

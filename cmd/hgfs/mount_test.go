@@ -1,0 +1,258 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/testenv"
+)
+
+func hgfsCmd(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(testenv.Hgfs(t), args...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("hgfs %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), 0
+}
+
+func fsckClean(t *testing.T, cache string) {
+	t.Helper()
+	if out, code := hgfsCmd(t, "fsck", cache); code != 0 {
+		t.Fatalf("hgfs fsck %s: exit %d\n%s", cache, code, out)
+	}
+}
+
+// TestMountCommand mounts a new cache in the background with the real
+// binary, uses it with hg, reads stats, unmounts, fscks and remounts.
+func TestMountCommand(t *testing.T) {
+	testenv.HgPath(t)
+	cache := filepath.Join(t.TempDir(), "cache") // created by mount
+	mp := testenv.MountCache(t, cache)
+	testenv.Hg(t, mp, "init", "r")
+	r := filepath.Join(mp, "r")
+	if err := os.WriteFile(filepath.Join(r, "f"), []byte("content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Hg(t, r, "commit", "-Am", "one", "-d", "0 0")
+	log := testenv.Hg(t, r, "log", "--debug")
+
+	out, code := hgfsCmd(t, "stats", mp)
+	if code != 0 || !strings.Contains(out, "source: "+cache+" (cache)") || !strings.Contains(out, "\nQueueCap: ") || !strings.Contains(out, "\nCommits: ") || strings.Contains(out, "e+") {
+		t.Fatalf("hgfs stats: exit %d\n%s", code, out)
+	}
+	info, err := mount.ReadInfo(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := hgfsCmd(t, "mount", cache, mp); code != 255 || !strings.Contains(out, "already an hgfs mount") {
+		t.Fatalf("mounting twice: exit %d\n%s", code, out)
+	}
+	// An open file keeps the mount busy: unmount refuses, and says so.
+	busy, err := os.Open(filepath.Join(r, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code = hgfsCmd(t, "unmount", mp)
+	busy.Close()
+	if code != 255 || !strings.Contains(out, "busy") {
+		t.Fatalf("hgfs unmount with a file open: exit %d\n%s", code, out)
+	}
+	if out, code := hgfsCmd(t, "unmount", mp); code != 0 {
+		t.Fatalf("hgfs unmount: exit %d\n%s", code, out)
+	}
+	if testenv.IsMounted(mp) {
+		t.Fatalf("still mounted after hgfs unmount")
+	}
+	if !mount.ProcessExited(info.Pid) {
+		t.Fatalf("daemon %d still running after hgfs unmount", info.Pid)
+	}
+	fsckClean(t, cache)
+
+	logFile := filepath.Join(t.TempDir(), "mount.log")
+	mp = testenv.MountCache(t, cache, "--log", logFile)
+	if _, err := os.Stat(logFile); err != nil {
+		t.Errorf("--log: %v", err)
+	}
+	r = filepath.Join(mp, "r")
+	if got := testenv.Hg(t, r, "log", "--debug"); !bytes.Equal(got, log) {
+		t.Fatalf("log after remount:\n%s\nwant\n%s", got, log)
+	}
+	testenv.Hg(t, r, "verify", "-q")
+
+	if out, code := hgfsCmd(t, "stats", t.TempDir()); code != 255 || !strings.Contains(out, "is not an hgfs mount") {
+		t.Errorf("stats of a plain directory: exit %d %q", code, out)
+	}
+	if out, code := hgfsCmd(t, "unmount", t.TempDir()); code != 255 || !strings.Contains(out, "is not an hgfs mount") {
+		t.Errorf("unmount of a plain directory: exit %d %q", code, out)
+	}
+}
+
+// TestMountForegroundSIGTERM: a foreground mount drains and unmounts on
+// SIGTERM and exits 0; the data is there on the next mount.
+func TestMountForegroundSIGTERM(t *testing.T) {
+	testenv.RequireFUSE(t)
+	cache, mp := filepath.Join(t.TempDir(), "cache"), t.TempDir()
+	cmd := exec.Command(testenv.Hgfs(t), "mount", "--foreground", cache, mp)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if testenv.IsMounted(mp) {
+			testenv.UnmountCache(t, mp)
+		}
+	})
+	waitMounted(t, mp, exited)
+	want := map[string]string{}
+	for i := 0; i < 50; i++ {
+		name := fmt.Sprintf("f%02d", i)
+		want[name] = strings.Repeat(name, i*100)
+		if err := os.WriteFile(filepath.Join(mp, name), []byte(want[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		t.Fatalf("hgfs mount --foreground after SIGTERM: %v\n%s", err, out.Bytes())
+	}
+	if testenv.IsMounted(mp) {
+		t.Fatalf("still mounted after SIGTERM")
+	}
+	fsckClean(t, cache)
+	mp = testenv.MountCache(t, cache)
+	for name, data := range want {
+		got, err := os.ReadFile(filepath.Join(mp, name))
+		if err != nil || string(got) != data {
+			t.Fatalf("%s after remount: %d bytes, %v", name, len(got), err)
+		}
+	}
+}
+
+// waitMounted polls until the daemon answers on mp (its stats file reads).
+func waitMounted(t *testing.T, mp string, exited <-chan error) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("mount daemon exited: %v", err)
+		default:
+		}
+		if _, err := mount.ReadInfo(mp); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s was not mounted within 30s", mp)
+}
+
+// TestMountCrash kills the daemon with SIGKILL while a writer runs: the
+// dead mount is removed lazily, fsck finds the cache clean, everything
+// fsynced before the crash is there, and no file is torn.
+func TestMountCrash(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "cache")
+	mp := testenv.MountCache(t, cache)
+	info, err := mount.ReadInfo(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(mp, "synced"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("durable\n")
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	// The writer is another process, so this one holds nothing open on
+	// the mount when it dies; it stops at the first failed write.
+	writer := exec.Command("sh", "-c", `i=0; while [ $i -lt 1000000 ]; do printf 'data%d\n' $i > f$i || exit 0; i=$((i+1)); done`)
+	writer.Dir = mp
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(mp, "f20")); err == nil || i > 3000 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // let the writer get going
+	syscall.Kill(info.Pid, syscall.SIGKILL)
+	writer.Wait()
+	for !mount.ProcessExited(info.Pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out, err := exec.Command("fusermount3", "-u", "-z", mp).CombinedOutput(); err != nil {
+		t.Fatalf("fusermount3 -u -z: %v\n%s", err, out)
+	}
+	fsckClean(t, cache)
+
+	mp = testenv.MountCache(t, cache)
+	if got, err := os.ReadFile(filepath.Join(mp, "synced")); err != nil || string(got) != "durable\n" {
+		t.Fatalf("fsynced file after crash: %q %v", got, err)
+	}
+	ents, err := os.ReadDir(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		var n int
+		if _, err := fmt.Sscanf(e.Name(), "f%d", &n); err != nil {
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(mp, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(got); s != "" && s != fmt.Sprintf("data%d\n", n) {
+			t.Errorf("%s torn after crash: %q", e.Name(), s)
+		}
+	}
+	t.Logf("%d files survived the crash", len(ents))
+}
+
+// TestMountRepoCommand mounts an ordinary repository read-only.
+func TestMountRepoCommand(t *testing.T) {
+	testenv.HgPath(t)
+	repo := t.TempDir()
+	testenv.Hg(t, repo, "init")
+	os.WriteFile(filepath.Join(repo, "a"), []byte("a\n"), 0o644)
+	testenv.Hg(t, repo, "commit", "-Am", "a", "-d", "0 0")
+	mp := testenv.MountCache(t, repo)
+	if got, want := testenv.Hg(t, mp, "log", "--debug"), testenv.Hg(t, repo, "log", "--debug"); !bytes.Equal(got, want) {
+		t.Fatalf("log through the view:\n%s\nwant\n%s", got, want)
+	}
+	out, code := hgfsCmd(t, "stats", mp)
+	if code != 0 || !strings.Contains(out, "source: "+repo+" (repo)") {
+		t.Fatalf("stats: %d\n%s", code, out)
+	}
+}
+
+func TestMountErrors(t *testing.T) {
+	_, stderr, code := dispatchRun(t, "mount", t.TempDir())
+	if code != 255 || !strings.Contains(stderr, "invalid arguments") {
+		t.Errorf("one argument: %d %q", code, stderr)
+	}
+	_, stderr, code = dispatchRun(t, "mount", "--foreground", t.TempDir(), filepath.Join(t.TempDir(), "missing"))
+	if code != 255 || !strings.Contains(stderr, "abort: mount point") {
+		t.Errorf("missing mount point: %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,81 @@
+// Package mount puts an fsnode cache (or, read-only, an ordinary
+// repository's .hg) on a directory through the kernel: go-fuse's raw,
+// inode-based protocol on Linux; a cgofuse/WinFsp adapter over the same
+// core is to come (other platforms build, and Mount says it is
+// unsupported).
+//
+// # Adapter
+//
+// rawFS implements fuse.RawFileSystem, embedding go-fuse's default (ENOSYS)
+// implementation for what hgfs does not do (mknod, fallocate, lseek,
+// copy_file_range, ioctl: the kernel falls back to generic code for each).
+// Every method is a few lines: convert the request, call the fsnode method
+// of the same name, convert the attributes, map the error. FUSE node IDs
+// are fsnode inode numbers (the root is 1 in both), file handles are
+// fsnode handles, directory offsets are fsnode's stable directory cookies,
+// so the adapter keeps no per-inode or per-handle state of its own.
+// Requests that create inodes pass the caller's uid and gid to fsnode
+// (fsnode.WithCaller). Lookup counts: every reply carrying a node ID (LOOKUP,
+// CREATE, MKDIR, SYMLINK, LINK, and each READDIRPLUS entry) is one fsnode
+// lookup, undone by FORGET.
+//
+// Directory listings carry "." and ".." (offsets 1 and 2, which fsnode's
+// cookies never use) followed by fsnode's entries.
+//
+// # The control directory
+//
+// MOUNTPOINT/.hgfs is served by the adapter itself, with inode numbers in
+// the upper half of the 64-bit space, which fsnode never allocates. Lookup
+// finds it but no listing shows it, so hg status, find, tar and du never
+// see it; nothing can be created, renamed or removed under that name (an
+// entry of that name already in a cache is shadowed at the root). It holds
+// "stats": JSON (Info) with the daemon's pid, its source and fsnode.Stats,
+// generated when opened and served with direct I/O (its size reads as 0).
+// `hgfs stats` reads it and `hgfs unmount` learns the pid to wait for.
+//
+// # Errors
+//
+// One function, toStatus (errnoOf underneath), maps fsnode's errors: a
+// wrapped syscall.Errno goes to the kernel as is, a cancelled context
+// (the kernel's INTERRUPT) as EINTR, anything else is logged and answered
+// EIO. Extended attributes are disabled at mount time (DisableXAttrs), so
+// the kernel answers EOPNOTSUPP itself without a round trip; hg, cp -a and
+// tar cope.
+//
+// # Kernel caching
+//
+// The daemon holds the cache exclusively, so the cache changes only
+// through the mount, and the kernel already invalidates what its own
+// requests change. Entries, negative entries and attributes are therefore
+// cached for one second, and file pages are kept across opens
+// (FOPEN_KEEP_CACHE; see openFlags). Writes are write-through (no
+// writeback cache), so fsnode sees every write when it happens and its own
+// O_APPEND and size logic stays authoritative. Permissions are checked by the kernel
+// (default_permissions); without AllowOther only the mounting user gets
+// in. Locks (fcntl and flock) are left to the kernel, which implements
+// them locally: exact for a mount served on one host. hg itself locks with
+// symlinks, which fsnode provides.
+//
+// # Lifecycle and durability
+//
+// Mount returns once the kernel answers on the mount point. Files are
+// opened with FOPEN_NOFLUSH, so close(2) does not reach the daemon at all
+// (older kernels still send FLUSH, answered at once); RELEASE is sent
+// asynchronously and returns at once. A failed background commit shows on
+// fsync and as EIO on every later mutating request, as a failed writeback
+// shows on a local filesystem. fsync waits for its file, fsync on a directory
+// drains everything (fsnode has no finer unit). Server.Unmount drains
+// (fsnode.FS.Sync) and then unmounts; an unmount from outside
+// (fusermount3 -u, `hgfs unmount`) ends the request loop, after which Wait
+// returns and the owner closes the cache, which drains what is left. A
+// killed daemon loses nothing that fsync or a drain had made durable, and
+// never leaves a torn file (fsnode's commit order); its dead mount is
+// removed with fusermount3 -u -z.
+//
+// # Repository view
+//
+// MountRepo shows an ordinary repository read-only: MOUNTPOINT/.hg is a
+// go-fuse loopback of REPO/.hg (so `hg -R MOUNTPOINT log` works), the
+// working files are not shown, and the kernel enforces read-only ("ro").
+// It carries the same unlisted .hgfs/stats.
+package mount

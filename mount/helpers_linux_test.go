@@ -1,0 +1,137 @@
+//go:build linux
+
+package mount
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// testMount is a cache mounted in-process.
+type testMount struct {
+	mp    string
+	cache string
+	fsys  *fsnode.FS
+	srv   *Server
+}
+
+// newMount creates a cache in a temporary directory and mounts it. At
+// cleanup it checks for file descriptors left open on the mount, unmounts
+// (retrying while busy), closes the cache and fscks it.
+func newMount(t testing.TB) *testMount {
+	t.Helper()
+	testenv.RequireFUSE(t)
+	m := &testMount{cache: t.TempDir(), mp: t.TempDir()}
+	fsys, err := fsnode.Create(m.cache, fsnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.fsys = fsys
+	m.mount(t)
+	t.Cleanup(func() { m.close(t) })
+	return m
+}
+
+func (m *testMount) mount(t testing.TB) {
+	t.Helper()
+	srv, err := Mount(m.fsys, m.mp, Options{FsName: m.cache})
+	if err != nil {
+		m.fsys.Close()
+		t.Fatal(err)
+	}
+	m.srv = srv
+}
+
+// unmount unmounts, retrying while the kernel still holds a file busy,
+// and falls back to a lazy unmount (failing the test) if it must.
+func (m *testMount) unmount(t testing.TB) {
+	t.Helper()
+	if m.srv == nil {
+		return
+	}
+	if fds := testenv.OpenFDsUnder(m.mp); len(fds) > 0 {
+		t.Errorf("file descriptors left open on the mount: %s", strings.Join(fds, ", "))
+	}
+	var err error
+	for delay := 5 * time.Millisecond; delay < 2*time.Second; delay *= 2 {
+		if err = m.srv.Unmount(); err == nil || !errors.Is(err, syscall.EBUSY) && !strings.Contains(err.Error(), "busy") {
+			break
+		}
+		time.Sleep(delay)
+	}
+	if err != nil {
+		t.Errorf("unmount: %v; unmounting lazily", err)
+		if err := m.srv.LazyUnmount(); err != nil {
+			t.Errorf("lazy unmount: %v", err)
+		}
+	}
+	m.srv.Wait()
+	m.srv = nil
+}
+
+// remount closes and reopens the cache between an unmount and a mount, as
+// a restart of the daemon does.
+func (m *testMount) remount(t testing.TB) {
+	t.Helper()
+	m.unmount(t)
+	if err := m.fsys.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	m.fsys = nil
+	checkFsck(t, m.cache)
+	fsys, err := fsnode.Open(m.cache, fsnode.Options{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	m.fsys = fsys
+	m.mount(t)
+}
+
+func (m *testMount) close(t testing.TB) {
+	t.Helper()
+	m.unmount(t)
+	if m.fsys != nil {
+		if err := m.fsys.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		m.fsys = nil
+		checkFsck(t, m.cache)
+	}
+}
+
+func (m *testMount) path(elem ...string) string {
+	return filepath.Join(append([]string{m.mp}, elem...)...)
+}
+
+func writeFile(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func stat(t *testing.T, name string) *syscall.Stat_t {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(name, &st); err != nil {
+		t.Fatal(err)
+	}
+	return &st
+}

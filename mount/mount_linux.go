@@ -1,0 +1,146 @@
+//go:build linux
+
+package mount
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
+)
+
+// Server is a live mount.
+type Server struct {
+	srv        *fuse.Server
+	fsys       *fsnode.FS // nil for a repository view
+	mountpoint string
+	done       chan struct{}
+	unmountMu  sync.Mutex
+}
+
+// Mount mounts fsys at mountpoint and returns once the kernel answers
+// requests on it. The caller keeps ownership of fsys: after Wait returns
+// (the mount is gone, whoever unmounted it) it must Close fsys, which
+// drains what the last requests left pending.
+func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
+	mp, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{fsys: fsys, mountpoint: mp, done: make(chan struct{})}
+	raw := newRawFS(fsys, func() any {
+		st := fsys.Stats()
+		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Stats: &st}
+	})
+	srv, err := fuse.NewServer(raw, mp, mountOptions(opt))
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mp, err)
+	}
+	s.srv = srv
+	go func() {
+		srv.Serve()
+		close(s.done)
+	}()
+	if err := srv.WaitMount(); err != nil {
+		_ = srv.Unmount()
+		return nil, fmt.Errorf("mount %s: %w", mp, err)
+	}
+	return s, nil
+}
+
+// mountOptions are the kernel-facing choices shared by both mount kinds.
+func mountOptions(opt Options) *fuse.MountOptions {
+	mo := &fuse.MountOptions{
+		AllowOther: opt.AllowOther,
+		FsName:     opt.FsName,
+		Name:       "hgfs",
+		Debug:      opt.Debug,
+		// The kernel checks permissions from the modes we report; without
+		// allow_other only the mounting user gets in at all.
+		Options: []string{"default_permissions"},
+		// hg needs no extended attributes; ENOSYS once makes the kernel
+		// answer EOPNOTSUPP itself instead of asking on every write
+		// (security.capability) and every cp -a / tar.
+		DisableXAttrs: true,
+		MaxWrite:      1 << 20,
+		// EnableLocks stays off: the kernel then implements fcntl and
+		// flock locks locally, which is exact for a single-host mount.
+	}
+	if opt.ReadOnly {
+		mo.Options = append(mo.Options, "ro")
+	}
+	if mo.FsName == "" {
+		mo.FsName = "hgfs"
+	}
+	return mo
+}
+
+// Mountpoint returns the absolute mount point.
+func (s *Server) Mountpoint() string { return s.mountpoint }
+
+// Unmount drains fsys (everything written so far becomes durable), then
+// unmounts and waits for the request loop to end. It fails with EBUSY
+// while files on the mount are open; LazyUnmount detaches regardless.
+func (s *Server) Unmount() error {
+	s.unmountMu.Lock()
+	defer s.unmountMu.Unlock()
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	if s.fsys != nil {
+		if err := s.fsys.Sync(context.Background()); err != nil {
+			return fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
+		}
+	}
+	if err := s.srv.Unmount(); err != nil {
+		return fmt.Errorf("unmount %s: %w", s.mountpoint, err)
+	}
+	<-s.done
+	return nil
+}
+
+// LazyUnmount detaches the mount from the namespace at once (umount -l);
+// requests on files still open keep being served until they are closed,
+// then Wait returns.
+func (s *Server) LazyUnmount() error {
+	return UnmountPath(s.mountpoint, true)
+}
+
+// Wait blocks until the mount is gone: Unmount, fusermount -u by anyone,
+// or the kernel aborting the connection.
+func (s *Server) Wait() { <-s.done }
+
+// Done is closed when the mount is gone.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// UnmountPath unmounts the FUSE mount at mountpoint with fusermount3 (or
+// fusermount); lazy detaches even while files are open. The serving daemon
+// notices and shuts down by itself.
+func UnmountPath(mountpoint string, lazy bool) error {
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
+			return fmt.Errorf("unmount %s: fusermount3 not found: %w", mountpoint, err)
+		}
+	}
+	args := []string{"-u"}
+	if lazy {
+		args = append(args, "-z")
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, append(args, "--", mountpoint)...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("unmount %s: %v: %s", mountpoint, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}

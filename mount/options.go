@@ -1,0 +1,74 @@
+package mount
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hgfs/hgfs/fsnode"
+)
+
+// Options configure a mount.
+type Options struct {
+	// AllowOther lets users other than the one who mounted access the
+	// mount (FUSE allow_other; non-root users need user_allow_other in
+	// /etc/fuse.conf). Without it only the mounting user (and root, as
+	// the kernel decides) gets in.
+	AllowOther bool
+	// Debug logs every FUSE request and reply (go-fuse's debug output).
+	Debug bool
+	// FsName is the "source" column of /proc/mounts and df; the cache
+	// or repository directory is a good choice.
+	FsName string
+	// ReadOnly mounts with the kernel's "ro" flag: every modifying
+	// request fails with EROFS before it reaches hgfs.
+	ReadOnly bool
+}
+
+// ErrUnsupported is returned by Mount on platforms without an adapter yet.
+var ErrUnsupported = errors.New("mounting is not supported on this platform")
+
+// ErrNotMounted is returned when a path is not an hgfs mount.
+var ErrNotMounted = errors.New("not an hgfs mount")
+
+// VirtualDirName is the control directory at the root of every hgfs
+// mount. Lookups find it, directory listings never show it (so hg status,
+// find and tar do not see it), and nothing can be created under that name.
+const VirtualDirName = ".hgfs"
+
+// StatsPath returns the path of the mount's stats file, which reads as the
+// JSON encoding of an Info.
+func StatsPath(mountpoint string) string {
+	return filepath.Join(mountpoint, VirtualDirName, "stats")
+}
+
+// Info is what MOUNTPOINT/.hgfs/stats holds: who serves the mount, from
+// where, and (for a cache mount) the committer's counters.
+type Info struct {
+	Pid        int           `json:"pid"`
+	Mountpoint string        `json:"mountpoint"`
+	Source     string        `json:"source"` // cache directory or repository
+	Kind       string        `json:"kind"`   // "cache" or "repo"
+	ReadOnly   bool          `json:"readonly"`
+	Stats      *fsnode.Stats `json:"stats,omitempty"`
+}
+
+// ReadInfo reads the stats file of the hgfs mount at mountpoint; a path
+// that is not an hgfs mount gives an error wrapping ErrNotMounted.
+func ReadInfo(mountpoint string) (*Info, error) {
+	data, err := os.ReadFile(StatsPath(mountpoint))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", mountpoint, ErrNotMounted)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var info Info
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, fmt.Errorf("%s: %w (bad stats file: %v)", mountpoint, ErrNotMounted, err)
+	}
+	return &info, nil
+}

@@ -1,0 +1,540 @@
+//go:build linux
+
+package mount
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// TestPOSIX runs POSIX cases against one shared mount, each in its own
+// directory.
+func TestPOSIX(t *testing.T) {
+	m := newMount(t)
+	for name, fn := range posixCases {
+		t.Run(name, func(t *testing.T) {
+			dir := m.path(name)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, dir)
+		})
+	}
+}
+
+var posixCases = map[string]func(t *testing.T, dir string){
+	"CreateReadWrite": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "hello")
+		if got := readFile(t, p); got != "hello" {
+			t.Fatalf("read %q, want hello", got)
+		}
+		if st := stat(t, p); st.Size != 5 || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 {
+			t.Fatalf("stat: size %d mode %o nlink %d", st.Size, st.Mode, st.Nlink)
+		}
+		// Overwrite in the middle through a second handle.
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("J"), 1); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 10)
+		n, err := f.ReadAt(buf, 0)
+		if n != 5 || string(buf[:n]) != "hJllo" {
+			t.Fatalf("ReadAt = %d %q %v", n, buf[:n], err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Sparse write past EOF reads back zeros in the hole.
+		f, err = os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("!"), 9); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got := readFile(t, p); got != "hJllo\x00\x00\x00\x00!" {
+			t.Fatalf("after hole: %q", got)
+		}
+	},
+	"LargeFile": func(t *testing.T, dir string) {
+		data := make([]byte, 3<<20+123)
+		for i := range data {
+			data[i] = byte(i * 7 >> 3)
+		}
+		p := filepath.Join(dir, "big")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read back %d bytes (%v), equal=%v", len(got), err, bytes.Equal(got, data))
+		}
+		if st := stat(t, p); st.Blocks*512 < st.Size {
+			t.Errorf("blocks %d too few for size %d", st.Blocks, st.Size)
+		}
+	},
+	"Append": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "log")
+		writeFile(t, p, "a")
+		for _, s := range []string{"b", "cd"} {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// O_APPEND ignores the position.
+			if _, err := f.Seek(0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write([]byte(s)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		if got := readFile(t, p); got != "abcd" {
+			t.Fatalf("got %q, want abcd", got)
+		}
+	},
+	"Truncate": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "0123456789")
+		if err := os.Truncate(p, 4); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, p); got != "0123" {
+			t.Fatalf("after shrink: %q", got)
+		}
+		if err := os.Truncate(p, 6); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, p); got != "0123\x00\x00" {
+			t.Fatalf("after grow: %q", got)
+		}
+		// O_TRUNC on open.
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("x"))
+		// ftruncate on an open handle.
+		if err := f.Truncate(3); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got := readFile(t, p); got != "x\x00\x00" {
+			t.Fatalf("after O_TRUNC+ftruncate: %q", got)
+		}
+	},
+	"Exclusive": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if _, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("second O_EXCL create: %v, want EEXIST", err)
+		}
+		if st := stat(t, p); st.Mode&0o777 != 0o600 {
+			t.Fatalf("mode %o, want 600", st.Mode&0o777)
+		}
+	},
+	"RenameOverExisting": func(t *testing.T, dir string) {
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		writeFile(t, a, "new")
+		writeFile(t, b, "old")
+		inoA := stat(t, a).Ino
+		if err := os.Rename(a, b); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, b); got != "new" {
+			t.Fatalf("b = %q", got)
+		}
+		if st := stat(t, b); st.Ino != inoA {
+			t.Errorf("inode changed across rename: %d -> %d", inoA, st.Ino)
+		}
+		if _, err := os.Lstat(a); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a still there: %v", err)
+		}
+		// Across directories, and a directory onto an empty one.
+		sub := filepath.Join(dir, "sub")
+		os.Mkdir(sub, 0o755)
+		if err := os.Rename(b, filepath.Join(sub, "c")); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(sub, "c")); got != "new" {
+			t.Fatalf("sub/c = %q", got)
+		}
+		empty := filepath.Join(dir, "empty")
+		os.Mkdir(empty, 0o755)
+		// os.Rename refuses to replace a directory; rename(2) does not.
+		if err := syscall.Rename(sub, empty); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(empty, "c")); got != "new" {
+			t.Fatalf("empty/c = %q", got)
+		}
+	},
+	"RenameFlags": func(t *testing.T, dir string) {
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		writeFile(t, a, "A")
+		writeFile(t, b, "B")
+		err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_NOREPLACE)
+		if !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("RENAME_NOREPLACE onto existing: %v, want EEXIST", err)
+		}
+		if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+			t.Fatalf("RENAME_EXCHANGE: %v", err)
+		}
+		if readFile(t, a) != "B" || readFile(t, b) != "A" {
+			t.Fatalf("exchange: a=%q b=%q", readFile(t, a), readFile(t, b))
+		}
+	},
+	"UnlinkWhileOpen": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "still here")
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("stat after unlink: %v", err)
+		}
+		if _, err := f.WriteAt([]byte("S"), 0); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 32)
+		n, _ := f.ReadAt(buf, 0)
+		if string(buf[:n]) != "Still here" {
+			t.Fatalf("read through unlinked handle: %q", buf[:n])
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Nlink != 0 {
+			t.Fatalf("fstat unlinked: nlink %d, %v", st.Nlink, err)
+		}
+	},
+	"HardLinks": func(t *testing.T, dir string) {
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		writeFile(t, a, "shared")
+		if err := os.Link(a, b); err != nil {
+			t.Fatal(err)
+		}
+		sa, sb := stat(t, a), stat(t, b)
+		if sa.Ino != sb.Ino || sb.Nlink != 2 {
+			t.Fatalf("link: ino %d/%d nlink %d", sa.Ino, sb.Ino, sb.Nlink)
+		}
+		writeFile(t, b, "changed")
+		if got := readFile(t, a); got != "changed" {
+			t.Fatalf("a = %q after writing b", got)
+		}
+		if err := os.Remove(a); err != nil {
+			t.Fatal(err)
+		}
+		if st := stat(t, b); st.Nlink != 1 {
+			t.Fatalf("nlink after unlink %d", st.Nlink)
+		}
+		if err := os.Link(dir, filepath.Join(dir, "d")); !errors.Is(err, syscall.EPERM) {
+			t.Fatalf("hard link to a directory: %v, want EPERM", err)
+		}
+	},
+	"Symlinks": func(t *testing.T, dir string) {
+		writeFile(t, filepath.Join(dir, "target"), "via link")
+		l := filepath.Join(dir, "l")
+		if err := os.Symlink("target", l); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Readlink(l); err != nil || got != "target" {
+			t.Fatalf("readlink %q %v", got, err)
+		}
+		if got := readFile(t, l); got != "via link" {
+			t.Fatalf("read through link %q", got)
+		}
+		st := stat(t, l)
+		if st.Mode&syscall.S_IFMT != syscall.S_IFLNK || st.Size != int64(len("target")) {
+			t.Fatalf("lstat link: mode %o size %d", st.Mode, st.Size)
+		}
+		// hg's lock files are dangling symlinks named after host:pid.
+		lock := filepath.Join(dir, "lock")
+		if err := os.Symlink("host:1234", lock); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("host:999", lock); !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("second lock symlink: %v, want EEXIST", err)
+		}
+	},
+	"Chmod": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "x")
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if st := stat(t, p); st.Mode != syscall.S_IFREG|0o755 {
+			t.Fatalf("mode %o", st.Mode)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if st := stat(t, dir); st.Mode != syscall.S_IFDIR|0o700 {
+			t.Fatalf("dir mode %o", st.Mode)
+		}
+	},
+	"Utimens": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "x")
+		at := time.Unix(1_600_000_000, 123456789)
+		mt := time.Unix(1_500_000_000, 987654321)
+		if err := os.Chtimes(p, at, mt); err != nil {
+			t.Fatal(err)
+		}
+		st := stat(t, p)
+		if st.Atim.Nano() != at.UnixNano() || st.Mtim.Nano() != mt.UnixNano() {
+			t.Fatalf("times %v %v, want %v %v", st.Atim, st.Mtim, at, mt)
+		}
+		// UTIME_OMIT keeps atime, UTIME_NOW sets mtime to now.
+		before := time.Now().Add(-time.Second)
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, 0); err != nil {
+			t.Fatal(err)
+		}
+		st = stat(t, p)
+		if st.Atim.Nano() != at.UnixNano() {
+			t.Errorf("UTIME_OMIT changed atime to %v", st.Atim)
+		}
+		if time.Unix(st.Mtim.Unix()).Before(before) {
+			t.Errorf("UTIME_NOW left mtime at %v", time.Unix(st.Mtim.Unix()))
+		}
+	},
+	"MtimeOnWrite": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "x")
+		old := time.Unix(1_000_000_000, 0)
+		os.Chtimes(p, old, old)
+		writeFile(t, p, "xy")
+		if st := stat(t, p); st.Mtim.Sec == old.Unix() || st.Size != 2 {
+			t.Fatalf("write left mtime %d size %d", st.Mtim.Sec, st.Size)
+		}
+	},
+	"ReadDir": func(t *testing.T, dir string) {
+		// Enough entries to need several READDIRPLUS replies.
+		var want []string
+		for i := 0; i < 600; i++ {
+			name := fmt.Sprintf("file-with-a-longish-name-%04d", i)
+			want = append(want, name)
+			writeFile(t, filepath.Join(dir, name), name)
+		}
+		os.Mkdir(filepath.Join(dir, "subdir"), 0o755)
+		want = append(want, "subdir")
+		sort.Strings(want)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+			if e.Name() == "subdir" != e.IsDir() {
+				t.Errorf("%s: IsDir %v", e.Name(), e.IsDir())
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("readdir: %d names, want %d", len(got), len(want))
+		}
+		// Removing entries while listing keeps cookies valid: every
+		// surviving entry is seen exactly once.
+		f, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		first, err := f.Readdirnames(100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range want[300:400] {
+			os.Remove(filepath.Join(dir, n))
+		}
+		rest, err := f.Readdirnames(-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, n := range append(first, rest...) {
+			seen[n]++
+		}
+		for _, n := range want {
+			if seen[n] > 1 {
+				t.Errorf("%s listed %d times", n, seen[n])
+			}
+		}
+		for _, n := range append(want[:300:300], want[400:]...) {
+			if seen[n] != 1 && !slices.Contains(first, n) {
+				t.Errorf("%s missing from the listing", n)
+			}
+		}
+	},
+	"MkdirRmdir": func(t *testing.T, dir string) {
+		d := filepath.Join(dir, "d")
+		if err := os.Mkdir(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(d, 0o750); !errors.Is(err, syscall.EEXIST) {
+			t.Fatalf("mkdir twice: %v", err)
+		}
+		if st := stat(t, d); st.Mode != syscall.S_IFDIR|0o750 || st.Nlink < 2 {
+			t.Fatalf("dir mode %o nlink %d", st.Mode, st.Nlink)
+		}
+		writeFile(t, filepath.Join(d, "f"), "x")
+		if err := syscall.Rmdir(d); !errors.Is(err, syscall.ENOTEMPTY) {
+			t.Fatalf("rmdir non-empty: %v", err)
+		}
+		if err := syscall.Rmdir(filepath.Join(d, "f")); !errors.Is(err, syscall.ENOTDIR) {
+			t.Fatalf("rmdir file: %v", err)
+		}
+		os.Remove(filepath.Join(d, "f"))
+		if err := syscall.Rmdir(d); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("after rmdir: %v", err)
+		}
+		if err := os.Remove(filepath.Join(dir, "nope")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("remove missing: %v", err)
+		}
+	},
+	"Fsync": func(t *testing.T, dir string) {
+		f, err := os.Create(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.Write([]byte("durable"))
+		if err := f.Sync(); err != nil {
+			t.Fatalf("fsync: %v", err)
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			t.Fatalf("fdatasync: %v", err)
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if err := d.Sync(); err != nil {
+			t.Fatalf("fsync dir: %v", err)
+		}
+	},
+	"Locks": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "x")
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t.Fatalf("flock: %v", err)
+		}
+		g, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		if err := unix.Flock(int(g.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+			t.Fatalf("second flock: %v, want EWOULDBLOCK", err)
+		}
+		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+			t.Fatalf("fcntl lock: %v", err)
+		}
+	},
+	"Xattrs": func(t *testing.T, dir string) {
+		p := filepath.Join(dir, "f")
+		writeFile(t, p, "x")
+		if _, err := unix.Getxattr(p, "user.x", make([]byte, 10)); !errors.Is(err, unix.ENOTSUP) {
+			t.Fatalf("getxattr: %v, want ENOTSUP", err)
+		}
+		if _, err := unix.Listxattr(p, make([]byte, 10)); !errors.Is(err, unix.ENOTSUP) {
+			t.Fatalf("listxattr: %v, want ENOTSUP", err)
+		}
+	},
+	"Statfs": func(t *testing.T, dir string) {
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Bsize == 0 || st.Blocks == 0 || st.Namelen == 0 {
+			t.Fatalf("statfs: %+v", st)
+		}
+	},
+}
+
+// TestControlDir checks MOUNTPOINT/.hgfs: found by name, never listed,
+// never creatable, stats is JSON naming this process.
+func TestControlDir(t *testing.T) {
+	m := newMount(t)
+	writeFile(t, m.path("a"), "x")
+	ents, err := os.ReadDir(m.mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == VirtualDirName {
+			t.Fatalf("%s listed in the root directory", VirtualDirName)
+		}
+	}
+	info, err := ReadInfo(m.mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pid != os.Getpid() || info.Kind != "cache" || info.Source != m.cache || info.Stats == nil {
+		t.Fatalf("info = %+v", info)
+	}
+	for _, err := range []error{
+		os.WriteFile(filepath.Join(m.mp, VirtualDirName, "x"), nil, 0o644),
+		os.WriteFile(StatsPath(m.mp), nil, 0o644),
+		os.Mkdir(filepath.Join(m.mp, VirtualDirName), 0o755),
+		os.Rename(m.path("a"), filepath.Join(m.mp, VirtualDirName)),
+		os.Remove(StatsPath(m.mp)),
+	} {
+		if err == nil {
+			t.Errorf("changing the control directory succeeded")
+		}
+	}
+	data, err := os.ReadFile(StatsPath(m.mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatalf("stats is not JSON: %v\n%s", err, data)
+	}
+	// A repository at the mount root does not see it either.
+	testenv.Hg(t, m.mp, "init")
+	if got := string(testenv.Hg(t, m.mp, "status")); got != "? a\n" {
+		t.Errorf("hg status at the mount root:\n%s", got)
+	}
+	if _, err := ReadInfo(t.TempDir()); !errors.Is(err, ErrNotMounted) {
+		t.Fatalf("ReadInfo of a plain directory: %v", err)
+	}
+}

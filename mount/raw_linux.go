@@ -1,0 +1,454 @@
+//go:build linux
+
+package mount
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
+)
+
+// Kernel cache lifetimes. The cache changes only through this mount (the
+// daemon holds it open exclusively), and the kernel itself invalidates what
+// its own requests change, so positive and negative entries and attributes
+// can be kept for a while. One second bounds the damage should that ever
+// stop holding (say, an offline repair of a mounted cache).
+const (
+	entryTimeout    = time.Second
+	attrTimeout     = time.Second
+	negativeTimeout = time.Second
+)
+
+// openFlags are the kernel's instructions for every open file.
+//
+// FOPEN_KEEP_CACHE: data changes only through this mount, and the kernel
+// drops the pages it writes through, so the page cache may outlive a
+// handle.
+//
+// FOPEN_NOFLUSH: close(2) does not wait for a FLUSH round trip, so it
+// costs what it costs on a local filesystem: this is the per-file cost
+// hgfs exists to remove. FLUSH would only report a background commit that
+// failed since the last write; fsync reports that, and every later
+// mutating request fails with EIO, as a local filesystem reports a failed
+// writeback on fsync rather than on close. POSIX locks need no FLUSH
+// either: the kernel keeps them (see mountOptions).
+const openFlags = fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH
+
+// rawFS is the adapter: one method per FUSE opcode, each converting its
+// arguments, calling fsnode and mapping the error through toStatus.
+type rawFS struct {
+	fuse.RawFileSystem // ENOSYS for what hgfs does not implement
+
+	fsys *fsnode.FS
+	root fsnode.Ino
+	virt *virtualDir
+}
+
+var _ fuse.RawFileSystem = (*rawFS)(nil)
+
+func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
+	return &rawFS{
+		RawFileSystem: fuse.NewDefaultRawFileSystem(),
+		fsys:          fsys,
+		root:          fsys.Root(),
+		virt:          newVirtualDir(info),
+	}
+}
+
+// toStatus is the adapter's only error conversion.
+func toStatus(err error) fuse.Status {
+	return fuse.Status(errnoOf(err))
+}
+
+// reqContext turns go-fuse's per-request cancel channel (closed when the
+// kernel sends INTERRUPT) into the context fsnode takes.
+type reqContext struct{ cancel <-chan struct{} }
+
+func (c reqContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c reqContext) Done() <-chan struct{}       { return c.cancel }
+func (c reqContext) Value(any) any               { return nil }
+func (c reqContext) Err() error {
+	select {
+	case <-c.cancel:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+func ctxOf(cancel <-chan struct{}) context.Context { return reqContext{cancel} }
+
+// creatorCtx also tells fsnode who owns the inodes a request creates.
+func creatorCtx(cancel <-chan struct{}, h *fuse.InHeader) context.Context {
+	return fsnode.WithCaller(reqContext{cancel}, h.Uid, h.Gid)
+}
+
+// ino maps a kernel node ID to an fsnode inode: the kernel calls the root
+// FUSE_ROOT_ID (1) whatever fsnode numbers it.
+func (r *rawFS) ino(nodeID uint64) fsnode.Ino {
+	if nodeID == fuse.FUSE_ROOT_ID {
+		return r.root
+	}
+	return fsnode.Ino(nodeID)
+}
+
+func (r *rawFS) nodeID(ino fsnode.Ino) uint64 {
+	if ino == r.root {
+		return fuse.FUSE_ROOT_ID
+	}
+	return uint64(ino)
+}
+
+func (r *rawFS) fillAttr(a fsnode.Attr, out *fuse.Attr) {
+	*out = fuse.Attr{
+		Ino:     r.nodeID(a.Ino),
+		Size:    a.Size,
+		Blocks:  a.Blocks,
+		Mode:    a.Mode,
+		Nlink:   a.Nlink,
+		Owner:   fuse.Owner{Uid: a.Uid, Gid: a.Gid},
+		Blksize: 4096,
+	}
+	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
+}
+
+func (r *rawFS) fillEntry(a fsnode.Attr, out *fuse.EntryOut) {
+	out.NodeId = r.nodeID(a.Ino)
+	out.Generation = 0
+	out.SetEntryTimeout(entryTimeout)
+	out.SetAttrTimeout(attrTimeout)
+	r.fillAttr(a, &out.Attr)
+}
+
+func (r *rawFS) String() string { return "hgfs" }
+
+func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	if r.virt.owns(h.NodeId) || (h.NodeId == fuse.FUSE_ROOT_ID && name == VirtualDirName) {
+		return r.virt.lookup(h.NodeId, name, out)
+	}
+	a, err := r.fsys.Lookup(ctxOf(cancel), r.ino(h.NodeId), name)
+	if errnoOf(err) == syscall.ENOENT {
+		// A zero node ID with a timeout is a cacheable "no such entry".
+		*out = fuse.EntryOut{}
+		out.SetEntryTimeout(negativeTimeout)
+		return fuse.OK
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, out)
+	return fuse.OK
+}
+
+func (r *rawFS) Forget(nodeID, nlookup uint64) {
+	if r.virt.owns(nodeID) {
+		return
+	}
+	r.fsys.Forget(r.ino(nodeID), nlookup)
+}
+
+func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return r.virt.getAttr(in.NodeId, out)
+	}
+	a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
+	if err != nil {
+		return toStatus(err)
+	}
+	out.SetTimeout(attrTimeout)
+	r.fillAttr(a, &out.Attr)
+	return fuse.OK
+}
+
+func (r *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.EPERM
+	}
+	var sa fsnode.SetAttr
+	if m, ok := in.GetMode(); ok {
+		sa.Mode = &m
+	}
+	if uid, ok := in.GetUID(); ok {
+		sa.Uid = &uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		sa.Gid = &gid
+	}
+	if size, ok := in.GetSize(); ok {
+		sa.Size = &size
+	}
+	// GetATime/GetMTime resolve UTIME_NOW (FATTR_*_NOW); UTIME_OMIT
+	// arrives as an absent FATTR_* bit.
+	if t, ok := in.GetATime(); ok {
+		sa.Atime = &t
+	}
+	if t, ok := in.GetMTime(); ok {
+		sa.Mtime = &t
+	}
+	a, err := r.fsys.SetAttr(ctxOf(cancel), r.ino(in.NodeId), sa)
+	if err != nil {
+		return toStatus(err)
+	}
+	out.SetTimeout(attrTimeout)
+	r.fillAttr(a, &out.Attr)
+	return fuse.OK
+}
+
+func (r *rawFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+	if st := r.virt.refuse(in.NodeId, name); st != fuse.OK {
+		return st
+	}
+	a, err := r.fsys.Mkdir(creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), name, in.Mode&07777)
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, out)
+	return fuse.OK
+}
+
+func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
+	if st := r.virt.refuse(in.NodeId, name); st != fuse.OK {
+		return st
+	}
+	a, h, err := r.fsys.Create(creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), name, in.Mode&07777, int(in.Flags))
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, &out.EntryOut)
+	out.OpenOut = fuse.OpenOut{Fh: uint64(h), OpenFlags: openFlags}
+	return fuse.OK
+}
+
+func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return r.virt.open(in, out)
+	}
+	h, err := r.fsys.Open(ctxOf(cancel), r.ino(in.NodeId), int(in.Flags))
+	if err != nil {
+		return toStatus(err)
+	}
+	out.Fh, out.OpenFlags = uint64(h), openFlags
+	return fuse.OK
+}
+
+func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	if r.virt.owns(in.NodeId) {
+		return r.virt.read(in, buf)
+	}
+	if int(in.Size) < len(buf) {
+		buf = buf[:in.Size]
+	}
+	n, err := r.fsys.Read(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), buf)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return fuse.ReadResultData(buf[:n]), fuse.OK
+}
+
+func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	if r.virt.owns(in.NodeId) {
+		return 0, fuse.EBADF
+	}
+	n, err := r.fsys.Write(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), data)
+	if err != nil {
+		return uint32(n), toStatus(err)
+	}
+	return uint32(n), fuse.OK
+}
+
+func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.OK
+	}
+	return toStatus(r.fsys.Flush(ctxOf(cancel), fsnode.Handle(in.Fh)))
+}
+
+func (r *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.OK
+	}
+	return toStatus(r.fsys.Fsync(ctxOf(cancel), fsnode.Handle(in.Fh), in.FsyncFlags&1 != 0))
+}
+
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	if r.virt.owns(in.NodeId) {
+		r.virt.release(in.Fh)
+		return
+	}
+	r.fsys.Release(fsnode.Handle(in.Fh))
+}
+
+func (r *rawFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	if st := r.virt.refuse(h.NodeId, name); st != fuse.OK {
+		return st
+	}
+	return toStatus(r.fsys.Unlink(ctxOf(cancel), r.ino(h.NodeId), name))
+}
+
+func (r *rawFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	if st := r.virt.refuse(h.NodeId, name); st != fuse.OK {
+		return st
+	}
+	return toStatus(r.fsys.Rmdir(ctxOf(cancel), r.ino(h.NodeId), name))
+}
+
+func (r *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
+	if st := r.virt.refuse(in.NodeId, oldName); st != fuse.OK {
+		return st
+	}
+	if st := r.virt.refuse(in.Newdir, newName); st != fuse.OK {
+		return st
+	}
+	return toStatus(r.fsys.Rename(ctxOf(cancel), r.ino(in.NodeId), oldName, r.ino(in.Newdir), newName, in.Flags))
+}
+
+func (r *rawFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+	if st := r.virt.refuse(in.NodeId, name); st != fuse.OK {
+		return st
+	}
+	if r.virt.owns(in.Oldnodeid) {
+		return fuse.EPERM
+	}
+	a, err := r.fsys.Link(ctxOf(cancel), r.ino(in.Oldnodeid), r.ino(in.NodeId), name)
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, out)
+	return fuse.OK
+}
+
+func (r *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+	if st := r.virt.refuse(h.NodeId, name); st != fuse.OK {
+		return st
+	}
+	a, err := r.fsys.Symlink(creatorCtx(cancel, h), r.ino(h.NodeId), name, target)
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, out)
+	return fuse.OK
+}
+
+func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	if r.virt.owns(h.NodeId) {
+		return nil, fuse.EINVAL
+	}
+	target, err := r.fsys.Readlink(ctxOf(cancel), r.ino(h.NodeId))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return []byte(target), fuse.OK
+}
+
+// Access is only asked when default_permissions is off, which hgfs never
+// mounts without; the kernel checks modes itself.
+func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status { return fuse.OK }
+
+// OpenDir needs no state: fsnode's directory cookies are stable, so every
+// READDIR resumes from its offset alone.
+func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.OK
+	}
+	a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
+	if err != nil {
+		return toStatus(err)
+	}
+	if a.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fuse.ENOTDIR
+	}
+	return fuse.OK
+}
+
+func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {}
+
+func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return r.readDir(cancel, in, out, false)
+}
+
+func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return r.readDir(cancel, in, out, true)
+}
+
+func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return r.virt.readDir(in, out, plus)
+	}
+	ctx := ctxOf(cancel)
+	dir := r.ino(in.NodeId)
+	// fsnode's cookies start above 2, leaving 1 and 2 to the "." and ".."
+	// synthesised here; their inode numbers do not matter to the kernel.
+	off := in.Offset
+	for i, name := range []string{".", ".."} {
+		if off > uint64(i) {
+			continue
+		}
+		de := fuse.DirEntry{Name: name, Mode: syscall.S_IFDIR, Off: uint64(i + 1)}
+		if name == "." {
+			de.Ino = in.NodeId
+		}
+		if plus && out.AddDirLookupEntry(de) == nil || !plus && !out.AddDirEntry(de) {
+			return fuse.OK
+		}
+		off = uint64(i + 1)
+	}
+	if off <= 2 {
+		off = 0
+	}
+	ents, err := r.fsys.ReadDir(ctx, dir, off)
+	if err != nil {
+		return toStatus(err)
+	}
+	for _, e := range ents {
+		de := fuse.DirEntry{Name: e.Name, Ino: r.nodeID(e.Ino), Mode: e.Mode, Off: e.Off}
+		if !plus {
+			if !out.AddDirEntry(de) {
+				break
+			}
+			continue
+		}
+		eo := out.AddDirLookupEntry(de)
+		if eo == nil {
+			break
+		}
+		// The kernel links every entry carrying a node ID and counts it
+		// as a lookup; an entry gone since the listing stays at zero,
+		// which it skips.
+		a, err := r.fsys.Lookup(ctx, dir, e.Name)
+		if err != nil {
+			continue
+		}
+		r.fillEntry(a, eo)
+	}
+	return fuse.OK
+}
+
+// FsyncDir makes the directory's entries durable; fsnode has no finer
+// unit for directory metadata than draining the committer.
+func (r *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.OK
+	}
+	return toStatus(r.fsys.Sync(ctxOf(cancel)))
+}
+
+func (r *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	st, err := r.fsys.Statfs(ctxOf(cancel))
+	if err != nil {
+		return toStatus(err)
+	}
+	fillStatfs(st, out)
+	return fuse.OK
+}
+
+func fillStatfs(st fsnode.Statfs, out *fuse.StatfsOut) {
+	*out = fuse.StatfsOut{
+		Blocks: st.Blocks, Bfree: st.Bfree, Bavail: st.Bavail,
+		Files: st.Files, Ffree: st.Ffree,
+		Bsize: st.Bsize, Frsize: st.Frsize, NameLen: st.NameLen,
+	}
+}

@@ -1,0 +1,137 @@
+//go:build linux
+
+package mount
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// MountRepo presents the repository at repo read-only: MOUNTPOINT/.hg is
+// a loopback of repo/.hg (so `hg -R MOUNTPOINT log` works), the working
+// directory files are not shown, and MOUNTPOINT/.hgfs/stats describes the
+// daemon as for a cache mount. The kernel enforces read-only ("ro"), so no
+// request can change the repository; hg's best-effort cache writes fail
+// quietly as they do on any read-only medium.
+func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
+	repo, err := filepath.Abs(repo)
+	if err != nil {
+		return nil, err
+	}
+	mp, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return nil, err
+	}
+	hgDir := filepath.Join(repo, ".hg")
+	if fi, err := os.Stat(hgDir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("mount %s: %s is not a repository (no .hg directory)", mp, repo)
+	}
+	loop, err := fs.NewLoopbackRoot(hgDir)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mp, err)
+	}
+	opt.ReadOnly = true
+	if opt.FsName == "" {
+		opt.FsName = repo
+	}
+	info := func() any {
+		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: repo, Kind: "repo", ReadOnly: true}
+	}
+	root := &repoRoot{hg: loop, info: info}
+	timeout := time.Second
+	srv, err := fs.Mount(mp, root, &fs.Options{
+		MountOptions: *mountOptions(opt),
+		EntryTimeout: &timeout,
+		AttrTimeout:  &timeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mp, err)
+	}
+	s := &Server{srv: srv, mountpoint: mp, done: make(chan struct{})}
+	go func() {
+		srv.Wait()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// repoRoot is the root of a repository view: ".hg" (the loopback) and the
+// unlisted control directory.
+type repoRoot struct {
+	fs.Inode
+	hg   fs.InodeEmbedder
+	info func() any
+}
+
+var (
+	_ fs.NodeOnAdder   = (*repoRoot)(nil)
+	_ fs.NodeReaddirer = (*repoRoot)(nil)
+	_ fs.NodeGetattrer = (*repoRoot)(nil)
+)
+
+func (r *repoRoot) OnAdd(ctx context.Context) {
+	r.AddChild(".hg", r.NewPersistentInode(ctx, r.hg, fs.StableAttr{Mode: syscall.S_IFDIR}), false)
+	ctl := r.NewPersistentInode(ctx, &fs.Inode{}, fs.StableAttr{Mode: syscall.S_IFDIR})
+	ctl.AddChild("stats", r.NewPersistentInode(ctx, &statsNode{info: r.info}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+	r.AddChild(VirtualDirName, ctl, false)
+}
+
+// Readdir lists only .hg, keeping the control directory out of listings.
+func (r *repoRoot) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	return fs.NewListDirStream([]fuse.DirEntry{{Name: ".hg", Mode: syscall.S_IFDIR}}), 0
+}
+
+func (r *repoRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFDIR | 0o555
+	out.Nlink = 3
+	out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	return 0
+}
+
+// statsNode is MOUNTPOINT/.hgfs/stats of a repository view.
+type statsNode struct {
+	fs.Inode
+	info func() any
+}
+
+var (
+	_ fs.NodeOpener    = (*statsNode)(nil)
+	_ fs.NodeGetattrer = (*statsNode)(nil)
+)
+
+func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	return 0
+}
+
+func (n *statsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES
+	}
+	data, err := json.MarshalIndent(n.info(), "", "  ")
+	if err != nil {
+		return nil, 0, syscall.EIO
+	}
+	return bytesHandle(append(data, '\n')), fuse.FOPEN_DIRECT_IO, 0
+}
+
+type bytesHandle []byte
+
+var _ fs.FileReader = bytesHandle(nil)
+
+func (b bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(b)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(b)))
+	return fuse.ReadResultData(b[off:end]), 0
+}
