@@ -1,0 +1,63 @@
+package revlog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors are grouped by what the caller can do about them.
+var (
+	// ErrCorrupt reports bytes that contradict the revlog format: a
+	// truncated index, a delta that points past its base, a chunk that does
+	// not decompress, a node hash that does not match its text. It is always
+	// carried by a *CorruptError naming the file and revision.
+	ErrCorrupt = errors.New("corrupted revlog")
+
+	// ErrUnsupported reports a well-formed file in a format or with a
+	// feature this package does not read (revlog v0, revlogv2, changelogv2,
+	// unknown header or revision flags, unknown compression engines).
+	ErrUnsupported = errors.New("unsupported revlog")
+
+	// ErrNotFound reports a node or hex prefix that matches no revision.
+	ErrNotFound = errors.New("revision not found")
+
+	// ErrAmbiguous reports a hex prefix that matches several revisions.
+	ErrAmbiguous = errors.New("ambiguous revision prefix")
+
+	// ErrCensored reports a revision whose content was removed by
+	// `hg censor`: its stored text is a tombstone that does not hash to its
+	// node. hg verify accepts such revisions; reading them fails as in hg.
+	ErrCensored = errors.New("censored revision")
+
+	// ErrBadDelta reports a malformed delta: a truncated hunk, hunks out
+	// of order or overlapping, a hunk beyond the text it applies to.
+	// Revision wraps it in a *CorruptError (so ErrCorrupt holds too).
+	ErrBadDelta = errors.New("invalid delta")
+)
+
+// CorruptError locates a corruption. Rev is -1 when the problem is not tied
+// to one revision, Offset -1 when no byte offset applies.
+type CorruptError struct {
+	File   string // revlog file name as given to Open (or its .d)
+	Rev    int
+	Offset int64
+	Err    error // what is wrong
+}
+
+func (e *CorruptError) Error() string {
+	s := "corrupted revlog " + e.File
+	if e.Rev >= 0 {
+		s += fmt.Sprintf(" rev %d", e.Rev)
+	}
+	if e.Offset >= 0 {
+		s += fmt.Sprintf(" at offset %d", e.Offset)
+	}
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) hold, and exposes the cause.
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+func (r *Revlog) corrupt(rev int, off int64, format string, args ...any) error {
+	return &CorruptError{File: r.name, Rev: rev, Offset: off, Err: fmt.Errorf(format, args...)}
+}
