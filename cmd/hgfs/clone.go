@@ -1,0 +1,788 @@
+package main
+
+// hgfs clone: a stream clone from hg serve (HTTP), ssh, a local
+// repository or a stream bundle file, into a new directory.
+//
+// The negotiation is hg's (exchange._pullbundle2, streamclone.py):
+// a server whose bundle2 capability lists stream=v2 is asked for a
+// getbundle with stream=1 and cg=0; otherwise one advertising "stream" or
+// "streamreqs" gets the legacy stream_out; otherwise there is no stream to
+// take and the clone aborts (hgfs does not apply changegroups yet).
+//
+// Failure leaves nothing that looks like a repository: the DirSink stages
+// everything under DEST/.hg.partial and renames it to DEST/.hg only when
+// every file is written; on error or interrupt it removes what it made
+// (DEST itself if it created it).
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hgfs/hgfs/store"
+	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/wireproto"
+)
+
+func init() {
+	register(&command{
+		name:     "clone",
+		synopsis: "[OPTION]... SOURCE [DEST]",
+		help: `make a copy of an existing repository by streaming its store
+
+    Create a copy of the repository SOURCE in the new directory DEST (by
+    default the base name of SOURCE). SOURCE may be an http(s):// URL of
+    hg serve or hgweb, an ssh:// URL, a local repository, or a stream clone
+    bundle file (packed1 from 'hg debugcreatestreamclonebundle', or a
+    bundle2 made with 'hg bundle -a -t "none-v2;stream=v2"').
+
+    hgfs always clones by streaming the store files (hg's --stream;
+    the option is accepted for compatibility). A server that does not allow
+    stream clones is refused: hgfs cannot apply changegroups yet.
+
+    hgfs does not check out a working copy yet: the clone always behaves
+    as with -U; run 'hg update' in DEST to get one.
+
+    Returns 0 on success.`,
+		options: []option{
+			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
+			{0, "stream", optBool, "", "clone with minimal data processing (always on)"},
+			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
+			{'e', "ssh", optString, "", "specify ssh command to use"},
+			{0, "remotecmd", optString, "", "specify hg command to run on the remote side"},
+		},
+		run: runClone,
+	})
+}
+
+// cloneSource is what SOURCE names.
+type cloneSource int
+
+const (
+	sourceRemote cloneSource = iota
+	sourceLocalRepo
+	sourceBundle
+)
+
+func runClone(ctx context.Context, c *cmdContext, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return &usageError{msg: "invalid arguments"}
+	}
+	source := args[0]
+	kind, localPath, err := classifySource(c, source)
+	if err != nil {
+		return err
+	}
+
+	// hg's default URL for the clone: the absolute path of a local source,
+	// the URL without its password for a remote one.
+	defaultURL := localPath
+	if kind == sourceRemote {
+		defaultURL = hidePassword(source)
+	}
+
+	dest, defaulted := "", false
+	if len(args) == 2 {
+		dest = args[1]
+	} else {
+		dest, defaulted = defaultDest(source), true
+	}
+	destAbs := c.abs(strings.TrimPrefix(dest, "file://"))
+
+	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted}
+	switch kind {
+	case sourceRemote:
+		err = cl.fromRemote(source)
+	case sourceLocalRepo:
+		err = cl.fromLocal(localPath)
+	case sourceBundle:
+		err = cl.fromBundle(localPath)
+	}
+	if err != nil {
+		return err
+	}
+	if !c.opts.Bool("noupdate") {
+		c.ui.status("(hgfs does not check out working copies yet; run 'hg update' in %s for one)\n", dest)
+	}
+	return nil
+}
+
+// classifySource tells a remote URL, a local repository and a bundle file
+// apart, as hg's peer lookup does.
+func classifySource(c *cmdContext, source string) (cloneSource, string, error) {
+	if wireproto.IsRemote(source) {
+		return sourceRemote, "", nil
+	}
+	p := source
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		p = rest
+	} else if i := strings.Index(p, "://"); i > 0 && !strings.ContainsAny(p[:i], "/\\") {
+		return 0, "", abortf("repository %s not found", source).withHint("hgfs clones from http://, https://, ssh://, local paths and bundle files")
+	}
+	abs := c.abs(p)
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return 0, "", abortf("repository %s not found", source)
+	}
+	if fi.IsDir() {
+		if hg, err := os.Stat(filepath.Join(abs, ".hg")); err != nil || !hg.IsDir() {
+			return 0, "", abortf("repository %s not found", source)
+		}
+		return sourceLocalRepo, abs, nil
+	}
+	return sourceBundle, abs, nil
+}
+
+// defaultDest is hg.defaultdest: the base name of the source's path.
+func defaultDest(source string) string {
+	p := source
+	if wireproto.IsRemote(source) {
+		if strings.HasPrefix(source, "ssh://") {
+			if loc, err := wireproto.ParseSSHURL(source); err == nil && loc.Path != "." {
+				p = loc.Path
+			} else {
+				return ""
+			}
+		} else {
+			u, err := url.Parse(source)
+			if err != nil || u.Path == "" {
+				return ""
+			}
+			p = u.Path
+		}
+	} else {
+		p = strings.TrimPrefix(p, "file://")
+	}
+	if p == "" {
+		return ""
+	}
+	base := filepath.Base(filepath.Clean(p))
+	if base == "/" || base == "." {
+		return ""
+	}
+	return base
+}
+
+// hidePassword drops the password from a URL, as hg does for the default
+// path it records.
+func hidePassword(source string) string {
+	u, err := url.Parse(source)
+	if err != nil || u.User == nil {
+		return source
+	}
+	if _, ok := u.User.Password(); !ok {
+		return source
+	}
+	u.User = url.User(u.User.Username())
+	return u.String()
+}
+
+// cloner carries one clone's state.
+type cloner struct {
+	c          *cmdContext
+	ctx        context.Context
+	dest       string // as the user named it, for messages
+	destAbs    string
+	defaultURL string
+	defaulted  bool // dest was derived from the source
+}
+
+// checkDest applies hg's destination rules before anything is created.
+// Like hg.clone it runs once the source is open, so a source error comes
+// alone, without the "destination directory" line.
+func (cl *cloner) checkDest() error {
+	if cl.defaulted && cl.dest != "" {
+		cl.c.ui.status("destination directory: %s\n", cl.dest)
+	}
+	if cl.dest == "" {
+		return abortf("empty destination path is not valid")
+	}
+	fi, err := os.Lstat(cl.destAbs)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return abortf("%s: %v", cl.dest, errorsCause(err))
+	}
+	if !fi.IsDir() {
+		return abortf("destination '%s' already exists", cl.dest)
+	}
+	if err := streamclone.CheckDest(cl.destAbs); err != nil {
+		if errors.Is(err, streamclone.ErrDestNotEmpty) {
+			return abortf("destination '%s' is not empty", cl.dest)
+		}
+		return abortf("%s: %v", cl.dest, errorsCause(err))
+	}
+	return nil
+}
+
+// apply runs one apply function into a new DirSink at dest, with the
+// status lines and progress bar hg shows (announce: print "N files to
+// transfer" and "transferred" lines, as hg does for network and bundle
+// clones but not for local copies).
+func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamclone.Sink, streamclone.Options) (*streamclone.Result, error)) (*streamclone.Result, error) {
+	inner, err := streamclone.NewDirSink(cl.destAbs, streamclone.DefaultDirOptions())
+	if err != nil {
+		if errors.Is(err, streamclone.ErrDestNotEmpty) {
+			return nil, abortf("destination '%s' is not empty", cl.dest)
+		}
+		return nil, abortf("cannot create destination '%s': %v", cl.dest, errorsCause(err))
+	}
+	bar := newProgress(cl.c.ui, "clone")
+	sink := &cloneSink{Sink: inner, ui: cl.c.ui, announce: announce, bar: bar, extra: extra}
+	sink.extra[".hg/hgrc"] = fmt.Sprintf(clonedHgrc, cl.defaultURL)
+	opt := streamclone.Options{
+		Progress: bar.update,
+		Output: func(text string) {
+			for _, l := range strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n") {
+				cl.c.ui.status("remote: %s\n", strings.TrimSuffix(l, "\n"))
+			}
+		},
+	}
+	res, err := fn(sink, opt)
+	bar.done()
+	if err != nil {
+		return nil, err
+	}
+	if announce {
+		elapsed := time.Since(sink.start).Seconds()
+		if elapsed <= 0 {
+			elapsed = 0.001
+		}
+		cl.c.ui.status("transferred %s in %.1f seconds (%s/sec)\n",
+			formatBytes(float64(res.Bytes)), elapsed, formatBytes(float64(res.Bytes)/elapsed))
+	}
+	return res, nil
+}
+
+// clonedHgrc is the .hg/hgrc hg writes into a clone (keep in sync with
+// mercurial/ui.py samplehgrcs['cloned']).
+const clonedHgrc = `# example repository config (see 'hg help config' for more info)
+[paths]
+default = %s
+
+# path aliases to other clones of this repo in URLs or filesystem paths
+# (see 'hg help config.paths' for more info)
+#
+# default:pushurl = ssh://jdoe@example.net/hg/jdoes-fork
+# my-fork         = ssh://jdoe@example.net/hg/jdoes-fork
+# my-clone        = /home/jdoe/jdoes-clone
+
+[ui]
+# name and email (local to this repository, optional), e.g.
+# username = Jane Doe <jdoe@example.com>
+`
+
+// cloneSink adds what a clone writes besides the stream (.hg/hgrc,
+// bookmarks fetched with listkeys) just before the applier finishes the
+// sink, so they are staged and made visible with everything else; and it
+// turns the applier's announcement of the stream's size into hg's status
+// line and the progress bar's total.
+type cloneSink struct {
+	streamclone.Sink
+	ui       *ui
+	announce bool
+	bar      *progressBar
+	extra    map[string]string // sink name -> content
+	start    time.Time
+}
+
+var _ streamclone.Expecter = (*cloneSink)(nil)
+
+// Expect implements streamclone.Expecter.
+func (s *cloneSink) Expect(files, bytes int64) {
+	if s.announce {
+		s.ui.status("%d files to transfer, %s of data\n", files, formatBytes(float64(bytes)))
+		s.ui.out.Flush()
+	}
+	s.start = time.Now()
+	s.bar.setTotal(files, bytes)
+	if e, ok := s.Sink.(streamclone.Expecter); ok {
+		e.Expect(files, bytes)
+	}
+}
+
+// Finish writes the extra files, then finishes the directory.
+func (s *cloneSink) Finish() error {
+	names := make([]string, 0, len(s.extra))
+	for n := range s.extra {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, err := s.Sink.Create(n, int64(len(s.extra[n])))
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, s.extra[n]); err != nil {
+			w.Close()
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	return s.Sink.Finish()
+}
+
+// fromRemote clones from an http(s):// or ssh:// peer.
+func (cl *cloner) fromRemote(source string) error {
+	ctx := cl.ctx
+	u := cl.c.ui
+	sshCmd := cl.c.opts.String("ssh")
+	if sshCmd == "" {
+		sshCmd = u.cfg.String("ui", "ssh", "ssh")
+	}
+	remoteCmd := cl.c.opts.String("remotecmd")
+	if remoteCmd == "" {
+		remoteCmd = u.cfg.String("ui", "remotecmd", "hg")
+	}
+	remote := &remoteOutput{}
+	defer remote.flush(u)
+	peer, err := wireproto.Open(ctx, source, wireproto.Options{
+		SSHCommand:    sshCmd,
+		RemoteCommand: remoteCmd,
+		Stderr:        remote,
+		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
+	})
+	if err != nil {
+		return peerError(ctx, err)
+	}
+	defer peer.Close()
+	remote.flush(u)
+	if err := cl.checkDest(); err != nil {
+		return err
+	}
+	caps := peer.Capabilities()
+	b2, err := caps.Bundle2()
+	if err != nil {
+		return abortf("%v", err)
+	}
+
+	switch {
+	case b2.HasValue("stream", "v2"):
+		heads, err := peer.Heads(ctx)
+		if err != nil {
+			return peerError(ctx, err)
+		}
+		u.status("streaming all changes\n")
+		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2, heads))
+		if err != nil {
+			return peerError(ctx, err)
+		}
+		defer body.Close()
+		_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+			return streamclone.ApplyBundle(ctx, body, s, o)
+		})
+		return applyError(ctx, u, err)
+
+	case caps.Has("stream") || caps.Has("streamreqs"):
+		var reqs []string
+		if !caps.Has("stream") {
+			v, _ := caps.Get("streamreqs")
+			if v == "" {
+				return noStreamError()
+			}
+			reqs = strings.Split(v, ",")
+		}
+		// The v1 stream carries no bookmarks; hg pulls them with listkeys
+		// after the stream. Asking before means every bookmark points at
+		// a changeset the (later) stream contains.
+		books, err := peer.ListKeys(ctx, "bookmarks")
+		if err != nil {
+			return peerError(ctx, err)
+		}
+		extra := map[string]string{}
+		if len(books) > 0 {
+			content, err := formatBookmarks(books)
+			if err != nil {
+				return abortf("%v", err)
+			}
+			final := streamclone.NewStreamCloneRequirements(streamclone.DefaultRequirements(), orRevlogv1(reqs))
+			name := ".hg/bookmarks"
+			for _, r := range final {
+				if r == "bookmarksinstore" {
+					name = ".hg/store/bookmarks"
+				}
+			}
+			extra[name] = content
+		}
+		u.status("streaming all changes\n")
+		body, err := peer.StreamOut(ctx)
+		if err != nil {
+			return peerError(ctx, err)
+		}
+		defer body.Close()
+		_, err = cl.apply(true, extra, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+			o.Requirements = reqs
+			return streamclone.ApplyV1(ctx, body, s, o)
+		})
+		return applyError(ctx, u, err)
+	}
+	return noStreamError()
+}
+
+func orRevlogv1(reqs []string) []string {
+	if reqs == nil {
+		return []string{"revlogv1"}
+	}
+	return reqs
+}
+
+func noStreamError() error {
+	return abortf("source does not support stream clones").withHint("the server does not allow streaming (server.uncompressed); a later hgfs will clone with changegroups, use 'hg clone' meanwhile")
+}
+
+// formatBookmarks renders bookmarks as .hg/bookmarks holds them: "node
+// name" lines sorted by name (bookmarks.bmstore._write). Names and nodes
+// come from the server: a newline would forge a line, so both are checked.
+func formatBookmarks(books map[string]string) (string, error) {
+	names := make([]string, 0, len(books))
+	for n, node := range books {
+		if n == "" || strings.ContainsAny(n, "\n\r\x00") {
+			return "", fmt.Errorf("invalid bookmark name %q from the server", n)
+		}
+		if !wireproto.ValidHex(node) {
+			return "", fmt.Errorf("invalid node %q for bookmark %q from the server", node, n)
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s %s\n", books[n], n)
+	}
+	return b.String(), nil
+}
+
+// remoteOutput collects the remote side's messages (ssh stderr, already
+// "remote: "-prefixed) and peer warnings. The ssh peer writes from its own
+// goroutine, so the text is buffered and printed by the command's
+// goroutine (flush) at the end of each step, never concurrently with it.
+type remoteOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *remoteOutput) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+func (r *remoteOutput) flush(u *ui) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.buf.Len() > 0 {
+		u.warn("%s", r.buf.String())
+		r.buf.Reset()
+	}
+}
+
+// peerError turns a wire protocol failure into hg's message.
+func peerError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var re *wireproto.RemoteError
+	switch {
+	case wireproto.IsNoSuitableResponse(err):
+		return abortf("no suitable response from remote hg")
+	case errors.As(err, &re):
+		a := abortf("%s", re.Error())
+		if re.Hint != "" {
+			a = a.withHint("%s", re.Hint)
+		}
+		return a
+	}
+	return abortf("%v", err)
+}
+
+// applyError turns an apply failure into hg's message. A server's
+// error:abort part reads as in exchange._pullbundle2: "remote: abort: msg"
+// then "abort: pull failed on remote" with the server's hint.
+func applyError(ctx context.Context, u *ui, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ae *abortError
+	if errors.As(err, &ae) {
+		return err
+	}
+	var re *streamclone.RemoteError
+	var ue *store.UnsupportedError
+	switch {
+	case errors.As(err, &re) && re.Kind == "error:abort":
+		u.warn("remote: abort: %s\n", re.Message)
+		a := abortf("pull failed on remote")
+		if re.Hint != "" {
+			a = a.withHint("%s", re.Hint)
+		}
+		return a
+	case errors.Is(err, streamclone.ErrForbidden):
+		return abortf("operation forbidden by server")
+	case errors.Is(err, streamclone.ErrRemoteLock):
+		return abortf("locking the remote repository failed")
+	case errors.As(err, &ue):
+		return abortf("%s", ue.Error()).withHint("%s", ue.Hint())
+	}
+	return abortf("%v", err)
+}
+
+// fromBundle applies a stream clone bundle file.
+func (cl *cloner) fromBundle(path string) error {
+	if err := cl.checkDest(); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return abortf("%s: %v", path, errorsCause(err))
+	}
+	defer f.Close()
+	_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		return streamclone.ApplyBundle(cl.ctx, f, s, o)
+	})
+	if errors.Is(err, streamclone.ErrNotStream) {
+		return abortf("%s: not a stream clone bundle", cl.c.abs(path)).withHint("hgfs clones from stream bundles only ('hg bundle -a -t \"none-v2;stream=v2\"' or 'hg debugcreatestreamclonebundle')")
+	}
+	return applyError(cl.ctx, cl.c.ui, err)
+}
+
+// fromLocal copies a local repository: its store is streamed as a v2
+// bundle (stream2 plus its bookmarks as a listkeys part) through a pipe
+// into the applier, under the source's store lock as hg's local copy does.
+func (cl *cloner) fromLocal(root string) error {
+	ctx := cl.ctx
+	st, err := store.Open(root)
+	if err != nil {
+		var ue *store.UnsupportedError
+		if errors.As(err, &ue) {
+			return abortf("%s", ue.Error()).withHint("%s", ue.Hint())
+		}
+		return abortf("%v", err)
+	}
+	if err := cl.checkDest(); err != nil {
+		return err
+	}
+	if samePath(st.Root, cl.destAbs) {
+		return abortf("destination '%s' is not empty", cl.dest)
+	}
+	books, err := readLocalBookmarks(st)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	release, err := lockStore(ctx, cl.c.ui, st.Dir, "repository "+st.Root)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	pr, pw := io.Pipe()
+	genDone := make(chan error, 1)
+	go func() {
+		err := writeLocalBundle(ctx, st, books, pw)
+		pw.CloseWithError(err)
+		genDone <- err
+	}()
+	_, err = cl.apply(false, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		return streamclone.ApplyBundle(ctx, pr, s, o)
+	})
+	// Unblock the generator if the applier stopped early.
+	pr.CloseWithError(errors.New("clone stopped"))
+	genErr := <-genDone
+	if err != nil {
+		if genErr != nil && !errors.Is(genErr, io.ErrClosedPipe) && ctx.Err() == nil && genErr.Error() != "clone stopped" {
+			return abortf("reading %s: %v", root, genErr)
+		}
+		return applyError(ctx, cl.c.ui, err)
+	}
+	return nil
+}
+
+func samePath(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// writeLocalBundle writes the bundle2 a local clone applies: the store as
+// a stream2 part (phaseroots, obsstore and caches included, as hg's local
+// copy keeps them) and the bookmarks as a listkeys part.
+func writeLocalBundle(ctx context.Context, st *store.Store, books map[string]string, w io.Writer) error {
+	bw, err := streamclone.NewBundle2Writer(w)
+	if err != nil {
+		return err
+	}
+	if err := streamclone.WriteStream2Part(ctx, bw, st, streamclone.GenerateOptions{ObsMarkers: true}); err != nil {
+		return err
+	}
+	if len(books) > 0 {
+		names := make([]string, 0, len(books))
+		for n := range books {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		lines := make([]string, len(names))
+		for i, n := range names {
+			lines[i] = n + "\t" + books[n]
+		}
+		// pushkey.encodekeys: "\n"-joined "key\tvalue".
+		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: "bookmarks"}}, nil, []byte(strings.Join(lines, "\n"))); err != nil {
+			return err
+		}
+	}
+	return bw.Close()
+}
+
+// readLocalBookmarks reads the source's bookmarks file (.hg/bookmarks, or
+// the store's with bookmarksinstore): "hexnode name" lines. Lines hg would
+// skip (malformed) are skipped.
+func readLocalBookmarks(st *store.Store) (map[string]string, error) {
+	path := filepath.Join(st.Root, ".hg", "bookmarks")
+	if st.Requirements.Has("bookmarksinstore") {
+		path = filepath.Join(st.Dir, "bookmarks")
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	books := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		node, name, ok := strings.Cut(line, " ")
+		if !ok || name == "" {
+			continue
+		}
+		if _, err := hex.DecodeString(node); err != nil || len(node) != 40 {
+			continue
+		}
+		books[name] = node
+	}
+	return books, nil
+}
+
+// lockStore takes a repository's store lock the way Mercurial does
+// (mercurial/lock.py): a symlink "lock" -> "<host>[/<pidns>]:<pid>",
+// created atomically; a lock held by a dead process on this host is
+// broken (under "lock.break"); a live one is waited for, up to [ui]
+// timeout seconds (hg's default 600), printing hg's "waiting for lock" (the desc is hg's, "repository <root>").
+func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(), err error) {
+	lockPath := filepath.Join(storeDir, "lock")
+	info := lockPrefix() + ":" + strconv.Itoa(os.Getpid())
+	timeout, _ := u.cfg.Int("ui", "timeout", 600)
+	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	warned := false
+	for {
+		err := os.Symlink(info, lockPath)
+		if err == nil {
+			return func() {
+				if cur, err := os.Readlink(lockPath); err == nil && cur == info {
+					os.Remove(lockPath)
+				}
+			}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, abortf("could not lock %s: %v", desc, errorsCause(err))
+		}
+		locker, rerr := os.Readlink(lockPath)
+		if rerr != nil {
+			if errors.Is(rerr, os.ErrNotExist) {
+				continue // released meanwhile
+			}
+			// Old-style lock file: its content is the locker.
+			data, _ := os.ReadFile(lockPath)
+			locker = string(data)
+		}
+		if breakStaleLock(lockPath, locker) {
+			continue
+		}
+		if !warned {
+			// lock.trylock's printwarning.
+			if host, pid, ok := strings.Cut(locker, ":"); ok {
+				u.warn("waiting for lock on %s held by process '%s' on host '%s'\n", desc, pid, host)
+			} else {
+				u.warn("waiting for lock on %s held by '%s'\n", desc, locker)
+			}
+			warned = true
+		}
+		if time.Now().After(deadline) {
+			return nil, abortf("%s: timed out waiting for lock held by '%s'", desc, locker)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// lockPrefix is lock._getlockprefix: the host name and, on Linux, the
+// pid namespace's inode in hex.
+func lockPrefix() string {
+	host, _ := os.Hostname()
+	// The link reads "pid:[<inode>]", the inode in decimal.
+	if l, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		if i, j := strings.IndexByte(l, '['), strings.IndexByte(l, ']'); i >= 0 && j > i {
+			if ino, err := strconv.ParseUint(l[i+1:j], 10, 64); err == nil {
+				host += "/" + strconv.FormatUint(ino, 16)
+			}
+		}
+	}
+	return host
+}
+
+// breakStaleLock removes a lock held by a process of this host that no
+// longer exists (lock._testlock), under the "lock.break" lock so two
+// breakers cannot remove a fresh lock.
+func breakStaleLock(lockPath, locker string) bool {
+	host, pidText, ok := strings.Cut(locker, ":")
+	if !ok || host != lockPrefix() {
+		return false
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || processAlive(pid) {
+		return false
+	}
+	breakPath := lockPath + ".break"
+	if err := os.Symlink(lockPrefix()+":"+strconv.Itoa(os.Getpid()), breakPath); err != nil {
+		return false
+	}
+	defer os.Remove(breakPath)
+	if cur, err := os.Readlink(lockPath); err != nil || cur != locker {
+		return false
+	}
+	return os.Remove(lockPath) == nil
+}
+
+// processAlive is procutil.testpid: kill(pid, 0) succeeds or is refused
+// for permission.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	if runtime.GOOS == "windows" {
+		return true // FindProcess opened it: it exists
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// cloneFixture is a small repository made with real hg: names with
+// upper case and underscores (store encoding), two bookmarks, and one
+// draft changeset in a non-publishing repository, so phases and bookmarks
+// must survive the clone.
+func cloneFixture(t *testing.T, dir string) string {
+	t.Helper()
+	repo := filepath.Join(dir, "src")
+	testenv.Hg(t, dir, "init", "src")
+	write := func(name, content string) {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".hg/hgrc", "[phases]\npublish = false\n")
+	write("Upper/Case_File.txt", "one\n")
+	write("under_score/x.txt", strings.Repeat("line\n", 200))
+	testenv.Hg(t, repo, "commit", "-qAm", "first")
+	write("Upper/Case_File.txt", "one\ntwo\n")
+	write("README", "hello\n")
+	testenv.Hg(t, repo, "commit", "-qAm", "second")
+	testenv.Hg(t, repo, "bookmark", "-r", "0", "feature")
+	testenv.Hg(t, repo, "bookmark", "-i", "main")
+	testenv.Hg(t, repo, "phase", "--public", "-r", "1")
+	write("under_score/x.txt", strings.Repeat("line\n", 201))
+	testenv.Hg(t, repo, "commit", "-qm", "draft work")
+	return repo
+}
+
+// fakeSSHScript writes a stand-in for ssh that ignores the host and runs
+// the remote command locally, with hgrc as the remote hg's HGRCPATH.
+func fakeSSHScript(t *testing.T, dir, hgrc string) string {
+	p := filepath.Join(dir, "fakessh")
+	if hgrc != "" {
+		p += "-" + filepath.Base(hgrc)
+	}
+	script := "#!/bin/sh\nwhile [ $# -gt 1 ]; do shift; done\nexec env HGRCPATH=" + hgrc + " HGPLAIN=1 sh -c \"$1\"\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// repoState is what a clone must reproduce: every changeset as hg log
+// --debug shows it (with phase and bookmarks) and the requirements; with
+// verify, hg verify must pass.
+func repoState(t *testing.T, repo string, verify bool) string {
+	t.Helper()
+	if verify {
+		testenv.Hg(t, repo, "verify", "-q")
+	}
+	var b strings.Builder
+	// --debug shows each changeset's phase and bookmarks too.
+	b.Write(testenv.Hg(t, repo, "log", "--debug", "-r", "all()"))
+	for _, f := range []string{".hg/requires", ".hg/store/requires"} {
+		data, _ := os.ReadFile(filepath.Join(repo, f))
+		b.WriteString(f + ":\n" + string(data))
+	}
+	return b.String()
+}
+
+func hgfsClone(t *testing.T, cwd string, args ...string) (string, string, int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code := run(append([]string{"--cwd", cwd, "clone"}, args...), strings.NewReader(""), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestClone(t *testing.T) {
+	testenv.HgPath(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	v1rc := filepath.Join(dir, "v1.rc")
+	os.WriteFile(v1rc, []byte("[server]\nbundle2.stream = false\n"), 0o644)
+
+	httpV2 := testenv.Serve(t, src)
+	httpV1 := testenv.Serve(t, src, "--config", "server.bundle2.stream=false")
+	ssh := fakeSSHScript(t, dir, "")
+	sshV1 := fakeSSHScript(t, dir, v1rc)
+	sshURL := "ssh://user@somehost:2222/" + src
+
+	packed1 := filepath.Join(dir, "packed1.hg")
+	testenv.Hg(t, src, "debugcreatestreamclonebundle", packed1)
+	v2bundle := filepath.Join(dir, "v2.hg")
+	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", v2bundle)
+
+	// Each case clones with hgfs and with real hg (the oracle) the same
+	// way, and compares.
+	type cloneCase struct {
+		name      string
+		hgfsArgs  []string
+		oracle    func(dest string)
+		announced bool // prints "N files to transfer" and "transferred"
+		streaming bool // prints "streaming all changes"
+	}
+	hgClone := func(args ...string) func(string) {
+		return func(dest string) {
+			testenv.Hg(t, dir, append(append([]string{"clone", "-q", "-U", "--stream"}, args...), dest)...)
+		}
+	}
+	hgApply := func(bundle string, cmd ...string) func(string) {
+		return func(dest string) {
+			testenv.Hg(t, dir, "init", dest)
+			testenv.Hg(t, dest, append(cmd, bundle)...)
+		}
+	}
+	cases := []cloneCase{
+		{"http-v2", []string{"--stream", httpV2}, hgClone(httpV2), true, true},
+		{"http-v1", []string{httpV1}, hgClone(httpV1), true, true},
+		{"ssh-v2", []string{"--ssh", ssh, sshURL}, hgClone("--ssh", ssh, sshURL), true, true},
+		{"ssh-v1", []string{"-e", sshV1, "--remotecmd", "hg", sshURL}, hgClone("--ssh", sshV1, sshURL), true, true},
+		{"local", []string{src}, hgClone(src), false, false},
+		{"packed1", []string{packed1}, hgApply(packed1, "debugapplystreamclonebundle"), true, false},
+		{"bundle-v2", []string{v2bundle}, hgApply(v2bundle, "unbundle", "-q"), true, false},
+	}
+	if srcLog := string(testenv.Hg(t, src, "log", "-r", "all()", "-T", "{rev} {phase} {bookmarks}\n")); srcLog != "0 public feature\n1 public main\n2 draft \n" {
+		t.Fatalf("fixture:\n%s", srcLog)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dest := filepath.Join(dir, "hgfs-"+tc.name)
+			stdout, stderr, code := hgfsClone(t, dir, append(tc.hgfsArgs, dest, "-U")...)
+			if code != 0 {
+				t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if strings.Contains(stdout, "streaming all changes\n") != tc.streaming {
+				t.Errorf("streaming line: %q", stdout)
+			}
+			if strings.Contains(stdout, " files to transfer, ") != tc.announced || strings.Contains(stdout, "\ntransferred ") != tc.announced {
+				t.Errorf("transfer lines: %q", stdout)
+			}
+			oracle := filepath.Join(dir, "hg-"+tc.name)
+			tc.oracle(oracle)
+			got, want := repoState(t, dest, true), repoState(t, oracle, false)
+			if got != want {
+				t.Errorf("clone differs from hg's:\n%s", testenv.Diff("hg", want, "hgfs", got))
+			}
+			// The default path, as hg records it.
+			hgrc, err := os.ReadFile(filepath.Join(dest, ".hg", "hgrc"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			source := tc.hgfsArgs[len(tc.hgfsArgs)-1]
+			if !strings.Contains(string(hgrc), "[paths]\ndefault = "+source+"\n") {
+				t.Errorf("hgrc:\n%s", hgrc)
+			}
+			// Phases and bookmarks as on the source, checked directly (the
+			// oracle could be wrong the same way): the v2 stream from a
+			// non-publishing server and the local copy keep the draft; the
+			// v1 protocol cannot (hg's clone makes everything public).
+			// Stream bundles carry no bookmarks.
+			wantBooks := 2
+			if tc.name == "packed1" || tc.name == "bundle-v2" {
+				wantBooks = 0
+			}
+			if n := strings.Count(got, "\nbookmark:    "); n != wantBooks {
+				t.Errorf("%d bookmarks in\n%s", n, got)
+			}
+			wantDraft := tc.name != "http-v1" && tc.name != "ssh-v1" && tc.name != "packed1"
+			if strings.Contains(got, "\nphase:       draft\n") != wantDraft {
+				t.Errorf("draft phase kept = %v, want %v", !wantDraft, wantDraft)
+			}
+			if _, err := os.Stat(filepath.Join(dest, ".hg.partial")); err == nil {
+				t.Error("staging directory left behind")
+			}
+		})
+	}
+
+	t.Run("default-dest", func(t *testing.T) {
+		cwd := filepath.Join(dir, "cwd")
+		os.Mkdir(cwd, 0o755)
+		stdout, stderr, code := hgfsClone(t, cwd, httpV2+"/")
+		// http://127.0.0.1:port/ has no path: no default name.
+		if code != 255 || stderr != "abort: empty destination path is not valid\n" {
+			t.Errorf("no path: %d %q %q", code, stdout, stderr)
+		}
+		stdout, stderr, code = hgfsClone(t, cwd, src)
+		if code != 0 || !strings.HasPrefix(stdout, "destination directory: src\n") {
+			t.Fatalf("local default dest: %d %q %q", code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "does not check out working copies") {
+			t.Errorf("no note about the missing checkout: %q", stdout)
+		}
+		testenv.Hg(t, filepath.Join(cwd, "src"), "verify", "-q")
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		noStream := testenv.Serve(t, src, "--config", "server.uncompressed=false")
+		occupied := filepath.Join(dir, "occupied")
+		os.MkdirAll(filepath.Join(occupied, "x"), 0o755)
+		aFile := filepath.Join(dir, "afile")
+		os.WriteFile(aFile, []byte("not a bundle at all\n"), 0o644)
+		emptyDir := filepath.Join(dir, "empty")
+		os.Mkdir(emptyDir, 0o755)
+		truncated := filepath.Join(dir, "truncated.hg")
+		data, _ := os.ReadFile(v2bundle)
+		os.WriteFile(truncated, data[:len(data)*2/3], 0o644)
+
+		for _, tc := range []struct {
+			name   string
+			args   []string
+			dest   string
+			stderr string // exact, or prefix when ending in "..."
+		}{
+			{"no-streaming", []string{noStream}, "d1", "abort: source does not support stream clones\n(the server does not allow streaming (server.uncompressed); a later hgfs will clone with changegroups, use 'hg clone' meanwhile)\n"},
+			{"404", []string{httpV2 + "nosuchrepo"}, "d2", "abort: HTTP Error 404: Not Found\n"},
+			{"refused", []string{"http://127.0.0.1:1/repo"}, "d3", "abort: error: Connection refused\n"},
+			{"not-empty", []string{src}, occupied, "abort: destination '" + occupied + "' is not empty\n"},
+			{"dest-is-file", []string{src}, aFile, "abort: destination '" + aFile + "' already exists\n"},
+			{"missing-source", []string{filepath.Join(dir, "nope")}, "d4", "abort: repository " + filepath.Join(dir, "nope") + " not found\n"},
+			{"bad-bundle", []string{aFile}, "d5", "abort: malformed stream clone data: unknown bundle magic..."},
+			{"truncated-bundle", []string{truncated}, emptyDir, "abort: reading 00changelog.i: malformed stream clone data: stream ended unexpectedly..."},
+			{"ssh-no-repo", []string{"--ssh", ssh, "ssh://h//nonexistent"}, "d6", "remote: abort: repository /nonexistent not found\nabort: no suitable response from remote hg\n"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				dest := tc.dest
+				if !filepath.IsAbs(dest) {
+					dest = filepath.Join(dir, dest)
+				}
+				before, _ := os.ReadDir(dest)
+				stdout, stderr, code := hgfsClone(t, dir, append(tc.args, dest)...)
+				if code != 255 {
+					t.Errorf("exit %d, want 255\n%s%s", code, stdout, stderr)
+				}
+				if want, prefix := strings.CutSuffix(tc.stderr, "..."); prefix {
+					if !strings.HasPrefix(stderr, want) {
+						t.Errorf("stderr %q, want prefix %q", stderr, want)
+					}
+				} else if stderr != tc.stderr {
+					t.Errorf("stderr %q\nwant   %q", stderr, tc.stderr)
+				}
+				after, err := os.ReadDir(dest)
+				if before == nil && err == nil && tc.dest != aFile {
+					t.Errorf("destination %s created: %v", dest, after)
+				}
+				if len(before) != len(after) {
+					t.Errorf("destination changed: %v -> %v", before, after)
+				}
+			})
+		}
+	})
+}

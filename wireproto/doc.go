@@ -1,0 +1,67 @@
+// Package wireproto speaks Mercurial's wire protocol, version 1: the
+// client side (HTTP and ssh peers) that hgfs clone uses, and the HTTP
+// server side that hgfs serve uses. It moves bytes and knows commands;
+// the stream formats themselves belong to package streamclone.
+//
+// The specification is Mercurial's own source: httppeer.py, sshpeer.py,
+// wireprotov1peer.py, wireprotov1server.py, wireprotoserver.py,
+// wireprototypes.py, and `hg help internals.wireprotocol`.
+//
+// # Terminology
+//
+//   - Peer: a connection to a remote repository (HTTPPeer, SSHPeer), with
+//     one method per command hgfs needs: capabilities (fetched when the
+//     peer is opened), heads, listkeys, lookup, stream_out, getbundle.
+//   - Capabilities (Caps): the server's advertised features, e.g.
+//     "httpheader=1024", "streamreqs=generaldelta,revlogv1", and
+//     "bundle2=<quoted blob>" whose decoded form is Bundle2Caps (e.g.
+//     stream=v2).
+//   - Media type: an HTTP response body is application/mercurial-0.1
+//     (raw; zlib for getbundle) or -0.2 (a one-byte-length-prefixed
+//     compression engine name, then a zstd, zlib or uncompressed body);
+//     application/hg-error carries a server error message (mediatype.go).
+//   - Framing (ssh): ordinary responses are "<length>\n<data>"; streams
+//     (stream_out, getbundle) are raw and end only where their own format
+//     says (ssh.go).
+//   - Nodes are 40-digit lowercase hex strings here, so this package does
+//     not depend on revlog.
+//
+// # Client
+//
+// Open picks the transport from the URL. An HTTP peer sends each command
+// as GET ?cmd=NAME with arguments in X-HgArg-N headers (or the query
+// string for servers without httpheader) and advertises the media types
+// and compression engines it decodes in X-HgProto-1, but never
+// "partial-pull" (a pre-built changegroup bundle cannot feed a stream
+// clone). An ssh peer runs `<ssh> [-p port] [user@]host '<remotecmd> -R
+// <path> serve --stdio'` through /bin/sh, as hg does, so the ssh command
+// may carry options or be a stand-in script.
+//
+// StreamCloneArgs builds getbundle's arguments for a bundle2 stream clone
+// exactly as exchange._pullbundle2 does with streaming on.
+//
+// # Errors
+//
+// Sentinels (errors.Is): ErrProtocol (malformed response), ErrRemote (the
+// server reported an error; *RemoteError reads "remote error:\n..."),
+// ErrNotRepository (the URL is not Mercurial; *NotRepositoryError shows
+// the start of what came back, as hg does), ErrTooLarge (a small response
+// over Options.MaxResponse), ErrUnsupported (URL scheme, protocol
+// version, compression engine), ErrConnection (*ConnError reads like hg's
+// "error: Connection refused"), ErrLookup. *HTTPError reads "HTTP Error
+// 404: Not Found". Every message is what hg would print after "abort: ".
+// Context cancellation surfaces as the context's error.
+//
+// Untrusted input: capability lists, frames and headers are bounded
+// (maxCaps, MaxResponse, maxLineLen, 500 lines of ssh banner); no
+// allocation is sized by a length field before that many bytes arrive;
+// zstd windows are capped. Decoders have Fuzz targets.
+//
+// # Concurrency
+//
+// A peer runs one command at a time (the ssh transport is a single pipe).
+// Over ssh a stream response holds the connection until its reader is
+// closed; a reader closed before its end marks the peer unusable rather
+// than letting the next response be misparsed. Contexts bound every call:
+// an HTTP request is cancelled, an ssh command's process group is killed.
+package wireproto

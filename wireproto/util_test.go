@@ -1,0 +1,5 @@
+package wireproto
+
+import "fmt"
+
+func fmtSscan(s string, args ...any) (int, error) { return fmt.Sscan(s, args...) }
