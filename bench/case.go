@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Case is one side-by-side benchmark: the same work done by hgfs and by a
+// peer (hg, tar, cat...) on the same data in the same run. Each area adds
+// its cases in its own file with register, from an init function.
+type Case struct {
+	Name string
+	// Goal is the target ratio hgfs time / peer time (e.g. 0.2 for "at
+	// most a fifth of hg's time"); 0 means no goal, just report.
+	Goal float64
+	// Setup prepares the data (cached across runs under env.Cache) and
+	// returns a value passed to Hgfs and Peer.
+	Setup func(ctx context.Context, env *Env) (any, error)
+	// Hgfs and Peer build the commands timed; Check, if set, validates
+	// both outputs (they must agree for the figures to mean anything).
+	Hgfs  func(env *Env, data any) *exec.Cmd
+	Peer  func(env *Env, data any) *exec.Cmd
+	Check func(hgfsOut, peerOut []byte) error
+}
+
+var cases []*Case
+
+func register(c *Case) { cases = append(cases, c) }
+
+// Env is what cases see: tool paths, the cache directory and the
+// environment hg runs in.
+type Env struct {
+	Hgfs  string   // hgfs binary
+	Hg    string   // hg executable
+	Self  string   // this bench binary (for Go-side helpers run as children)
+	Cache string   // directory for generated data reused across runs
+	HgEnv []string // hg's environment: no hgrc, plain output
+	Time  string   // GNU time, for peak RSS ("" if not installed)
+}
+
+// sample is one timed run of a child process.
+type sample struct {
+	wall   time.Duration
+	maxRSS int64 // KiB, from wait4's rusage
+	out    []byte
+}
+
+// measure runs cmd to completion and records its wall time and peak RSS.
+//
+// Peak RSS comes from GNU time (-f %M) when it is installed: Linux keeps a
+// process's maxrss across exec, and Go starts children with vfork, so the
+// child's own wait4 rusage would include this (larger) bench process's
+// RSS. time forks a fresh, small process for the command. Without it the
+// rusage figure is reported as an upper bound.
+func measure(ctx context.Context, env *Env, cmd *exec.Cmd) (sample, error) {
+	var rssFile string
+	if env.Time != "" {
+		f, err := os.CreateTemp("", "hgfs-bench-rss-")
+		if err != nil {
+			return sample{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		wrapped := exec.Command(env.Time, append([]string{"-f", "%M", "-o", rssFile, cmd.Path}, cmd.Args[1:]...)...)
+		wrapped.Env, wrapped.Dir = cmd.Env, cmd.Dir
+		cmd = wrapped
+	}
+	start := time.Now()
+	out, err := cmd.Output()
+	s := sample{wall: time.Since(start), out: out}
+	if rssFile != "" {
+		b, rerr := os.ReadFile(rssFile)
+		if rerr == nil {
+			fields := strings.Fields(string(b))
+			if len(fields) > 0 {
+				s.maxRSS, rerr = strconv.ParseInt(fields[len(fields)-1], 10, 64)
+			}
+		}
+		if rerr != nil {
+			return s, fmt.Errorf("reading peak RSS from time: %v", rerr)
+		}
+	} else if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			s.maxRSS = int64(ru.Maxrss) // KiB on Linux
+		}
+	}
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		return s, fmt.Errorf("%s: %v\n%s", cmd.String(), err, msg)
+	}
+	return s, ctx.Err()
+}
+
+// result is a case's figures: medians over the repetitions.
+type result struct {
+	c                *Case
+	hgfs, peer       time.Duration
+	hgfsRSS, peerRSS int64
+	err              error
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration{}, ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// runCase runs hgfs and the peer alternately n times each, so machine
+// noise hits both sides alike.
+func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ...any)) result {
+	res := result{c: c}
+	data, err := c.Setup(ctx, env)
+	if err != nil {
+		res.err = fmt.Errorf("setup: %w", err)
+		return res
+	}
+	var ht, pt []time.Duration
+	for i := 0; i < n; i++ {
+		hs, err := measure(ctx, env, c.Hgfs(env, data))
+		if err != nil {
+			res.err = fmt.Errorf("hgfs: %w", err)
+			return res
+		}
+		ps, err := measure(ctx, env, c.Peer(env, data))
+		if err != nil {
+			res.err = fmt.Errorf("peer: %w", err)
+			return res
+		}
+		if c.Check != nil {
+			if err := c.Check(hs.out, ps.out); err != nil {
+				res.err = fmt.Errorf("outputs disagree: %w", err)
+				return res
+			}
+		}
+		logf("  %s run %d: hgfs %v (%d KiB), peer %v (%d KiB)\n", c.Name, i+1, hs.wall.Round(time.Millisecond), hs.maxRSS, ps.wall.Round(time.Millisecond), ps.maxRSS)
+		ht, pt = append(ht, hs.wall), append(pt, ps.wall)
+		res.hgfsRSS, res.peerRSS = max(res.hgfsRSS, hs.maxRSS), max(res.peerRSS, ps.maxRSS)
+	}
+	res.hgfs, res.peer = median(ht), median(pt)
+	return res
+}

@@ -1,0 +1,131 @@
+// Command bench times hgfs against its peers (hg, tar, cat...) on the same
+// data in the same run and prints a table of ratios and peak memory:
+//
+//	go run ./bench -hgfs bin/hgfs [-n 3] [-run REGEXP] [-cache DIR]
+//
+// Each case (see case.go; one file per area) times both sides n times,
+// alternating, and reports medians; peak RSS is the child's wait4 maxrss.
+// Generated repositories are cached (default $XDG_CACHE_HOME/hgfs-bench)
+// so later runs skip generation. Figures on a shared machine are noisy:
+// compare ratios, not absolute times.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(runChild(os.Args[2:]))
+	}
+	hgfs := flag.String("hgfs", "bin/hgfs", "hgfs binary to measure")
+	hg := flag.String("hg", "hg", "hg executable (the peer)")
+	n := flag.Int("n", 3, "repetitions per side (median reported)")
+	filter := flag.String("run", "", "only cases whose name matches this regexp")
+	cache := flag.String("cache", defaultCache(), "directory for generated repositories, reused across runs")
+	files := flag.Int("files", 20000, "files in the large generated repository")
+	flag.Parse()
+	largeFiles = *files
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	env, err := newEnv(*hgfs, *hg, *cache)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	re, err := regexp.Compile(*filter)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -run: %v\n", err)
+		os.Exit(2)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) }
+	var results []result
+	for _, c := range cases {
+		if !re.MatchString(c.Name) {
+			continue
+		}
+		logf("%s\n", c.Name)
+		results = append(results, runCase(ctx, env, c, *n, logf))
+	}
+	failed := printTable(os.Stdout, results)
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func defaultCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "hgfs-bench")
+	}
+	return filepath.Join(os.TempDir(), "hgfs-bench")
+}
+
+func newEnv(hgfs, hg, cache string) (*Env, error) {
+	var err error
+	env := &Env{Cache: cache, HgEnv: testenv.HgEnv()}
+	if env.Hgfs, err = filepath.Abs(hgfs); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(env.Hgfs); err != nil {
+		return nil, fmt.Errorf("hgfs binary: %w (make build)", err)
+	}
+	if env.Hg, err = exec.LookPath(hg); err != nil {
+		return nil, fmt.Errorf("hg: %w", err)
+	}
+	if t, err := exec.LookPath("/usr/bin/time"); err == nil {
+		env.Time = t
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: /usr/bin/time not found (package time): peak RSS figures include the bench process")
+	}
+	if env.Self, err = os.Executable(); err != nil {
+		return nil, err
+	}
+	return env, os.MkdirAll(cache, 0o755)
+}
+
+// printTable writes the figures and reports whether a case failed to run.
+func printTable(out *os.File, results []result) (failed bool) {
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "case\thgfs\tpeer\tratio\thgfs RSS\tpeer RSS\tgoal\tmet?\t")
+	for _, r := range results {
+		if r.err != nil {
+			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\tERROR\t\n", r.c.Name, goal(r.c))
+			fmt.Fprintf(os.Stderr, "%s: %v\n", r.c.Name, r.err)
+			failed = true
+			continue
+		}
+		ratio := r.hgfs.Seconds() / r.peer.Seconds()
+		met := "-"
+		if r.c.Goal > 0 {
+			met = "no"
+			if ratio <= r.c.Goal {
+				met = "yes"
+			}
+		}
+		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", r.c.Name, r.hgfs.Round(time.Millisecond), r.peer.Round(time.Millisecond),
+			ratio, mib(r.hgfsRSS), mib(r.peerRSS), goal(r.c), met)
+	}
+	w.Flush()
+	return failed
+}
+
+func goal(c *Case) string {
+	if c.Goal <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("≤%.2gx", c.Goal)
+}
+
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }

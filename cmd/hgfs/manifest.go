@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"strings"
+)
+
+func init() {
+	register(&command{
+		name:     "manifest",
+		synopsis: "[-r REV]",
+		help: `output the current or given revision of the project manifest
+
+Prints every tracked path of the revision (default: the working
+directory's parent). With -v each path is preceded by its permissions
+and a type character ("*" executable, "@" symlink); with --debug also by
+its file node.`,
+		options: []option{{'r', "rev", optString, "", "revision to display"}},
+		run:     runManifest,
+	})
+}
+
+func runManifest(ctx context.Context, c *cmdContext, args []string) error {
+	if len(args) > 0 {
+		return &usageError{"invalid arguments"}
+	}
+	r, err := c.openRepo()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	spec := c.opts.String("rev")
+	if spec == "" {
+		spec = "."
+	}
+	rev, err := singleRev(r, spec)
+	if err != nil {
+		return err
+	}
+	m, err := r.Manifest(rev)
+	if err != nil {
+		return abortf("%v", err).wrap(err)
+	}
+	// Keep in sync with mercurial/commands.py manifest.
+	char := map[string]string{"l": "@", "x": "*", "": " ", "t": "d"}
+	mode := map[string]string{"l": "644", "x": "755", "": "644", "t": "755"}
+	var b strings.Builder
+	for _, e := range m {
+		b.Reset()
+		if c.ui.debug {
+			b.WriteString(e.Node.String())
+			b.WriteByte(' ')
+		}
+		if c.ui.verbose {
+			b.WriteString(mode[e.Flags] + " " + char[e.Flags] + " ")
+		}
+		b.WriteString(e.Path)
+		b.WriteByte('\n')
+		c.ui.out.WriteString(b.String())
+	}
+	return nil
+}

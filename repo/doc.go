@@ -1,0 +1,41 @@
+// Package repo reads a Mercurial repository as a whole: the changelog,
+// manifest log and filelogs of its store (through package store and
+// package revlog), and the names that point into them — tags, bookmarks,
+// branches, the working directory parent — so that commands can resolve a
+// revision symbol the way hg does and walk what it names.
+//
+// # Terminology
+//
+// A rev is a changelog revision number (0-based, -1 is the null revision);
+// a node is its 20-byte hash. A symbol is what a user types to name a
+// changeset: a rev number (negative ones count back from the end), a full
+// or abbreviated hex node, "tip", "null", ".", a bookmark, a tag, or a
+// branch name. Phases (public, draft, secret) come from the store's
+// phaseroots file; obsolescence markers from its obsstore. A changeset is
+// hidden when it is obsolete, not public, and neither pinned (working
+// directory parent, bookmark, local tag) nor an ancestor of a visible
+// changeset — hg's "visible" view, which is what hg log shows by default.
+//
+// Lookup follows mercurial/scmutil.py revsymbol: special names, then rev
+// numbers, then full nodes, then names (bookmarks, tags, branches, in that
+// order, as mercurial/namespaces.py registers them), then node prefixes.
+// Tags follow mercurial/tags.py: the .hgtags file of every head, oldest
+// head first, merged so that the tipmost definition wins unless the other
+// supersedes it, then .hg/localtags.
+//
+// # Errors
+//
+// Lookup failures are *LookupError values wrapping ErrUnknownRevision,
+// ErrAmbiguous or ErrHidden, whose messages are hg's ("unknown revision
+// 'x'", "ambiguous revision identifier: x"). Damaged revlogs surface as
+// the revlog package's errors, wrapped with the file they came from.
+// Unparseable names files (.hgtags lines, bookmarks) are skipped as hg
+// skips them.
+//
+// # Concurrency
+//
+// A Repo is safe for concurrent use once opened: the changelog and
+// manifest log are opened once, names and phases are computed once on
+// first use (sync.Once), and filelogs are opened per call. Close releases
+// the revlogs; callers must not use the Repo afterwards.
+package repo

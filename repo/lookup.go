@@ -1,0 +1,294 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hgfs/hgfs/revlog"
+)
+
+// Lookup errors, wrapped in *LookupError.
+var (
+	// ErrUnknownRevision means no changeset answers to the symbol.
+	ErrUnknownRevision = errors.New("unknown revision")
+	// ErrAmbiguous means a node prefix matches several changesets.
+	ErrAmbiguous = errors.New("ambiguous revision identifier")
+	// ErrHidden means the symbol names a hidden (obsolete) changeset.
+	ErrHidden = errors.New("hidden revision")
+)
+
+// LookupError is a failed Lookup; its message is hg's.
+type LookupError struct {
+	Symbol string
+	Err    error
+	Detail string // for ErrHidden: "is pruned", "was rewritten as: 1234567890ab"
+}
+
+func (e *LookupError) Error() string {
+	switch e.Err {
+	case ErrAmbiguous:
+		return "ambiguous revision identifier: " + e.Symbol
+	case ErrHidden:
+		if e.Detail != "" {
+			return fmt.Sprintf("hidden revision '%s' %s", e.Symbol, e.Detail)
+		}
+		return fmt.Sprintf("hidden revision '%s'", e.Symbol)
+	}
+	return fmt.Sprintf("unknown revision '%s'", e.Symbol)
+}
+
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// Hint is the hint line hg prints after the error, if any.
+func (e *LookupError) Hint() string {
+	if e.Err == ErrHidden {
+		return "use --hidden to access hidden revisions"
+	}
+	return ""
+}
+
+// Lookup resolves a single revision symbol to a rev as
+// mercurial/scmutil.py revsymbol does on the visible repository.
+func (r *Repo) Lookup(symbol string) (int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return 0, err
+	}
+	rev, err := r.lookupUnfiltered(m, symbol)
+	if err != nil {
+		return 0, err
+	}
+	if rev >= 0 && m.hidden[rev] {
+		return 0, r.hiddenError(m, symbol, rev)
+	}
+	return rev, nil
+}
+
+func (r *Repo) lookupUnfiltered(m *meta, symbol string) (int, error) {
+	n := r.cl.Len()
+	switch symbol {
+	case "null":
+		return revlog.NullRev, nil
+	case "tip":
+		return m.tip, nil
+	case ".":
+		return r.WorkingParent()
+	}
+	if v, err := strconv.Atoi(symbol); err == nil && strconv.Itoa(v) == symbol {
+		if v < 0 {
+			v += n
+		}
+		if v >= 0 && v < n {
+			return v, nil
+		}
+		if v == -1 {
+			return revlog.NullRev, nil
+		}
+	}
+	if len(symbol) == 40 {
+		if node, err := revlog.ParseNode(symbol); err == nil {
+			if rev, ok := r.rev(node); ok {
+				return rev, nil
+			}
+			if node == revlog.NullNode {
+				return revlog.NullRev, nil
+			}
+		}
+	}
+	if node, ok := m.bookmarks[symbol]; ok {
+		if rev, ok := r.rev(node); ok {
+			return rev, nil
+		}
+	}
+	if node, ok := m.tags[symbol]; ok {
+		if rev, ok := r.rev(node); ok {
+			return rev, nil
+		}
+	}
+	if rev, ok, err := r.branchTip(m, symbol); err != nil {
+		return 0, err
+	} else if ok {
+		return rev, nil
+	}
+	if rev, err := r.prefixMatch(symbol); err != nil {
+		return 0, err
+	} else if rev != notFound {
+		return rev, nil
+	}
+	return 0, &LookupError{Symbol: symbol, Err: ErrUnknownRevision}
+}
+
+const notFound = -2
+
+// prefixMatch resolves a hex node prefix over every changeset (hidden ones
+// included, as hg's _partialmatch does) and the null node.
+func (r *Repo) prefixMatch(symbol string) (int, error) {
+	prefix := strings.TrimPrefix(symbol, "x")
+	if symbol == "" || len(prefix) > 40 || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return notFound, nil
+	}
+	found := notFound
+	count := 0
+	for rev := 0; rev < r.cl.Len(); rev++ {
+		node := r.cl.Entry(rev).Node
+		if strings.HasPrefix(node.String(), prefix) {
+			found, count = rev, count+1
+		}
+	}
+	if strings.HasPrefix(revlog.NullNode.String(), prefix) {
+		found, count = revlog.NullRev, count+1
+	}
+	if count > 1 {
+		return 0, &LookupError{Symbol: symbol, Err: ErrAmbiguous}
+	}
+	return found, nil
+}
+
+// branchTip returns the tipmost open visible head of branch (the tipmost
+// head if all are closed), as localrepo.branchtip does.
+func (r *Repo) branchTip(m *meta, branch string) (int, bool, error) {
+	heads, err := r.BranchHeads(branch)
+	if err != nil || len(heads) == 0 {
+		return 0, false, err
+	}
+	for i := len(heads) - 1; i >= 0; i-- {
+		c, err := r.Changeset(heads[i])
+		if err != nil {
+			return 0, false, err
+		}
+		if _, closed := c.Extra["close"]; !closed {
+			return heads[i], true, nil
+		}
+	}
+	return heads[len(heads)-1], true, nil
+}
+
+// BranchHeads returns the visible heads of a named branch in increasing
+// rev order: its changesets with no visible child on the same branch.
+func (r *Repo) BranchHeads(branch string) ([]int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	n := r.cl.Len()
+	on := make([]bool, n)
+	any := false
+	for rev := 0; rev < n; rev++ {
+		if m.hidden[rev] {
+			continue
+		}
+		c, err := r.Changeset(rev)
+		if err != nil {
+			return nil, err
+		}
+		if c.Branch() == branch {
+			on[rev], any = true, true
+		}
+	}
+	if !any {
+		return nil, nil
+	}
+	hasChild := make([]bool, n)
+	for rev := 0; rev < n; rev++ {
+		if !on[rev] {
+			continue
+		}
+		e := r.cl.Entry(rev)
+		for _, p := range []int{e.P1, e.P2} {
+			if p >= 0 && p < n && on[p] {
+				hasChild[p] = true
+			}
+		}
+	}
+	var heads []int
+	for rev := 0; rev < n; rev++ {
+		if on[rev] && !hasChild[rev] {
+			heads = append(heads, rev)
+		}
+	}
+	return heads, nil
+}
+
+// hiddenError explains why rev is hidden, as obsutil._getfilteredreason.
+func (r *Repo) hiddenError(m *meta, symbol string, rev int) error {
+	node := r.Node(rev)
+	e := &LookupError{Symbol: symbol, Err: ErrHidden}
+	if m.pruned[node] && m.succs[node] == nil {
+		e.Detail = "is pruned"
+		return e
+	}
+	// Follow single-successor rewrites to a live changeset.
+	cur, seen := node, map[revlog.Node]bool{}
+	for !seen[cur] {
+		seen[cur] = true
+		s := m.succs[cur]
+		if len(s) != 1 {
+			break
+		}
+		cur = s[0]
+		if crev, ok := r.rev(cur); ok && !m.obsolete[crev] {
+			e.Detail = "was rewritten as: " + cur.Short()
+			break
+		}
+	}
+	return e
+}
+
+// LookupRange resolves a revision argument as hg log -r would for the
+// forms hgfs supports: a symbol, or "A:B" / ":B" / "A:" (inclusive,
+// ascending or descending). Hidden revisions inside a range are skipped.
+func (r *Repo) LookupRange(spec string) ([]int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	rev, err := r.Lookup(spec)
+	if err == nil {
+		return []int{rev}, nil
+	}
+	var le *LookupError
+	if !errors.As(err, &le) || le.Err != ErrUnknownRevision {
+		return nil, err
+	}
+	a, b, isRange := strings.Cut(spec, ":")
+	if !isRange || strings.Contains(b, ":") {
+		if parts := strings.Split(spec, "-"); len(parts) > 1 && !slices.Contains(parts, "") {
+			// hg's revset tokenizer splits an unknown "a-b" at the "-"
+			// and reports the first operand it cannot resolve.
+			for _, part := range parts {
+				if _, perr := r.Lookup(part); perr != nil {
+					return nil, perr
+				}
+			}
+		}
+		return nil, err
+	}
+	start, end := 0, m.tip
+	if a != "" {
+		if start, err = r.Lookup(a); err != nil {
+			return nil, err
+		}
+	}
+	if b != "" {
+		if end, err = r.Lookup(b); err != nil {
+			return nil, err
+		}
+	}
+	var revs []int
+	step := 1
+	if start > end {
+		step = -1
+	}
+	for rev := start; ; rev += step {
+		if rev < 0 || !m.hidden[rev] {
+			revs = append(revs, rev)
+		}
+		if rev == end {
+			break
+		}
+	}
+	return revs, nil
+}

@@ -1,0 +1,523 @@
+package repo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hgfs/hgfs/revlog"
+)
+
+// Phase is a changeset phase. Keep in sync with mercurial/phases.py.
+type Phase int
+
+// Phases hg writes to phaseroots.
+const (
+	Public   Phase = 0
+	Draft    Phase = 1
+	Secret   Phase = 2
+	Archived Phase = 32
+	Internal Phase = 96
+)
+
+func (p Phase) String() string {
+	switch p {
+	case Public:
+		return "public"
+	case Draft:
+		return "draft"
+	case Secret:
+		return "secret"
+	case Archived:
+		return "archived"
+	case Internal:
+		return "internal"
+	}
+	return fmt.Sprintf("phase%d", int(p))
+}
+
+// meta is everything derived from names files and phases, computed once.
+type meta struct {
+	phases    []Phase
+	hidden    []bool
+	obsolete  map[int]bool
+	succs     map[revlog.Node][]revlog.Node // precursor -> successors (last marker wins)
+	pruned    map[revlog.Node]bool
+	parents   [2]revlog.Node // working directory parents
+	bookmarks map[string]revlog.Node
+	tags      map[string]revlog.Node // includes "tip"
+	nodeTags  map[revlog.Node][]string
+	nodeBms   map[revlog.Node][]string
+	tip       int
+}
+
+func (r *Repo) getMeta() (*meta, error) {
+	r.metaOnce.Do(func() { r.meta, r.metaErr = r.loadMeta() })
+	return r.meta, r.metaErr
+}
+
+func (r *Repo) hgPath(name string) string { return filepath.Join(r.Root, ".hg", name) }
+
+// readOptional reads a file that may legitimately be absent.
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (r *Repo) loadMeta() (*meta, error) {
+	m := &meta{}
+	n := r.cl.Len()
+	var err error
+	if m.parents, err = r.readDirstateParents(); err != nil {
+		return nil, err
+	}
+	if m.phases, err = r.readPhases(); err != nil {
+		return nil, err
+	}
+	if err := r.readObsstore(m); err != nil {
+		return nil, err
+	}
+	if m.bookmarks, err = r.readBookmarks(); err != nil {
+		return nil, err
+	}
+	localTags, err := readOptional(r.hgPath("localtags"))
+	if err != nil {
+		return nil, err
+	}
+	local := readTags(localTags)
+	m.computeHidden(r, local)
+	m.tip = revlog.NullRev
+	for rev := n - 1; rev >= 0; rev-- {
+		if !m.hidden[rev] {
+			m.tip = rev
+			break
+		}
+	}
+	if err := r.computeTags(m, local); err != nil {
+		return nil, err
+	}
+	m.nodeBms = map[revlog.Node][]string{}
+	for name, node := range m.bookmarks {
+		if rev, ok := r.rev(node); ok && !m.hidden[rev] {
+			m.nodeBms[node] = append(m.nodeBms[node], name)
+		}
+	}
+	for _, v := range m.nodeBms {
+		sort.Strings(v)
+	}
+	return m, nil
+}
+
+// readDirstateParents reads the working directory parents: the first 40
+// bytes of a dirstate-v1 file, or the parents in a dirstate-v2 docket
+// (marker "dirstate-v2\n", then two 32-byte padded nodes).
+func (r *Repo) readDirstateParents() ([2]revlog.Node, error) {
+	var p [2]revlog.Node
+	b, err := readOptional(r.hgPath("dirstate"))
+	if err != nil {
+		return p, err
+	}
+	const v2 = "dirstate-v2\n"
+	if bytes.HasPrefix(b, []byte(v2)) {
+		b = b[len(v2):]
+		if len(b) >= 64 {
+			copy(p[0][:], b[:20])
+			copy(p[1][:], b[32:52])
+		}
+		return p, nil
+	}
+	if len(b) >= 40 {
+		copy(p[0][:], b[:20])
+		copy(p[1][:], b[20:40])
+	}
+	return p, nil
+}
+
+// readPhases reads phaseroots ("phase hexnode" lines) and propagates each
+// root's phase to its descendants.
+func (r *Repo) readPhases() ([]Phase, error) {
+	n := r.cl.Len()
+	phases := make([]Phase, n)
+	b, err := fs.ReadFile(r.Store.FS(), "phaseroots")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		ph, hex, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		var p int
+		if _, err := fmt.Sscanf(ph, "%d", &p); err != nil {
+			continue
+		}
+		node, err := revlog.ParseNode(hex)
+		if err != nil {
+			continue
+		}
+		if rev, ok := r.rev(node); ok && Phase(p) > phases[rev] {
+			phases[rev] = Phase(p)
+		}
+	}
+	for rev := 0; rev < n; rev++ {
+		e := r.cl.Entry(rev)
+		for _, p := range []int{e.P1, e.P2} {
+			if p >= 0 && p < rev && phases[p] > phases[rev] {
+				phases[rev] = phases[p]
+			}
+		}
+	}
+	return phases, nil
+}
+
+func (r *Repo) readObsstore(m *meta) error {
+	b, err := fs.ReadFile(r.Store.FS(), "obsstore")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	markers, err := ParseObsstore(b)
+	if err != nil {
+		return fmt.Errorf("obsstore: %w", err)
+	}
+	m.obsolete = map[int]bool{}
+	m.succs = map[revlog.Node][]revlog.Node{}
+	m.pruned = map[revlog.Node]bool{}
+	for _, mk := range markers {
+		if len(mk.Succs) == 0 {
+			m.pruned[mk.Prec] = true
+		} else {
+			m.succs[mk.Prec] = mk.Succs
+		}
+		if rev, ok := r.rev(mk.Prec); ok && m.phases[rev] != Public {
+			m.obsolete[rev] = true
+		}
+	}
+	return nil
+}
+
+// computeHidden follows mercurial/repoview.py computehidden: obsolete (and
+// internal/archived) changesets are hidden unless pinned or an ancestor of
+// a visible mutable changeset.
+func (m *meta) computeHidden(r *Repo, local map[string]tagEntry) {
+	n := r.cl.Len()
+	m.hidden = make([]bool, n)
+	any := false
+	for rev := 0; rev < n; rev++ {
+		if m.obsolete[rev] || m.phases[rev] >= Archived {
+			m.hidden[rev] = true
+			any = true
+		}
+	}
+	if !any {
+		return
+	}
+	pin := func(node revlog.Node) {
+		if rev, ok := r.rev(node); ok {
+			m.hidden[rev] = false
+		}
+	}
+	pin(m.parents[0])
+	pin(m.parents[1])
+	for _, node := range m.bookmarks {
+		pin(node)
+	}
+	for _, t := range local {
+		pin(t.node)
+	}
+	// Ancestors of visible changesets stay visible: walk from the top.
+	for rev := n - 1; rev >= 0; rev-- {
+		if m.hidden[rev] {
+			continue
+		}
+		e := r.cl.Entry(rev)
+		for _, p := range []int{e.P1, e.P2} {
+			if p >= 0 && p < rev {
+				m.hidden[p] = false
+			}
+		}
+	}
+}
+
+func (r *Repo) readBookmarks() (map[string]revlog.Node, error) {
+	b, err := readOptional(r.hgPath("bookmarks"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]revlog.Node{}
+	for _, line := range strings.Split(string(b), "\n") {
+		hex, name, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		node, err := revlog.ParseNode(hex)
+		if err != nil {
+			continue
+		}
+		if _, ok := r.rev(node); ok {
+			out[name] = node
+		}
+	}
+	return out, nil
+}
+
+// tagEntry is a tag's current node and the nodes it named before.
+type tagEntry struct {
+	node revlog.Node
+	hist []revlog.Node
+}
+
+// readTags parses a .hgtags or localtags file as mercurial/tags.py
+// _readtags does: later lines override earlier ones, bad lines are skipped.
+func readTags(data []byte) map[string]tagEntry {
+	hist := map[string][]revlog.Node{}
+	var order []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			continue
+		}
+		hex, name, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		node, err := revlog.ParseNode(hex)
+		if err != nil {
+			continue
+		}
+		if _, seen := hist[name]; !seen {
+			order = append(order, name)
+		}
+		hist[name] = append(hist[name], node)
+	}
+	out := map[string]tagEntry{}
+	for _, name := range order {
+		h := hist[name]
+		out[name] = tagEntry{node: h[len(h)-1], hist: h[:len(h)-1]}
+	}
+	return out
+}
+
+func containsNode(list []revlog.Node, n revlog.Node) bool {
+	for _, x := range list {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// updateTags merges file tags into all as mercurial/tags.py _updatetags.
+func updateTags(file, all map[string]tagEntry) {
+	for name, a := range file {
+		b, ok := all[name]
+		if !ok {
+			all[name] = a
+			continue
+		}
+		anode, ahist := a.node, append([]revlog.Node{}, a.hist...)
+		if b.node != anode && containsNode(b.hist, anode) && (!containsNode(ahist, b.node) || len(b.hist) > len(ahist)) {
+			anode = b.node
+		}
+		for _, n := range b.hist {
+			if !containsNode(ahist, n) {
+				ahist = append(ahist, n)
+			}
+		}
+		all[name] = tagEntry{node: anode, hist: ahist}
+	}
+}
+
+// Heads returns the visible heads, in increasing rev order.
+func (r *Repo) Heads() ([]int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	return m.heads(r), nil
+}
+
+func (m *meta) heads(r *Repo) []int {
+	n := r.cl.Len()
+	hasChild := make([]bool, n)
+	for rev := 0; rev < n; rev++ {
+		if m.hidden[rev] {
+			continue
+		}
+		e := r.cl.Entry(rev)
+		for _, p := range []int{e.P1, e.P2} {
+			if p >= 0 && p < n {
+				hasChild[p] = true
+			}
+		}
+	}
+	var heads []int
+	for rev := 0; rev < n; rev++ {
+		if !m.hidden[rev] && !hasChild[rev] {
+			heads = append(heads, rev)
+		}
+	}
+	return heads
+}
+
+func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
+	all := map[string]tagEntry{}
+	seen := map[revlog.Node]bool{}
+	var fl *revlog.Revlog
+	defer func() {
+		if fl != nil {
+			fl.Close()
+		}
+	}()
+	for _, head := range m.heads(r) { // oldest to newest
+		man, err := r.Manifest(head)
+		if err != nil {
+			return err
+		}
+		e, ok := FindEntry(man, ".hgtags")
+		if !ok || seen[e.Node] {
+			continue
+		}
+		seen[e.Node] = true
+		if fl == nil {
+			if fl, err = r.File(".hgtags"); err != nil {
+				return err
+			}
+		}
+		frev, ok := fl.Rev(e.Node)
+		if !ok {
+			return fmt.Errorf(".hgtags@%s: %w", e.Node.Short(), revlog.ErrNotFound)
+		}
+		text, err := fl.Revision(frev)
+		if err != nil {
+			return err
+		}
+		_, body, err := revlog.ParseFileMeta(text)
+		if err != nil {
+			return err
+		}
+		updateTags(readTags(body), all)
+	}
+	updateTags(local, all)
+	m.tags = map[string]revlog.Node{}
+	m.nodeTags = map[revlog.Node][]string{}
+	for name, t := range all {
+		if t.node == revlog.NullNode {
+			continue
+		}
+		if rev, ok := r.rev(t.node); !ok || m.hidden[rev] {
+			continue
+		}
+		m.tags[name] = t.node
+	}
+	m.tags["tip"] = r.Node(m.tip)
+	for name, node := range m.tags {
+		m.nodeTags[node] = append(m.nodeTags[node], name)
+	}
+	for _, v := range m.nodeTags {
+		sort.Strings(v)
+	}
+	return nil
+}
+
+// Tags returns tag names (including "tip") and the nodes they name.
+func (r *Repo) Tags() (map[string]revlog.Node, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	return m.tags, nil
+}
+
+// Bookmarks returns the bookmarks and their nodes.
+func (r *Repo) Bookmarks() (map[string]revlog.Node, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	return m.bookmarks, nil
+}
+
+// NodeTags returns the sorted tags naming node.
+func (r *Repo) NodeTags(node revlog.Node) []string {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil
+	}
+	return m.nodeTags[node]
+}
+
+// NodeBookmarks returns the sorted bookmarks on node.
+func (r *Repo) NodeBookmarks(node revlog.Node) []string {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil
+	}
+	return m.nodeBms[node]
+}
+
+// Phase returns the phase of rev (Public for the null revision).
+func (r *Repo) Phase(rev int) Phase {
+	m, err := r.getMeta()
+	if err != nil || rev < 0 || rev >= len(m.phases) {
+		return Public
+	}
+	return m.phases[rev]
+}
+
+// Hidden reports whether rev is hidden from hg's default (visible) view.
+func (r *Repo) Hidden(rev int) bool {
+	m, err := r.getMeta()
+	if err != nil || rev < 0 || rev >= len(m.hidden) {
+		return false
+	}
+	return m.hidden[rev]
+}
+
+// Tip returns the highest visible rev (NullRev for an empty repository).
+func (r *Repo) Tip() (int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return 0, err
+	}
+	return m.tip, nil
+}
+
+// WorkingParent returns the first working directory parent as a rev.
+func (r *Repo) WorkingParent() (int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return 0, err
+	}
+	if m.parents[0] == revlog.NullNode {
+		return revlog.NullRev, nil
+	}
+	rev, ok := r.rev(m.parents[0])
+	if !ok {
+		return 0, fmt.Errorf("working directory has unknown parent '%s'!", m.parents[0].Short())
+	}
+	return rev, nil
+}
+
+// Visible returns every visible rev in increasing order.
+func (r *Repo) Visible() ([]int, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	revs := make([]int, 0, len(m.hidden))
+	for rev, h := range m.hidden {
+		if !h {
+			revs = append(revs, rev)
+		}
+	}
+	return revs, nil
+}

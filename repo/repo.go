@@ -1,0 +1,190 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
+)
+
+// ErrNoFile means a path has no filelog in the store (hg: "no such file").
+var ErrNoFile = errors.New("no such file")
+
+// Repo is an open repository: its store and the revlogs every command
+// needs.
+type Repo struct {
+	Root  string
+	Store *store.Store
+
+	cl *revlog.Revlog
+	ml *revlog.Revlog
+
+	metaOnce sync.Once
+	meta     *meta
+	metaErr  error
+}
+
+// Open opens the repository whose root (the directory holding .hg) is root.
+func Open(root string) (*Repo, error) {
+	st, err := store.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{Root: root, Store: st}
+	if r.cl, err = openOrEmpty(st, "00changelog.i"); err != nil {
+		return nil, fmt.Errorf("changelog: %w", err)
+	}
+	if r.ml, err = openOrEmpty(st, "00manifest.i"); err != nil {
+		r.cl.Close()
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	return r, nil
+}
+
+// openOrEmpty opens a store revlog; a missing one is empty, as in a
+// repository with no commits yet.
+func openOrEmpty(st *store.Store, name string) (*revlog.Revlog, error) {
+	rl, err := revlog.Open(st.FS(), st.Encode(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return revlog.FromBytes(name, nil, nil)
+	}
+	return rl, err
+}
+
+// Close releases the changelog and manifest log.
+func (r *Repo) Close() error {
+	return errors.Join(r.cl.Close(), r.ml.Close())
+}
+
+// Changelog returns the changelog revlog.
+func (r *Repo) Changelog() *revlog.Revlog { return r.cl }
+
+// Manifestlog returns the (flat) manifest revlog.
+func (r *Repo) Manifestlog() *revlog.Revlog { return r.ml }
+
+// File opens the filelog of path (a repository-relative, slash-separated
+// path). A path with no filelog gives an error wrapping ErrNoFile. The
+// caller closes the result.
+func (r *Repo) File(path string) (*revlog.Revlog, error) {
+	name := r.Store.FilelogIndex(path)
+	rl, err := revlog.Open(r.Store.FS(), name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", path, ErrNoFile)
+		}
+		return nil, err
+	}
+	return rl, nil
+}
+
+// rev finds a changeset by node; the null node is not a changeset here.
+func (r *Repo) rev(node revlog.Node) (int, bool) {
+	rev, ok := r.cl.Rev(node)
+	if !ok || rev < 0 || rev >= r.cl.Len() {
+		return 0, false
+	}
+	return rev, true
+}
+
+// Node returns the node of changelog rev (NullNode for -1).
+func (r *Repo) Node(rev int) revlog.Node {
+	if rev < 0 || rev >= r.cl.Len() {
+		return revlog.NullNode
+	}
+	return r.cl.Entry(rev).Node
+}
+
+// Parents returns the changelog parents of rev (NullRev for none).
+func (r *Repo) Parents(rev int) (p1, p2 int) {
+	if rev < 0 || rev >= r.cl.Len() {
+		return revlog.NullRev, revlog.NullRev
+	}
+	e := r.cl.Entry(rev)
+	return e.P1, e.P2
+}
+
+// Changeset reads and parses changeset rev. The null revision is an empty
+// changeset, as hg presents it.
+func (r *Repo) Changeset(rev int) (*revlog.Changeset, error) {
+	if rev == revlog.NullRev {
+		return &revlog.Changeset{DateText: "0 0", Extra: map[string]string{}}, nil
+	}
+	if rev < 0 || rev >= r.cl.Len() {
+		return nil, fmt.Errorf("changelog: revision %d out of range", rev)
+	}
+	text, err := r.cl.Revision(rev)
+	if err != nil {
+		return nil, err
+	}
+	c, err := revlog.ParseChangeset(text)
+	if err != nil {
+		return nil, fmt.Errorf("changelog revision %d: %w", rev, err)
+	}
+	return c, nil
+}
+
+// ManifestRev returns the manifest log revision a changeset points at, or
+// NullRev for the null manifest.
+func (r *Repo) ManifestRev(c *revlog.Changeset) (int, error) {
+	if c.Manifest == revlog.NullNode {
+		return revlog.NullRev, nil
+	}
+	mrev, ok := r.ml.Rev(c.Manifest)
+	if !ok {
+		return 0, fmt.Errorf("manifest %s not found: %w", c.Manifest, revlog.ErrNotFound)
+	}
+	return mrev, nil
+}
+
+// Manifest returns the manifest of changeset rev, sorted by path.
+func (r *Repo) Manifest(rev int) ([]revlog.ManifestEntry, error) {
+	c, err := r.Changeset(rev)
+	if err != nil {
+		return nil, err
+	}
+	mrev, err := r.ManifestRev(c)
+	if err != nil || mrev == revlog.NullRev {
+		return nil, err
+	}
+	text, err := r.ml.Revision(mrev)
+	if err != nil {
+		return nil, err
+	}
+	return revlog.ParseManifest(text)
+}
+
+// FindEntry finds path in a manifest as returned by Manifest.
+func FindEntry(m []revlog.ManifestEntry, path string) (revlog.ManifestEntry, bool) {
+	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= path })
+	if i < len(m) && m[i].Path == path {
+		return m[i], true
+	}
+	return revlog.ManifestEntry{}, false
+}
+
+// FileData returns the contents of e as hg cat prints them: the filelog
+// revision with any copy metadata header removed.
+func (r *Repo) FileData(e revlog.ManifestEntry) ([]byte, error) {
+	fl, err := r.File(e.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	frev, ok := fl.Rev(e.Node)
+	if !ok {
+		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)
+	}
+	text, err := fl.Revision(frev)
+	if err != nil {
+		return nil, err
+	}
+	_, body, err := revlog.ParseFileMeta(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), err)
+	}
+	return body, nil
+}
