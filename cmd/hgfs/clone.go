@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
@@ -234,7 +235,11 @@ func (cl *cloner) checkDest() error {
 // transfer" and "transferred" lines, as hg does for network and bundle
 // clones but not for local copies).
 func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamclone.Sink, streamclone.Options) (*streamclone.Result, error)) (*streamclone.Result, error) {
-	inner, err := streamclone.NewDirSink(cl.destAbs, streamclone.DefaultDirOptions())
+	dopt, err := dirOptions(cl.c.ui.cfg)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := streamclone.NewDirSink(cl.destAbs, dopt)
 	if err != nil {
 		if errors.Is(err, streamclone.ErrDestNotEmpty) {
 			return nil, abortf("destination '%s' is not empty", cl.dest)
@@ -785,4 +790,31 @@ func processAlive(pid int) bool {
 	}
 	err = p.Signal(syscall.Signal(0))
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// dirOptions reads the directory sink's background closer settings from
+// [worker], as hg's backgroundfilecloser does; defaults are
+// streamclone.DefaultDirOptions (declared in config/items.go).
+func dirOptions(cfg *configSet) (streamclone.DirOptions, error) {
+	o := streamclone.DefaultDirOptions()
+	var err error
+	if o.BackgroundClose, err = cfg.GetBool(config.WorkerBackgroundClose); err != nil {
+		return o, abortf("%v", err)
+	}
+	for _, it := range []struct {
+		dst *int
+		key config.Known
+	}{
+		{&o.MinFileCount, config.WorkerBackgroundCloseMinFiles},
+		{&o.MaxQueue, config.WorkerBackgroundCloseMaxQueue},
+		{&o.ThreadCount, config.WorkerBackgroundCloseThreads},
+	} {
+		if *it.dst, err = cfg.GetInt(it.key); err != nil {
+			return o, abortf("%v", err)
+		}
+		if *it.dst < 1 && it.dst != &o.MinFileCount {
+			return o, abortf("%s must be at least 1", it.key.Key())
+		}
+	}
+	return o, nil
 }
