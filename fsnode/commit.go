@@ -1,0 +1,513 @@
+package fsnode
+
+// The background committer (group commit).
+//
+// Every change marks its inode dirty: the inode joins the dirty set (the
+// queue, bounded by Options.QueueCap). The committer waits CommitInterval
+// after the first change, or less when BatchItems inodes are waiting or
+// someone waits (Fsync, Sync, Close), then takes a snapshot of every
+// dirty inode at once under the tree lock, releases all locks and writes
+// the snapshot in one bbolt transaction. Snapshots are numbered; done is
+// the number of the last one committed.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+type committer struct {
+	f *FS
+
+	mu    sync.Mutex
+	space *sync.Cond // signalled when the dirty set shrinks
+	dirty map[*inode]struct{}
+	snaps uint64 // snapshots taken
+	done  uint64 // snapshots committed (or failed: see err)
+	want  uint64 // a waiter needs snapshot want
+	// doneCh is closed (and replaced) whenever done advances.
+	doneCh  chan struct{}
+	err     error // first failed commit: the cache is read-only from then on
+	closing bool
+
+	kick   chan struct{}
+	exited chan struct{}
+
+	evictAt   int // table size that triggers an eviction sweep
+	evictBase int // its minimum
+	// drop lists detached data files (Compact) whose datafiles records the
+	// next batch deletes; the files are removed once that batch commits.
+	drop []*dataFile
+	// unsynced: the last commit skipped its fsyncs (ingest mode).
+	unsynced bool
+
+	commits, batches, items, dataBytes, inlineBytes atomic.Uint64
+}
+
+func (c *committer) init(f *FS) {
+	c.f = f
+	c.space = sync.NewCond(&c.mu)
+	c.dirty = make(map[*inode]struct{})
+	c.doneCh = make(chan struct{})
+	c.kick = make(chan struct{}, 1)
+	c.exited = make(chan struct{})
+	c.evictBase = max(4*f.opt.QueueCap, 1<<16)
+	c.evictAt = c.evictBase
+}
+
+// bulkInterval is the group-commit window during an ingest.
+const bulkInterval = 100 * time.Millisecond
+
+func (c *committer) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// markDirtyLocked queues in for the next commit; in.mu is held.
+func (f *FS) markDirtyLocked(in *inode) {
+	if in.dirty {
+		return
+	}
+	in.dirty = true
+	c := &f.c
+	c.mu.Lock()
+	c.dirty[in] = struct{}{}
+	n := len(c.dirty)
+	c.mu.Unlock()
+	if n == 1 || n >= f.opt.BatchItems {
+		c.poke()
+	}
+}
+
+// admit blocks while the queue is full (back-pressure). Callers hold no
+// lock: the committer needs them to drain the queue.
+func (c *committer) admit(ctx context.Context) error {
+	if c.f.closed.Load() {
+		return errClosed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.dirty) >= c.f.opt.QueueCap && c.err == nil && !c.closing {
+		c.poke()
+		c.space.Wait()
+	}
+	if c.err != nil {
+		return fmt.Errorf("fsnode: an earlier commit failed: %w: %w", c.err, syscall.EIO)
+	}
+	return nil
+}
+
+func (c *committer) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return fmt.Errorf("fsnode: an earlier commit failed: %w: %w", c.err, syscall.EIO)
+	}
+	return nil
+}
+
+func (c *committer) addBytes(n uint64) { c.dataBytes.Add(n) }
+
+func (c *committer) stats() Stats {
+	c.mu.Lock()
+	depth := len(c.dirty)
+	c.mu.Unlock()
+	return Stats{
+		QueueDepth:  depth,
+		QueueCap:    c.f.opt.QueueCap,
+		Commits:     c.commits.Load(),
+		Batches:     c.batches.Load(),
+		Items:       c.items.Load(),
+		DataBytes:   c.dataBytes.Load(),
+		InlineBytes: c.inlineBytes.Load(),
+	}
+}
+
+// waitFor waits until snapshot target is committed.
+func (c *committer) waitFor(ctx context.Context, target uint64) error {
+	for {
+		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("fsnode: commit failed: %w: %w", c.err, syscall.EIO)
+		}
+		if c.done >= target {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.doneCh
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// request asks for a snapshot taken after now and returns its number.
+func (c *committer) request() uint64 {
+	c.mu.Lock()
+	t := c.snaps + 1
+	c.want = max(c.want, t)
+	c.mu.Unlock()
+	c.poke()
+	return t
+}
+
+// waitInode waits until in's changes so far are committed.
+func (c *committer) waitInode(ctx context.Context, in *inode) error {
+	in.mu.RLock()
+	dirty, last := in.dirty, in.lastSnap
+	in.mu.RUnlock()
+	c.mu.Lock()
+	unsynced := c.unsynced
+	c.mu.Unlock()
+	// During or after an ingest the last commit may not be durable: ask
+	// for one that is.
+	if dirty || unsynced || c.f.bulk.Load() > 0 {
+		last = c.request()
+	}
+	return c.waitFor(ctx, last)
+}
+
+// Sync commits everything changed so far and waits until it is durable
+// (committed, when Options.NoSync).
+func (f *FS) Sync(ctx context.Context) error {
+	if f.closed.Load() {
+		return errClosed
+	}
+	return f.c.waitFor(ctx, f.c.request())
+}
+
+// stop drains the queue and ends the committer.
+func (c *committer) stop() error {
+	c.mu.Lock()
+	c.closing = true
+	c.space.Broadcast()
+	c.mu.Unlock()
+	c.poke()
+	<-c.exited
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *committer) run() {
+	defer close(c.exited)
+	for {
+		<-c.kick
+		c.mu.Lock()
+		bulk := c.f.bulk.Load() > 0
+		threshold, window := c.f.opt.BatchItems, c.f.opt.CommitInterval
+		if bulk {
+			// An ingest: fewer, larger transactions.
+			threshold, window = max(c.f.opt.QueueCap/2, 1), bulkInterval
+		}
+		urgent := c.want > c.snaps || len(c.dirty) >= threshold || c.closing
+		// Closing after an unfinished ingest still owes one durable commit.
+		idle := len(c.dirty) == 0 && c.want <= c.snaps && !(c.closing && c.unsynced)
+		closing := c.closing
+		c.mu.Unlock()
+		if idle {
+			if closing {
+				return
+			}
+			continue
+		}
+		if !urgent {
+			// The group-commit window: let more changes join this batch.
+			t := time.NewTimer(window)
+			select {
+			case <-t.C:
+			case <-c.kick:
+			}
+			t.Stop()
+		}
+		c.commitOnce()
+		c.poke() // look again: more may have queued meanwhile
+	}
+}
+
+// inodeSnap is one inode's state as a batch commits it.
+type inodeSnap struct {
+	ino       Ino
+	d         diskInode
+	reclaimed bool
+	content   bool // write inline/extents
+	inline    []byte
+	exts      []extent
+	changes   map[string]*dirChange
+}
+
+func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
+	s := inodeSnap{ino: in.ino, d: in.d, reclaimed: in.reclaimed}
+	if in.contentDirty && !in.reclaimed {
+		s.content = true
+		if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
+			s.inline = slices.Clone(in.inline)
+			if s.inline == nil {
+				s.inline = []byte{}
+			}
+		} else if in.typ() == syscall.S_IFREG {
+			s.exts = slices.Clone(in.exts)
+		}
+	}
+	if in.dir != nil && len(in.dir.changes) > 0 {
+		s.changes = in.dir.changes
+		in.dir.changes = make(map[string]*dirChange)
+	}
+	in.dirty = false
+	in.contentDirty = false
+	in.lastSnap = snap
+	return s
+}
+
+func (c *committer) commitOnce() {
+	f := c.f
+	f.tree.Lock()
+	c.mu.Lock()
+	batch := c.dirty
+	c.dirty = make(map[*inode]struct{}, len(batch))
+	c.snaps++
+	snap := c.snaps
+	failed := c.err
+	// Durable unless asked otherwise, or during an ingest that nobody
+	// waits for (see Sink).
+	durable := !f.opt.NoSync && (f.bulk.Load() == 0 || c.want >= snap || c.closing)
+	drops := c.drop
+	c.drop = nil
+	c.space.Broadcast()
+	c.mu.Unlock()
+	recs := make([]inodeSnap, 0, len(batch))
+	for in := range batch {
+		in.mu.Lock()
+		recs = append(recs, f.snapshotLocked(in, snap))
+		in.mu.Unlock()
+	}
+	lengths := f.data.lengths()
+	nextIno, nextSeq := f.nextIno.Load(), f.nextSeq.Load()
+	f.tree.Unlock()
+
+	err := failed
+	// A durable batch must also make earlier non-durable ones durable,
+	// even when it has nothing of its own.
+	c.mu.Lock()
+	unsynced := c.unsynced
+	c.mu.Unlock()
+	if err == nil && (len(recs) > 0 || len(drops) > 0 || (durable && unsynced)) {
+		slices.SortFunc(recs, func(a, b inodeSnap) int {
+			switch {
+			case a.ino < b.ino:
+				return -1
+			case a.ino > b.ino:
+				return 1
+			}
+			return 0
+		})
+		err = f.writeBatch(recs, drops, lengths, nextIno, nextSeq, durable)
+		if err == nil {
+			c.mu.Lock()
+			c.unsynced = !durable && !f.opt.NoSync
+			c.mu.Unlock()
+		}
+		if err == nil && len(recs) > 0 {
+			c.batches.Add(1)
+			c.items.Add(uint64(len(recs)))
+		}
+	}
+	c.mu.Lock()
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.done = snap
+	close(c.doneCh)
+	c.doneCh = make(chan struct{})
+	c.mu.Unlock()
+	if err == nil {
+		for _, df := range drops {
+			df.f.Close()
+			// A failure here is harmless and needs no report: the file is
+			// unlisted now, and Open deletes unlisted data files.
+			_ = os.Remove(filepath.Join(f.dir, dataFileName(df.id)))
+		}
+		f.afterCommit(recs)
+	}
+}
+
+// writeBatch makes a snapshot durable.
+//
+// Durability order (the cache's commit protocol; see doc.go):
+//  1. The data bytes the records reference are already in the data
+//     files: Write pwrites them before they enter the in-memory extents
+//     that the snapshot copied.
+//  2. Unless NoSync, fsync every data file written since its last sync,
+//     and the cache directory if a data file was created.
+//  3. One bbolt transaction writes the records, the data files' lengths
+//     and the counters. Its Commit (pages, fdatasync, meta page,
+//     fdatasync) is the commit point.
+//
+// A crash before 3 completes leaves the previous commit in force; data
+// file bytes past the recorded lengths are garbage that Open cuts off.
+//
+// A batch that is not durable (NoSync, or an ingest in progress) skips
+// both fsyncs; the next durable batch syncs everything written before it.
+func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]int64, nextIno, nextSeq uint64, durable bool) error {
+	if durable {
+		if err := f.data.sync(); err != nil {
+			return err
+		}
+	}
+	// Only this goroutine (the committer) runs write transactions, so
+	// setting db.NoSync per transaction is race-free.
+	f.db.NoSync = !durable
+	defer func() { f.db.NoSync = f.opt.NoSync }()
+	var inlineBytes uint64
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		inodes := tx.Bucket(bucketInodes)
+		inodes.FillPercent = 0.9 // inode numbers mostly ascend
+		exts := tx.Bucket(bucketExtents)
+		inl := tx.Bucket(bucketInline)
+		inl.FillPercent = 0.9
+		dirents := tx.Bucket(bucketDirents)
+		dirseq := tx.Bucket(bucketDirseq)
+		dirseq.FillPercent = 0.9 // cookies ascend
+		orphans := tx.Bucket(bucketOrphans)
+		for i := range recs {
+			r := &recs[i]
+			k := inoKey(r.ino)
+			// Entry changes first: a removed directory's last entries
+			// must go even though the directory goes too.
+			for name, ch := range r.changes {
+				if ch.prevSeq != 0 && (ch.ent == nil || ch.ent.seq != ch.prevSeq) {
+					if err := dirseq.Delete(dirseqKey(r.ino, ch.prevSeq)); err != nil {
+						return err
+					}
+				}
+				dk := direntKey(r.ino, name)
+				if ch.ent == nil {
+					if err := dirents.Delete(dk); err != nil {
+						return err
+					}
+					continue
+				}
+				v := encodeDirent(diskDirent{Child: ch.ent.ino, Seq: ch.ent.seq, Type: ch.ent.typ})
+				if err := dirents.Put(dk, v); err != nil {
+					return err
+				}
+				if err := dirseq.Put(dirseqKey(r.ino, ch.ent.seq), []byte(name)); err != nil {
+					return err
+				}
+			}
+			if r.reclaimed {
+				if err := deleteInodeRecords(tx, r.ino, false); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := inodes.Put(k, encodeInode(&r.d)); err != nil {
+				return err
+			}
+			if r.d.Nlink == 0 {
+				if err := orphans.Put(k, []byte{}); err != nil {
+					return err
+				}
+			}
+			if r.content {
+				if r.inline != nil {
+					if err := inl.Put(k, r.inline); err != nil {
+						return err
+					}
+					inlineBytes += uint64(len(r.inline))
+					if err := exts.Delete(k); err != nil {
+						return err
+					}
+				} else if r.d.Mode&syscall.S_IFMT == syscall.S_IFREG {
+					if err := exts.Put(k, encodeExtents(r.exts)); err != nil {
+						return err
+					}
+					if err := inl.Delete(k); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, df := range drops {
+			if err := tx.Bucket(bucketDatafiles).Delete(fileKey(df.id)); err != nil {
+				return err
+			}
+		}
+		return putCounters(tx, lengths, nextIno, nextSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("fsnode: commit: %w", err)
+	}
+	if !durable && !f.opt.NoSync {
+		// An ingest: overlap the writeback with the rest of it.
+		f.data.startWriteback(f.indexFile)
+	}
+	f.c.commits.Add(1)
+	f.c.inlineBytes.Add(inlineBytes)
+	return nil
+}
+
+func putCounters(tx *bolt.Tx, lengths map[uint32]int64, nextIno, nextSeq uint64) error {
+	dfs := tx.Bucket(bucketDatafiles)
+	for id, n := range lengths {
+		if err := dfs.Put(fileKey(id), u64(uint64(n))); err != nil {
+			return err
+		}
+	}
+	m := tx.Bucket(bucketMeta)
+	if err := m.Put(metaNextIno, u64(nextIno)); err != nil {
+		return err
+	}
+	return m.Put(metaNextSeq, u64(nextSeq))
+}
+
+// afterCommit drops reclaimed inodes from the table and, when the table
+// has grown large, evicts clean inodes nobody references: their state is
+// now the index's.
+func (f *FS) afterCommit(recs []inodeSnap) {
+	f.tree.Lock()
+	defer f.tree.Unlock()
+	f.imu.Lock()
+	for i := range recs {
+		if recs[i].reclaimed {
+			delete(f.inodes, recs[i].ino)
+		}
+	}
+	if len(f.inodes) <= f.c.evictAt {
+		f.imu.Unlock()
+		return
+	}
+	all := make([]*inode, 0, len(f.inodes))
+	for _, in := range f.inodes {
+		all = append(all, in)
+	}
+	f.imu.Unlock()
+	var evict []Ino
+	for _, in := range all {
+		in.mu.Lock()
+		if !in.dirty && !in.reclaimed && in.handles == 0 && in.lookups == 0 && !in.isDir() && in.d.Nlink > 0 {
+			evict = append(evict, in.ino)
+		}
+		in.mu.Unlock()
+	}
+	f.imu.Lock()
+	for _, ino := range evict {
+		delete(f.inodes, ino)
+	}
+	f.c.evictAt = max(f.c.evictBase, 2*len(f.inodes))
+	f.imu.Unlock()
+}

@@ -1,0 +1,514 @@
+package fsnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Ino is an inode number. RootIno is the root directory; 0 is never used.
+type Ino uint64
+
+// RootIno is the inode number of the root directory.
+const RootIno Ino = 1
+
+// Attr is what stat reports about an inode.
+type Attr struct {
+	Ino                 Ino
+	Mode                uint32 // type bits (syscall.S_IFREG, S_IFDIR, S_IFLNK) | permissions
+	Nlink               uint32
+	Size                uint64
+	Blocks              uint64 // 512-byte units
+	Uid, Gid            uint32
+	Atime, Mtime, Ctime time.Time
+}
+
+// IsDir reports whether the attributes are a directory's.
+func (a Attr) IsDir() bool { return a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+
+// DirEntry is one entry returned by ReadDir. Off is the cookie to pass to
+// ReadDir to resume after this entry; cookies are always > 2, so an
+// adapter that synthesises "." and ".." can give them offsets 1 and 2.
+type DirEntry struct {
+	Name string
+	Ino  Ino
+	Mode uint32 // type bits only
+	Off  uint64
+}
+
+// SetAttr lists the attributes to change; nil fields are left alone.
+type SetAttr struct {
+	Mode         *uint32 // permission bits; the type bits are ignored
+	Uid, Gid     *uint32
+	Size         *uint64
+	Atime, Mtime *time.Time
+}
+
+// Statfs is what statfs reports: block figures are the underlying disk's.
+type Statfs struct {
+	Blocks, Bfree, Bavail uint64 // in Bsize units
+	Files, Ffree          uint64
+	Bsize, Frsize         uint32
+	NameLen               uint32
+}
+
+// Options configure an FS. The zero value gives durable, group-committed
+// defaults.
+type Options struct {
+	// CommitInterval is the group-commit window: how long the committer
+	// lets changes gather after the first one before it commits them.
+	// Default 5ms.
+	CommitInterval time.Duration
+	// BatchItems makes the committer start a batch at once when this many
+	// inodes are pending. Default 4096.
+	BatchItems int
+	// QueueCap bounds the number of inodes with uncommitted changes;
+	// mutating calls block (back-pressure) while it is reached. Default
+	// 16384.
+	QueueCap int
+	// InlineMax is the largest regular file kept inside the index instead
+	// of a data file. Default 4096.
+	InlineMax int
+	// DataFileMax is the size at which a new data file is started.
+	// Default 1 GiB.
+	DataFileMax int64
+	// NoSync skips every fsync (data files and bbolt's). UNSAFE: a power
+	// failure or OS crash can lose committed data or corrupt the index
+	// beyond repair. A process crash (kill -9) stays safe, because the
+	// kernel still writes back what was written. For benchmarks and
+	// throwaway caches only.
+	NoSync bool
+	// LockTimeout is how long Open waits for another process's lock on the
+	// cache. Default 1s.
+	LockTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.CommitInterval <= 0 {
+		o.CommitInterval = 5 * time.Millisecond
+	}
+	if o.BatchItems <= 0 {
+		o.BatchItems = 4096
+	}
+	if o.QueueCap <= 0 {
+		o.QueueCap = 16384
+	}
+	if o.QueueCap < o.BatchItems {
+		o.BatchItems = o.QueueCap
+	}
+	if o.InlineMax <= 0 {
+		o.InlineMax = 4096
+	}
+	if o.DataFileMax <= 0 {
+		o.DataFileMax = 1 << 30
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = time.Second
+	}
+	return o
+}
+
+// Stats are counters of the committer and the cache.
+type Stats struct {
+	QueueDepth, QueueCap int    // inodes with uncommitted changes; the bound
+	Commits              uint64 // bbolt write transactions committed
+	Batches              uint64 // group commits of the background committer
+	Items                uint64 // inode records written by group commits
+	DataBytes            uint64 // bytes appended to data files
+	InlineBytes          uint64 // inline bytes written to the index
+	DataFiles            int
+	LoadedInodes         int // inodes held in memory
+}
+
+const (
+	indexName = "index.db"
+	// firstSeq is the first directory-entry cookie; 1 and 2 are left to
+	// "." and "..".
+	firstSeq = 3
+)
+
+// FS is an open cache. All methods are safe for concurrent use.
+type FS struct {
+	dir     string
+	opt     Options
+	db      *bolt.DB
+	created time.Time
+	data    *dataFiles
+
+	// tree guards the namespace: every directory's entries, nlink and
+	// parent changes, and the inode table's membership (eviction). Lock
+	// order: tree, then inode.mu, then cmu / hmu / imu / data.mu.
+	tree sync.RWMutex
+
+	imu    sync.Mutex
+	inodes map[Ino]*inode
+
+	nextIno atomic.Uint64 // allocated under tree
+	nextSeq atomic.Uint64 // allocated under tree
+
+	hmu        sync.Mutex
+	handles    map[Handle]*handle
+	nextHandle Handle
+
+	c committer
+
+	closed atomic.Bool
+	// bulk counts active sinks: group commits are then larger and, until
+	// someone waits, not fsynced (see Sink).
+	bulk atomic.Int32
+	// indexFile is index.db opened read-only, for writeback hints only.
+	indexFile *os.File
+	// uid and gid own new inodes unless the context says (WithCaller).
+	uid, gid uint32
+	// compactMu serialises Compact runs.
+	compactMu sync.Mutex
+}
+
+// Create makes a new, empty cache in dir (created if missing). It fails
+// with ErrExist if dir already holds one.
+func Create(dir string, opt Options) (*FS, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, indexName)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExist, dir)
+	}
+	opt = opt.withDefaults()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync,
+		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: create %s: %w", path, err)
+	}
+	now := time.Now().UnixNano()
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		m := tx.Bucket(bucketMeta)
+		v := make([]byte, 4)
+		v[3] = formatVersion
+		if err := m.Put(metaVersion, v); err != nil {
+			return err
+		}
+		if err := m.Put(metaCreated, u64(uint64(now))); err != nil {
+			return err
+		}
+		if err := m.Put(metaNextIno, u64(uint64(RootIno)+1)); err != nil {
+			return err
+		}
+		if err := m.Put(metaNextSeq, u64(firstSeq)); err != nil {
+			return err
+		}
+		uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+		root := diskInode{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Uid: uid, Gid: gid,
+			Atime: now, Mtime: now, Ctime: now, Parent: RootIno}
+		return tx.Bucket(bucketInodes).Put(inoKey(RootIno), encodeInode(&root))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("fsnode: create %s: %w", path, err)
+	}
+	if !opt.NoSync {
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	return Open(dir, opt)
+}
+
+// Open opens an existing cache. Orphan inodes left by a crash (unlinked
+// while open) are reclaimed, and data file bytes past the last commit are
+// cut off. A cache with a newer format version is refused with
+// ErrNewerFormat and left untouched.
+func Open(dir string, opt Options) (*FS, error) {
+	opt = opt.withDefaults()
+	path := filepath.Join(dir, indexName)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s has no %s", ErrNotCache, dir, indexName)
+		}
+		return nil, err
+	}
+	if err := checkVersion(path, opt.LockTimeout); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("fsnode: cache %s is in use by another process", dir)
+		}
+		return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
+	f := &FS{
+		dir:     dir,
+		opt:     opt,
+		db:      db,
+		inodes:  make(map[Ino]*inode),
+		handles: make(map[Handle]*handle),
+		uid:     uint32(os.Getuid()),
+		gid:     uint32(os.Getgid()),
+	}
+	if err := f.load(); err != nil {
+		db.Close()
+		if f.data != nil {
+			f.data.close()
+		}
+		return nil, err
+	}
+	// A failure only costs the writeback hint (see startWriteback).
+	f.indexFile, _ = os.Open(path)
+	f.c.init(f)
+	go f.c.run()
+	return f, nil
+}
+
+// checkVersion reads the format version read-only, so that a cache from a
+// newer hgfs is refused before anything (even bbolt's freelist) is written.
+func checkVersion(path string, timeout time.Duration) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
+		}
+		return fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil {
+			return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
+		}
+		v := m.Get(metaVersion)
+		if len(v) != 4 {
+			return fmt.Errorf("%w: %s: format version record is %d bytes", ErrCorrupt, path, len(v))
+		}
+		ver := uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
+		if ver > formatVersion {
+			return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
+				ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
+		}
+		return nil
+	})
+}
+
+// load reads the counters and data file table, opens the data files
+// (cutting uncommitted tails) and reclaims orphans.
+func (f *FS) load() error {
+	var files map[uint32]int64
+	var orphans []Ino
+	err := f.db.View(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("%w: %s: bucket %q missing", ErrCorrupt, f.dir, b)
+			}
+		}
+		m := tx.Bucket(bucketMeta)
+		if c := m.Get(metaCreated); len(c) == 8 {
+			n, _ := decodeU64(c, "creation time")
+			f.created = time.Unix(0, int64(n))
+		}
+		ni, err := decodeU64(m.Get(metaNextIno), "next inode")
+		if err != nil {
+			return err
+		}
+		ns, err := decodeU64(m.Get(metaNextSeq), "next cookie")
+		if err != nil {
+			return err
+		}
+		f.nextIno.Store(ni)
+		f.nextSeq.Store(ns)
+		files = make(map[uint32]int64)
+		err = tx.Bucket(bucketDatafiles).ForEach(func(k, v []byte) error {
+			if len(k) != 4 {
+				return fmt.Errorf("%w: data file key %x", ErrCorrupt, k)
+			}
+			n, err := decodeU64(v, "data file length")
+			if err != nil {
+				return err
+			}
+			files[uint32(k[0])<<24|uint32(k[1])<<16|uint32(k[2])<<8|uint32(k[3])] = int64(n)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if tx.Bucket(bucketInodes).Get(inoKey(RootIno)) == nil {
+			return fmt.Errorf("%w: %s: root inode missing", ErrCorrupt, f.dir)
+		}
+		return tx.Bucket(bucketOrphans).ForEach(func(k, _ []byte) error {
+			ino, err := decodeInoKey(k)
+			if err != nil {
+				return err
+			}
+			orphans = append(orphans, ino)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("fsnode: open %s: %w", f.dir, err)
+	}
+	f.data, err = openDataFiles(f.dir, files, f.opt)
+	if err != nil {
+		return err
+	}
+	if len(orphans) > 0 {
+		err := f.db.Update(func(tx *bolt.Tx) error {
+			for _, ino := range orphans {
+				if err := deleteInodeRecords(tx, ino, true); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("fsnode: open %s: reclaiming orphans: %w", f.dir, err)
+		}
+		f.c.commits.Add(1)
+	}
+	return nil
+}
+
+// deleteInodeRecords removes an inode and its contents from the index.
+// With onlyUnlinked, an inode that still has links keeps its record (an
+// orphan entry that lost the race with a Link cannot happen, but a damaged
+// index must not lose a reachable file).
+func deleteInodeRecords(tx *bolt.Tx, ino Ino, onlyUnlinked bool) error {
+	k := inoKey(ino)
+	if onlyUnlinked {
+		if v := tx.Bucket(bucketInodes).Get(k); v != nil {
+			if d, err := decodeInode(v); err == nil && d.Nlink > 0 {
+				return tx.Bucket(bucketOrphans).Delete(k)
+			}
+		}
+	}
+	for _, b := range [][]byte{bucketInodes, bucketExtents, bucketInline, bucketOrphans} {
+		if err := tx.Bucket(b).Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close commits everything pending, reclaims unlinked inodes (no handle or
+// kernel reference survives Close) and closes the cache.
+func (f *FS) Close() error {
+	if f.closed.Swap(true) {
+		return nil
+	}
+	// Late handles and kernel references die with the FS: reclaim orphans.
+	f.tree.Lock()
+	f.imu.Lock()
+	var orphans []*inode
+	for _, in := range f.inodes {
+		orphans = append(orphans, in)
+	}
+	f.imu.Unlock()
+	for _, in := range orphans {
+		in.mu.Lock()
+		in.handles = 0
+		in.lookups = 0
+		if in.d.Nlink == 0 && !in.reclaimed {
+			f.reclaimLocked(in)
+		}
+		in.mu.Unlock()
+	}
+	f.tree.Unlock()
+	err := f.c.stop()
+	if derr := f.data.close(); err == nil {
+		err = derr
+	}
+	if derr := f.db.Close(); err == nil {
+		err = derr
+	}
+	if f.indexFile != nil {
+		f.indexFile.Close()
+	}
+	return err
+}
+
+// errClosed is what operations on a closed FS return.
+var errClosed = fmt.Errorf("%w: %w", ErrClosed, syscall.EIO)
+
+// Dir returns the cache directory.
+func (f *FS) Dir() string { return f.dir }
+
+// Root returns the root directory's inode number.
+func (f *FS) Root() Ino { return RootIno }
+
+// Created returns when the cache was created.
+func (f *FS) Created() time.Time { return f.created }
+
+// Stats returns the committer's counters.
+func (f *FS) Stats() Stats {
+	s := f.c.stats()
+	s.DataFiles = f.data.count()
+	f.imu.Lock()
+	s.LoadedInodes = len(f.inodes)
+	f.imu.Unlock()
+	return s
+}
+
+// Statfs reports the underlying disk's space and the cache's inode count.
+func (f *FS) Statfs(ctx context.Context) (Statfs, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(f.dir, &st); err != nil {
+		return Statfs{}, err
+	}
+	used := f.nextIno.Load()
+	return Statfs{
+		Blocks: st.Blocks, Bfree: st.Bfree, Bavail: st.Bavail,
+		Files: used + st.Ffree, Ffree: st.Ffree,
+		Bsize: uint32(st.Bsize), Frsize: uint32(st.Frsize), NameLen: maxNameLen,
+	}, nil
+}
+
+type callerKey struct{}
+
+type caller struct{ uid, gid uint32 }
+
+// WithCaller returns a context saying which user creates inodes: new
+// inodes get uid and gid. Without it they get the process's.
+func WithCaller(ctx context.Context, uid, gid uint32) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller{uid, gid})
+}
+
+func (f *FS) owner(ctx context.Context) (uint32, uint32) {
+	if ctx != nil {
+		if c, ok := ctx.Value(callerKey{}).(caller); ok {
+			return c.uid, c.gid
+		}
+	}
+	return f.uid, f.gid
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// initialMmap is bbolt's initial mapping size: address space only, but
+// large enough that a big ingest does not remap (and re-dereference) the
+// database again and again as it grows.
+const initialMmap = 1 << 30

@@ -1,0 +1,644 @@
+package fsnode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func TestCreateOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotCache) {
+		t.Fatalf("Open empty dir = %v, want ErrNotCache", err)
+	}
+	f, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(dir, Options{}); !errors.Is(err, ErrExist) {
+		t.Errorf("Create over a cache = %v, want ErrExist", err)
+	}
+	if _, err := Open(dir, Options{LockTimeout: 50 * time.Millisecond}); err == nil {
+		t.Errorf("second Open of an open cache succeeded")
+	}
+	if f.Created().IsZero() {
+		t.Error("no creation time")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := f.Mkdir(bg, RootIno, "x", 0o755); !errors.Is(err, ErrClosed) {
+		t.Errorf("Mkdir after Close = %v", err)
+	}
+}
+
+func TestNewerFormatRefused(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err := bolt.Open(filepath.Join(dir, indexName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		v := make([]byte, 4)
+		binary.BigEndian.PutUint32(v, formatVersion+1)
+		return tx.Bucket(bucketMeta).Put(metaVersion, v)
+	})
+	db.Close()
+	before, _ := os.ReadFile(filepath.Join(dir, indexName))
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrNewerFormat) {
+		t.Fatalf("Open = %v, want ErrNewerFormat", err)
+	}
+	if want := "format version 2, this hgfs reads up to 1"; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("message %q lacks %q", err, want)
+	}
+	if _, err := Fsck(dir, true); !errors.Is(err, ErrNewerFormat) {
+		t.Errorf("Fsck = %v, want ErrNewerFormat", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, indexName))
+	if !bytes.Equal(before, after) {
+		t.Error("refusing the cache modified it")
+	}
+}
+
+func TestNameChecks(t *testing.T) {
+	f := newTestFS(t, Options{})
+	long := string(bytes.Repeat([]byte{'x'}, 256))
+	for _, c := range []struct {
+		name string
+		want syscall.Errno
+	}{{"", syscall.ENOENT}, {".", syscall.EEXIST}, {"..", syscall.EEXIST}, {"a/b", syscall.EINVAL},
+		{"a\x00", syscall.EINVAL}, {long, syscall.ENAMETOOLONG}} {
+		_, err := f.Mkdir(bg, RootIno, c.name, 0o755)
+		wantErrno(t, err, c.want)
+		_, err = f.Symlink(bg, RootIno, c.name, "t")
+		wantErrno(t, err, c.want)
+	}
+	_, _, err := f.Create(bg, RootIno, ".", 0o644, syscall.O_CREAT)
+	wantErrno(t, err, syscall.EISDIR)
+	wantErrno(t, f.Unlink(bg, RootIno, ".."), syscall.EISDIR)
+	wantErrno(t, f.Rmdir(bg, RootIno, "."), syscall.EINVAL)
+	wantErrno(t, f.Rmdir(bg, RootIno, ".."), syscall.ENOTEMPTY)
+	wantErrno(t, f.Rename(bg, RootIno, ".", RootIno, "x", 0), syscall.EINVAL)
+	wantErrno(t, f.Rename(bg, RootIno, "x", RootIno, "y", 4), syscall.EINVAL)
+	wantErrno(t, f.Rename(bg, RootIno, "x", RootIno, "y", RenameExchange|RenameNoReplace), syscall.EINVAL)
+	_, err = f.Symlink(bg, RootIno, "s", "")
+	wantErrno(t, err, syscall.ENOENT)
+	_, err = f.Symlink(bg, RootIno, "s", string(bytes.Repeat([]byte{'t'}, 4096)))
+	wantErrno(t, err, syscall.ENAMETOOLONG)
+	// Lookup of . and .. works.
+	d := must[Attr](t)(f.Mkdir(bg, RootIno, "d", 0o755))
+	if a := must[Attr](t)(f.Lookup(bg, d.Ino, "..")); a.Ino != RootIno {
+		t.Errorf(".. of d is %d", a.Ino)
+	}
+	if a := must[Attr](t)(f.Lookup(bg, d.Ino, ".")); a.Ino != d.Ino {
+		t.Errorf(". of d is %d", a.Ino)
+	}
+}
+
+func TestHandles(t *testing.T) {
+	f := newTestFS(t, Options{})
+	a := createFile(t, f, RootIno, "f", []byte("data"))
+	h := must[Handle](t)(f.Open(bg, a.Ino, syscall.O_RDONLY))
+	_, err := f.Write(bg, h, 0, []byte("x"))
+	wantErrno(t, err, syscall.EBADF)
+	f.Release(h)
+	_, err = f.Read(bg, h, 0, make([]byte, 4))
+	wantErrno(t, err, syscall.EBADF)
+	wantErrno(t, f.Fsync(bg, h, false), syscall.EBADF)
+	wantErrno(t, f.Flush(bg, h), syscall.EBADF)
+	f.Release(h) // twice: harmless
+	w := must[Handle](t)(f.Open(bg, a.Ino, syscall.O_WRONLY))
+	_, err = f.Read(bg, w, 0, make([]byte, 4))
+	wantErrno(t, err, syscall.EBADF)
+	f.Release(w)
+	_, err = f.Open(bg, 12345, syscall.O_RDONLY)
+	wantErrno(t, err, syscall.ENOENT)
+	_, err = f.GetAttr(bg, 0)
+	wantErrno(t, err, syscall.ENOENT)
+}
+
+// TestOrphanLifecycle: an unlinked open file lives until its handle and
+// kernel reference are gone; one left open at a crash is reclaimed by
+// Open.
+func TestOrphanLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{InlineMax: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, h, err := f.Create(bg, RootIno, "o", 0o644, syscall.O_RDWR|syscall.O_CREAT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(bg, h, 0, []byte("orphan data, long enough for a data file"))
+	wantErrno(t, f.Unlink(bg, RootIno, "o"), 0)
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	// Committed as an orphan: nlink 0, listed.
+	st := must[Attr](t)(f.GetAttr(bg, a.Ino))
+	if st.Nlink != 0 {
+		t.Fatalf("nlink %d", st.Nlink)
+	}
+	_, err = f.Link(bg, a.Ino, RootIno, "again")
+	wantErrno(t, err, syscall.ENOENT)
+	f.Release(h)
+	if _, err := f.GetAttr(bg, a.Ino); err != nil {
+		t.Fatalf("reclaimed while the kernel still references it: %v", err)
+	}
+	f.Forget(a.Ino, 1)
+	_, err = f.GetAttr(bg, a.Ino)
+	wantErrno(t, err, syscall.ENOENT)
+
+	// Now one that stays open across a "crash": copy the cache while open.
+	b, h2, err := f.Create(bg, RootIno, "p", 0o644, syscall.O_RDWR|syscall.O_CREAT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(bg, h2, 0, []byte("another orphan"))
+	f.Unlink(bg, RootIno, "p")
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	copyDir(t, dir, crashed)
+	f.Release(h2)
+	f.Forget(b.Ino, 1)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+	r, err := Fsck(crashed, false)
+	if err != nil || !r.OK() || r.Orphans != 1 {
+		t.Fatalf("fsck of the crashed copy: %v %v", r, err)
+	}
+	g, err := Open(crashed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.GetAttr(bg, b.Ino); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("orphan survived Open: %v", err)
+	}
+	g.Close()
+	r, err = Fsck(crashed, false)
+	if err != nil || !r.OK() || r.Orphans != 0 {
+		t.Fatalf("fsck after reclaiming: %v %v", r, err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadDirCookiesPersist: cookies survive a reopen, and a listing
+// resumed with an old cookie continues where it left off.
+func TestReadDirCookiesPersist(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		createFile(t, f, RootIno, fmt.Sprintf("f%d", i), nil)
+	}
+	first := must[[]DirEntry](t)(f.ReadDir(bg, RootIno, 0))
+	f.Close()
+	f, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { f.Close(); checkFsck(t, dir) }()
+	again := must[[]DirEntry](t)(f.ReadDir(bg, RootIno, 0))
+	if fmt.Sprint(first) != fmt.Sprint(again) {
+		t.Fatalf("cookies changed across reopen:\n%v\n%v", first, again)
+	}
+	if first[0].Off < 3 {
+		t.Errorf("cookie %d collides with . or ..", first[0].Off)
+	}
+	f.Unlink(bg, RootIno, "f3")
+	rest := must[[]DirEntry](t)(f.ReadDir(bg, RootIno, first[2].Off))
+	if len(rest) != 6 || rest[0].Name != "f4" {
+		t.Fatalf("resume after f2: %v", rest)
+	}
+	_, err = f.ReadDir(bg, first[0].Ino, 0)
+	wantErrno(t, err, syscall.ENOTDIR)
+	// Paging with a limit visits each live entry once.
+	var paged []string
+	for off := uint64(0); ; {
+		page := must[[]DirEntry](t)(f.ReadDirLimit(bg, RootIno, off, 3))
+		if len(page) == 0 {
+			break
+		}
+		if len(page) > 3 {
+			t.Fatalf("page of %d", len(page))
+		}
+		for _, e := range page {
+			paged = append(paged, e.Name)
+			off = e.Off
+		}
+	}
+	if len(paged) != 9 {
+		t.Fatalf("paged listing %v", paged)
+	}
+}
+
+func TestStatfsAndStats(t *testing.T) {
+	f := newTestFS(t, Options{QueueCap: 4, BatchItems: 2, CommitInterval: time.Hour})
+	st, err := f.Statfs(bg)
+	if err != nil || st.Blocks == 0 || st.Bsize == 0 || st.NameLen != 255 {
+		t.Fatalf("statfs %+v %v", st, err)
+	}
+	// QueueCap 4 with an hour-long window: only the bound (back-pressure
+	// and BatchItems) can make progress here.
+	for i := range 50 {
+		createFile(t, f, RootIno, fmt.Sprintf("f%d", i), []byte("x"))
+		if s := f.Stats(); s.QueueDepth > s.QueueCap+2 {
+			t.Fatalf("queue depth %d over its bound %d", s.QueueDepth, s.QueueCap)
+		}
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	s := f.Stats()
+	if s.Batches < 10 || s.QueueDepth != 0 || s.Items < 50 || s.Commits < s.Batches {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestConcurrent runs writers, readers, renamers, listers, syncs and a
+// compaction at once (run it with -race), then checks contents.
+func TestConcurrent(t *testing.T) {
+	f := newTestFS(t, Options{InlineMax: 512, DataFileMax: 64 << 10, QueueCap: 64, BatchItems: 16})
+	shared := must[Attr](t)(f.Mkdir(bg, RootIno, "shared", 0o755))
+	const writers = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := f.Mkdir(bg, RootIno, fmt.Sprintf("w%d", w), 0o755)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range 40 {
+				name := fmt.Sprintf("f%d", i%8)
+				a, h, err := f.Create(bg, d.Ino, name, 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC)
+				if err != nil {
+					errs <- err
+					return
+				}
+				data := bytes.Repeat([]byte{byte('a' + i%26)}, 100+i*50)
+				for off := 0; off < len(data); off += 300 {
+					if _, err := f.Write(bg, h, int64(off), data[off:min(off+300, len(data))]); err != nil {
+						errs <- err
+					}
+				}
+				if i%10 == 0 {
+					if err := f.Fsync(bg, h, false); err != nil {
+						errs <- err
+					}
+				}
+				f.Release(h)
+				f.Forget(a.Ino, 1)
+				// Publish into the shared directory by rename.
+				tmp := fmt.Sprintf("tmp%d", w)
+				if _, err := f.Link(bg, a.Ino, shared.Ino, tmp); err == nil {
+					f.Forget(a.Ino, 1)
+					if err := f.Rename(bg, shared.Ino, tmp, shared.Ino, fmt.Sprintf("pub%d", i%5), 0); err != nil {
+						errs <- err
+					}
+				} else {
+					errs <- err
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			buf := make([]byte, 4096)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ents, err := f.ReadDir(bg, shared.Ino, 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, e := range ents {
+					h, err := f.Open(bg, e.Ino, syscall.O_RDONLY)
+					if err != nil {
+						continue // replaced meanwhile
+					}
+					n, err := f.Read(bg, h, 0, buf)
+					f.Release(h)
+					if err != nil {
+						errs <- err
+						continue
+					}
+					// Every byte of a published file is its one letter.
+					for _, c := range buf[:n] {
+						if c != buf[0] {
+							errs <- fmt.Errorf("%s: mixed contents %q", e.Name, buf[:min(n, 40)])
+							break
+						}
+					}
+				}
+				f.Sync(bg)
+			}
+		}()
+	}
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := f.Compact(bg); err != nil {
+				errs <- err
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range writers {
+		for i := 32; i < 40; i++ {
+			want := bytes.Repeat([]byte{byte('a' + i%26)}, 100+i*50)
+			got, err := f.ReadFile(bg, fmt.Sprintf("w%d/f%d", w, i%8))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("w%d/f%d: %d bytes, %v", w, i%8, len(got), err)
+			}
+		}
+	}
+}
+
+func TestCompact(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{InlineMax: 16, DataFileMax: 32 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[string][]byte{}
+	for i := range 40 {
+		data := bytes.Repeat([]byte{byte('A' + i%26)}, 3000+i)
+		name := fmt.Sprintf("f%d", i)
+		createFile(t, f, RootIno, name, data)
+		if i%4 == 0 {
+			keep[name] = data
+		}
+	}
+	for i := range 40 {
+		if i%4 != 0 {
+			f.Unlink(bg, RootIno, fmt.Sprintf("f%d", i))
+		}
+	}
+	before := f.Stats().DataFiles
+	st, err := f.Compact(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := f.Stats().DataFiles
+	if st.FilesRemoved == 0 || after >= before || st.BytesCopied == 0 {
+		t.Fatalf("compact %+v: %d -> %d data files", st, before, after)
+	}
+	for name, data := range keep {
+		if got, err := f.ReadFile(bg, name); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s after compact: %v", name, err)
+		}
+	}
+	f.Close()
+	checkFsck(t, dir)
+	r, _ := Fsck(dir, false)
+	if r.DataBytes > 2*r.LiveBytes+int64(32<<10) {
+		t.Errorf("after compaction %d of %d bytes are live", r.LiveBytes, r.DataBytes)
+	}
+	f, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range keep {
+		if got, err := f.ReadFile(bg, name); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s after reopen: %v", name, err)
+		}
+	}
+	f.Close()
+}
+
+// TestFsckFindsAndRepairs damages a cache in the ways Fsck looks for and
+// checks each is reported by path, then repaired.
+func TestFsckFindsAndRepairs(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{InlineMax: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := must[Attr](t)(f.Mkdir(bg, RootIno, "dir", 0o755))
+	a := createFile(t, f, d.Ino, "big", bytes.Repeat([]byte("z"), 100))
+	b := createFile(t, f, d.Ino, "small", []byte("abc"))
+	c := createFile(t, f, RootIno, "c", []byte("12345"))
+	f.Close()
+	db, err := bolt.Open(filepath.Join(dir, indexName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		// A dangling entry, a wrong link count, an extent past the data,
+		// an inline size mismatch, an unreachable inode.
+		tx.Bucket(bucketDirents).Put(direntKey(d.Ino, "ghost"), encodeDirent(diskDirent{Child: 999, Seq: 500, Type: syscall.S_IFREG}))
+		tx.Bucket(bucketDirseq).Put(dirseqKey(d.Ino, 500), []byte("ghost"))
+		di, _ := decodeInode(tx.Bucket(bucketInodes).Get(inoKey(b.Ino)))
+		di.Nlink = 5
+		tx.Bucket(bucketInodes).Put(inoKey(b.Ino), encodeInode(&di))
+		tx.Bucket(bucketExtents).Put(inoKey(a.Ino), encodeExtents([]extent{{0, 1, 1 << 20, 100}}))
+		ci, _ := decodeInode(tx.Bucket(bucketInodes).Get(inoKey(c.Ino)))
+		ci.Size = 77
+		tx.Bucket(bucketInodes).Put(inoKey(c.Ino), encodeInode(&ci))
+		lost := diskInode{Mode: syscall.S_IFREG | 0o644, Nlink: 1, Flags: flagInline}
+		tx.Bucket(bucketInodes).Put(inoKey(50), encodeInode(&lost))
+		tx.Bucket(bucketInline).Put(inoKey(50), nil)
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Fsck(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/dir/ghost: entry names missing inode 999", "/dir/small: nlink 5, want 1",
+		"/dir/big: extent at 0 reaches data-0001", "/c: size 77, inline contents 5 bytes", "inode 50: unreachable inode",
+		"meta: next inode number"} {
+		if !bytes.Contains([]byte(r.String()), []byte(want)) {
+			t.Errorf("report lacks %q:\n%s", want, r)
+		}
+	}
+	if _, err := Fsck(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+	f, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, err := f.ReadFile(bg, "dir/small"); err != nil || string(got) != "abc" {
+		t.Errorf("small after repair: %q %v", got, err)
+	}
+	if got, err := f.ReadFile(bg, "dir/big"); err != nil || len(got) != 100 {
+		t.Errorf("big after repair (a hole now): %d %v", len(got), err)
+	}
+}
+
+// TestEviction: clean, unreferenced inodes leave memory after a commit
+// once the table is large, and come back from the index intact; an open
+// or kernel-referenced one stays.
+func TestEviction(t *testing.T) {
+	f := newTestFS(t, Options{InlineMax: 4})
+	f.tree.Lock()
+	f.c.evictAt, f.c.evictBase = 20, 20
+	f.tree.Unlock()
+	held, h, err := f.Create(bg, RootIno, "held", 0o644, syscall.O_RDWR|syscall.O_CREAT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release(h)
+	for i := range 100 {
+		createFile(t, f, RootIno, fmt.Sprintf("f%d", i), []byte(fmt.Sprint("contents ", i)))
+	}
+	// Twice: a batch's sweep runs after its waiters are released, and
+	// before the committer takes the next batch.
+	for range 2 {
+		if err := f.Sync(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Earlier sweeps ran while files were still dirty; now everything is
+	// clean, so the sweep after the next commit leaves only the root, the
+	// open file and the one just changed.
+	f.tree.Lock()
+	f.c.evictAt = 20
+	f.tree.Unlock()
+	createFile(t, f, RootIno, "last", nil)
+	for range 2 {
+		if err := f.Sync(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.Stats().LoadedInodes; n > 3 {
+		t.Fatalf("%d inodes still loaded", n)
+	}
+	f.imu.Lock()
+	_, stays := f.inodes[held.Ino]
+	f.imu.Unlock()
+	if !stays {
+		t.Fatal("an open inode was evicted")
+	}
+	for i := range 100 {
+		got, err := f.ReadFile(bg, fmt.Sprintf("f%d", i))
+		if err != nil || string(got) != fmt.Sprint("contents ", i) {
+			t.Fatalf("f%d after eviction: %q %v", i, got, err)
+		}
+	}
+	if _, err := f.Write(bg, h, 0, []byte("still writable")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterleavedAppendsStayContiguous: hg appends to a revlog's .i and
+// .d in turn; per-file append chunks keep each file in few extents.
+func TestInterleavedAppendsStayContiguous(t *testing.T) {
+	f := newTestFS(t, Options{})
+	flags := syscall.O_RDWR | syscall.O_CREAT | syscall.O_APPEND
+	a, ha := must2(t)(f.Create(bg, RootIno, "x.i", 0o644, flags))
+	b, hb := must2(t)(f.Create(bg, RootIno, "x.d", 0o644, flags))
+	var wantA, wantB []byte
+	for i := range 2000 {
+		pa := bytes.Repeat([]byte{byte(i)}, 64)
+		pb := bytes.Repeat([]byte{byte(i + 1)}, 300)
+		if _, err := f.Write(bg, ha, 0, pa); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(bg, hb, 0, pb); err != nil {
+			t.Fatal(err)
+		}
+		wantA, wantB = append(wantA, pa...), append(wantB, pb...)
+	}
+	f.Release(ha)
+	f.Release(hb)
+	f.Forget(a.Ino, 1)
+	f.Forget(b.Ino, 1)
+	for _, c := range []struct {
+		ino  Ino
+		want []byte
+	}{{a.Ino, wantA}, {b.Ino, wantB}} {
+		f.tree.RLock()
+		in, _ := f.getInode(c.ino)
+		in.mu.RLock()
+		n := len(in.exts)
+		in.mu.RUnlock()
+		f.tree.RUnlock()
+		if n > 40 {
+			t.Errorf("inode %d: %d extents after 2000 interleaved appends", c.ino, n)
+		}
+		if got := readAll(t, f, c.ino); !bytes.Equal(got, c.want) {
+			t.Errorf("inode %d: contents differ", c.ino)
+		}
+	}
+}
+
+func must2(t testing.TB) func(Attr, Handle, error) (Attr, Handle) {
+	return func(a Attr, h Handle, err error) (Attr, Handle) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, h
+	}
+}

@@ -1,0 +1,534 @@
+package fsnode
+
+// Fsck: a full consistency check of a closed cache, index against data
+// files, with optional repair.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Problem is one inconsistency Fsck found.
+type Problem struct {
+	Path     string // path of the inode or entry, or "inode N" if unreachable
+	Ino      Ino
+	What     string
+	Repaired bool
+}
+
+func (p Problem) String() string {
+	s := p.Path + ": " + p.What
+	if p.Repaired {
+		s += " (repaired)"
+	}
+	return s
+}
+
+// FsckReport is what Fsck found.
+type FsckReport struct {
+	Inodes, Dirs, Files, Symlinks int
+	DataFiles                     int
+	DataBytes                     int64 // committed lengths of the data files
+	LiveBytes                     int64 // bytes extents refer to
+	GarbageBytes                  int64 // data file bytes past committed lengths (cut on Open)
+	Orphans                       int   // unlinked-while-open inodes (reclaimed on Open or repair)
+	Problems                      []Problem
+}
+
+// OK reports whether no problem was found.
+func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
+
+func (r *FsckReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d inodes (%d dirs, %d files, %d symlinks), %d data files, %d of %d data bytes live, %d orphans, %d problems\n",
+		r.Inodes, r.Dirs, r.Files, r.Symlinks, r.DataFiles, r.LiveBytes, r.DataBytes, r.Orphans, len(r.Problems))
+	for _, p := range r.Problems {
+		b.WriteString(p.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+type fsckDirent struct {
+	parent Ino
+	name   string
+	d      diskDirent
+	key    []byte
+}
+
+type fsck struct {
+	r       *FsckReport
+	tx      *bolt.Tx
+	repair  bool
+	inodes  map[Ino]*diskInode
+	paths   map[Ino]string
+	dirents []fsckDirent
+	files   map[uint32]int64 // committed lengths
+	sizes   map[uint32]int64 // actual sizes
+	// fixes run inside the write transaction when repairing.
+	fixes []func(*bolt.Tx) error
+}
+
+func (c *fsck) problem(path string, ino Ino, fix func(*bolt.Tx) error, format string, args ...any) {
+	p := Problem{Path: path, Ino: ino, What: fmt.Sprintf(format, args...)}
+	if c.repair && fix != nil {
+		c.fixes = append(c.fixes, fix)
+		p.Repaired = true
+	}
+	c.r.Problems = append(c.r.Problems, p)
+}
+
+func (c *fsck) path(ino Ino) string {
+	if p, ok := c.paths[ino]; ok {
+		return p
+	}
+	return fmt.Sprintf("inode %d", ino)
+}
+
+func putInodeFix(ino Ino, d diskInode) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error { return tx.Bucket(bucketInodes).Put(inoKey(ino), encodeInode(&d)) }
+}
+
+func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
+	key = bytes.Clone(key)
+	return func(tx *bolt.Tx) error { return tx.Bucket(bucket).Delete(key) }
+}
+
+// Fsck checks the cache in dir, which must not be open: every record
+// decodes; extents lie within their data files' committed lengths; every
+// directory entry names an existing inode of the recorded type under an
+// existing directory; link counts match the entries; the tree from the
+// root is acyclic with each directory named once; every inode is reachable
+// (orphans excepted); inline sizes match. With repair, it fixes what it
+// can: drops dangling entries and bad extents, fixes link counts, sizes
+// and counters, reclaims orphans and unreachable inodes, deletes stray
+// records and unlisted data files.
+func Fsck(dir string, repair bool) (*FsckReport, error) {
+	path := filepath.Join(dir, indexName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotCache, dir, err)
+	}
+	if err := checkVersion(path, time.Second); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("fsnode: fsck: cache %s is in use", dir)
+		}
+		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	defer db.Close()
+	c := &fsck{r: &FsckReport{}, repair: repair, inodes: map[Ino]*diskInode{}, paths: map[Ino]string{RootIno: "/"},
+		files: map[uint32]int64{}, sizes: map[uint32]int64{}}
+	var unlisted []string
+	err = db.View(func(tx *bolt.Tx) error {
+		c.tx = tx
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
+			}
+		}
+		var err error
+		unlisted, err = c.checkDataFiles(dir)
+		if err != nil {
+			return err
+		}
+		c.loadInodes()
+		c.loadDirents()
+		c.walkTree()
+		c.checkInodes()
+		c.checkCounters()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	if repair && len(c.fixes) > 0 {
+		err := db.Update(func(tx *bolt.Tx) error {
+			for _, fix := range c.fixes {
+				if err := fix(tx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return c.r, fmt.Errorf("fsnode: fsck %s: repair: %w", dir, err)
+		}
+	}
+	if repair {
+		for _, name := range unlisted {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return c.r, err
+			}
+		}
+	}
+	return c.r, nil
+}
+
+func (c *fsck) checkDataFiles(dir string) ([]string, error) {
+	err := c.tx.Bucket(bucketDatafiles).ForEach(func(k, v []byte) error {
+		if len(k) != 4 || len(v) != 8 {
+			c.problem("datafiles", 0, deleteKeyFix(bucketDatafiles, k), "bad data file record %x", k)
+			return nil
+		}
+		id := uint32(k[0])<<24 | uint32(k[1])<<16 | uint32(k[2])<<8 | uint32(k[3])
+		n, _ := decodeU64(v, "")
+		c.files[id] = int64(n)
+		c.r.DataFiles++
+		c.r.DataBytes += int64(n)
+		st, err := os.Stat(filepath.Join(dir, dataFileName(id)))
+		switch {
+		case err != nil && errors.Is(err, os.ErrNotExist):
+			c.sizes[id] = 0
+		case err != nil:
+			return err
+		default:
+			c.sizes[id] = st.Size()
+			if st.Size() > int64(n) {
+				c.r.GarbageBytes += st.Size() - int64(n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var unlisted []string
+	for _, e := range ents {
+		if id, ok := parseDataFileName(e.Name()); ok {
+			if _, listed := c.files[id]; !listed {
+				// Written after the last commit; Open deletes it too.
+				unlisted = append(unlisted, e.Name())
+				if info, err := e.Info(); err == nil {
+					c.r.GarbageBytes += info.Size()
+				}
+			}
+		}
+	}
+	return unlisted, nil
+}
+
+func (c *fsck) loadInodes() {
+	c.tx.Bucket(bucketInodes).ForEach(func(k, v []byte) error {
+		ino, err := decodeInoKey(k)
+		if err == nil && ino == 0 {
+			err = errors.New("inode number 0")
+		}
+		if err != nil {
+			c.problem(fmt.Sprintf("inode key %x", k), 0, deleteKeyFix(bucketInodes, k), "%v", err)
+			return nil
+		}
+		d, err := decodeInode(v)
+		if err != nil {
+			c.problem(c.path(ino), ino, func(tx *bolt.Tx) error { return deleteInodeRecords(tx, ino, false) }, "%v", err)
+			return nil
+		}
+		c.inodes[ino] = &d
+		c.r.Inodes++
+		switch d.Mode & syscall.S_IFMT {
+		case syscall.S_IFDIR:
+			c.r.Dirs++
+		case syscall.S_IFREG:
+			c.r.Files++
+		case syscall.S_IFLNK:
+			c.r.Symlinks++
+		}
+		return nil
+	})
+}
+
+func (c *fsck) loadDirents() {
+	c.tx.Bucket(bucketDirents).ForEach(func(k, v []byte) error {
+		parent, name, err := decodeDirentKey(k)
+		if err != nil {
+			c.problem(fmt.Sprintf("entry key %q", k), 0, deleteKeyFix(bucketDirents, k), "%v", err)
+			return nil
+		}
+		d, err := decodeDirent(v)
+		if err != nil {
+			c.problem(fmt.Sprintf("entry %q in inode %d", name, parent), 0, deleteKeyFix(bucketDirents, k), "%v", err)
+			return nil
+		}
+		c.dirents = append(c.dirents, fsckDirent{parent: parent, name: name, d: d, key: bytes.Clone(k)})
+		return nil
+	})
+	// dirseq must mirror dirents exactly.
+	want := map[string]string{}
+	for _, e := range c.dirents {
+		want[string(dirseqKey(e.parent, e.d.Seq))] = e.name
+	}
+	c.tx.Bucket(bucketDirseq).ForEach(func(k, v []byte) error {
+		name, ok := want[string(k)]
+		if !ok || name != string(v) {
+			c.problem(fmt.Sprintf("cookie %x", k), 0, deleteKeyFix(bucketDirseq, k), "readdir order record %q matches no entry", v)
+			return nil
+		}
+		delete(want, string(k))
+		return nil
+	})
+	for k, name := range want {
+		key, val := []byte(k), []byte(name)
+		c.problem(fmt.Sprintf("entry %q", name), 0, func(tx *bolt.Tx) error { return tx.Bucket(bucketDirseq).Put(key, val) },
+			"readdir order record missing")
+	}
+}
+
+// walkTree walks from the root, assigning paths, checking types, parent
+// pointers and single naming of directories, and counting links.
+func (c *fsck) walkTree() {
+	root := c.inodes[RootIno]
+	if root == nil || root.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		c.problem("/", RootIno, nil, "root inode missing or not a directory")
+		return
+	}
+	byParent := map[Ino][]fsckDirent{}
+	for _, e := range c.dirents {
+		byParent[e.parent] = append(byParent[e.parent], e)
+	}
+	links := map[Ino]uint32{}
+	subdirs := map[Ino]uint32{}
+	seen := map[Ino]bool{RootIno: true}
+	queue := []Ino{RootIno}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		ents := byParent[dir]
+		delete(byParent, dir)
+		sort.Slice(ents, func(i, j int) bool { return ents[i].name < ents[j].name })
+		for _, e := range ents {
+			p := strings.TrimSuffix(c.path(dir), "/") + "/" + e.name
+			child := c.inodes[e.d.Child]
+			if child == nil {
+				c.problem(p, e.d.Child, c.dropEntry(e), "entry names missing inode %d", e.d.Child)
+				continue
+			}
+			typ := child.Mode & syscall.S_IFMT
+			if typ != e.d.Type {
+				fixed := e.d
+				fixed.Type = typ
+				key := e.key
+				c.problem(p, e.d.Child, func(tx *bolt.Tx) error { return tx.Bucket(bucketDirents).Put(key, encodeDirent(fixed)) },
+					"entry type %#o, inode type %#o", e.d.Type, typ)
+			}
+			if typ == syscall.S_IFDIR {
+				if seen[e.d.Child] {
+					c.problem(p, e.d.Child, c.dropEntry(e), "directory has another name (cycle or directory hard link)")
+					continue
+				}
+				seen[e.d.Child] = true
+				c.paths[e.d.Child] = p
+				subdirs[dir]++
+				if child.Parent != dir {
+					fixed := *child
+					fixed.Parent = dir
+					c.problem(p, e.d.Child, putInodeFix(e.d.Child, fixed), "parent pointer %d, entry is in %d", child.Parent, dir)
+					*child = fixed
+				}
+				queue = append(queue, e.d.Child)
+				continue
+			}
+			if _, ok := c.paths[e.d.Child]; !ok {
+				c.paths[e.d.Child] = p
+			}
+			links[e.d.Child]++
+		}
+	}
+	// Entries under inodes never reached: under a missing, unreachable or
+	// non-directory parent.
+	for parent, ents := range byParent {
+		for _, e := range ents {
+			c.problem(fmt.Sprintf("inode %d/%s", parent, e.name), e.d.Child, c.dropEntry(e), "entry under an unreachable or missing directory")
+		}
+	}
+	orphans := map[Ino]bool{}
+	c.tx.Bucket(bucketOrphans).ForEach(func(k, _ []byte) error {
+		ino, err := decodeInoKey(k)
+		if err != nil {
+			c.problem(fmt.Sprintf("orphan key %x", k), 0, deleteKeyFix(bucketOrphans, k), "%v", err)
+			return nil
+		}
+		orphans[ino] = true
+		return nil
+	})
+	for ino, d := range c.inodes {
+		reached := seen[ino] || links[ino] > 0
+		if !reached {
+			if orphans[ino] && d.Nlink == 0 {
+				c.r.Orphans++
+				if c.repair {
+					c.fixes = append(c.fixes, func(tx *bolt.Tx) error { return deleteInodeRecords(tx, ino, false) })
+				}
+				delete(c.inodes, ino) // its contents need no check
+				continue
+			}
+			c.problem(c.path(ino), ino, func(tx *bolt.Tx) error { return deleteInodeRecords(tx, ino, false) },
+				"unreachable inode (nlink %d)", d.Nlink)
+			delete(c.inodes, ino)
+			continue
+		}
+		if orphans[ino] {
+			c.problem(c.path(ino), ino, deleteKeyFix(bucketOrphans, inoKey(ino)), "listed as orphan but linked")
+		}
+		want := links[ino]
+		if d.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			want = 2 + subdirs[ino]
+		}
+		if d.Nlink != want {
+			fixed := *d
+			fixed.Nlink = want
+			c.problem(c.path(ino), ino, putInodeFix(ino, fixed), "nlink %d, want %d", d.Nlink, want)
+			*d = fixed
+		}
+	}
+	for ino := range orphans {
+		if _, ok := c.inodes[ino]; !ok && !seen[ino] && links[ino] == 0 {
+			if c.tx.Bucket(bucketInodes).Get(inoKey(ino)) == nil {
+				c.problem(fmt.Sprintf("inode %d", ino), ino, deleteKeyFix(bucketOrphans, inoKey(ino)), "orphan record without inode")
+			}
+		}
+	}
+}
+
+func (c *fsck) dropEntry(e fsckDirent) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketDirents).Delete(e.key); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketDirseq).Delete(dirseqKey(e.parent, e.d.Seq))
+	}
+}
+
+// checkInodes checks each reachable inode's contents.
+func (c *fsck) checkInodes() {
+	inl := c.tx.Bucket(bucketInline)
+	exb := c.tx.Bucket(bucketExtents)
+	for ino, d := range c.inodes {
+		k := inoKey(ino)
+		p := c.path(ino)
+		iv, ev := inl.Get(k), exb.Get(k)
+		typ := d.Mode & syscall.S_IFMT
+		inline := typ == syscall.S_IFLNK || (typ == syscall.S_IFREG && d.Flags&flagInline != 0)
+		switch {
+		case typ == syscall.S_IFDIR:
+			if iv != nil || ev != nil || d.Flags != 0 {
+				c.problem(p, ino, func(tx *bolt.Tx) error {
+					fixed := *d
+					fixed.Flags = 0
+					if err := tx.Bucket(bucketInodes).Put(k, encodeInode(&fixed)); err != nil {
+						return err
+					}
+					if err := tx.Bucket(bucketInline).Delete(k); err != nil {
+						return err
+					}
+					return tx.Bucket(bucketExtents).Delete(k)
+				}, "directory has contents")
+			}
+		case inline:
+			if ev != nil {
+				c.problem(p, ino, deleteKeyFix(bucketExtents, k), "inline file also has extents")
+			}
+			if iv == nil {
+				iv = []byte{}
+				c.problem(p, ino, func(tx *bolt.Tx) error { return tx.Bucket(bucketInline).Put(k, []byte{}) }, "inline contents missing")
+			}
+			if uint64(len(iv)) != d.Size {
+				fixed := *d
+				fixed.Size = uint64(len(iv))
+				c.problem(p, ino, putInodeFix(ino, fixed), "size %d, inline contents %d bytes", d.Size, len(iv))
+			}
+		default:
+			if iv != nil {
+				c.problem(p, ino, deleteKeyFix(bucketInline, k), "file with extents also has inline contents")
+			}
+			if ev == nil {
+				continue
+			}
+			exts, err := decodeExtents(ev)
+			if err != nil {
+				c.problem(p, ino, func(tx *bolt.Tx) error { return tx.Bucket(bucketExtents).Put(k, encodeExtents(nil)) }, "%v", err)
+				continue
+			}
+			good := exts[:0:0]
+			bad := false
+			first := len(c.r.Problems)
+			for _, e := range exts {
+				committed, listed := c.files[e.File]
+				switch {
+				case !listed:
+					c.problem(p, ino, nil, "extent at %d refers to unknown data file %d", e.Off, e.File)
+				case e.FileOff+e.Len > committed:
+					c.problem(p, ino, nil, "extent at %d reaches %s:%d, past its committed length %d", e.Off, dataFileName(e.File), e.FileOff+e.Len, committed)
+				case e.FileOff+e.Len > c.sizes[e.File]:
+					c.problem(p, ino, nil, "extent at %d reaches %s:%d, past its end %d", e.Off, dataFileName(e.File), e.FileOff+e.Len, c.sizes[e.File])
+				case e.end() > int64(d.Size):
+					c.problem(p, ino, nil, "extent at %d ends at %d, past the size %d", e.Off, e.end(), d.Size)
+				default:
+					good = append(good, e)
+					c.r.LiveBytes += e.Len
+					continue
+				}
+				bad = true
+			}
+			if bad && c.repair {
+				// Bad extents become holes; the file keeps its size.
+				c.fixes = append(c.fixes, func(tx *bolt.Tx) error { return tx.Bucket(bucketExtents).Put(k, encodeExtents(good)) })
+				for i := first; i < len(c.r.Problems); i++ {
+					c.r.Problems[i].Repaired = true
+				}
+			}
+		}
+	}
+	// Contents of inodes that do not exist.
+	for _, b := range [][]byte{bucketInline, bucketExtents} {
+		c.tx.Bucket(b).ForEach(func(k, _ []byte) error {
+			ino, err := decodeInoKey(k)
+			if err != nil || c.tx.Bucket(bucketInodes).Get(k) == nil {
+				c.problem(fmt.Sprintf("inode %d", ino), ino, deleteKeyFix(b, k), "%s record without inode", b)
+			}
+			return nil
+		})
+	}
+}
+
+func (c *fsck) checkCounters() {
+	m := c.tx.Bucket(bucketMeta)
+	nextIno, err1 := decodeU64(m.Get(metaNextIno), "next inode")
+	nextSeq, err2 := decodeU64(m.Get(metaNextSeq), "next cookie")
+	var maxIno Ino
+	c.tx.Bucket(bucketInodes).ForEach(func(k, _ []byte) error {
+		if ino, err := decodeInoKey(k); err == nil && ino > maxIno {
+			maxIno = ino
+		}
+		return nil
+	})
+	var maxSeq uint64
+	for _, e := range c.dirents {
+		maxSeq = max(maxSeq, e.d.Seq)
+	}
+	if err1 != nil || nextIno <= uint64(maxIno) {
+		v := u64(uint64(maxIno) + 1)
+		c.problem("meta", 0, func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaNextIno, v) },
+			"next inode number %d not above the highest %d", nextIno, maxIno)
+	}
+	if err2 != nil || nextSeq <= maxSeq {
+		v := u64(max(maxSeq+1, firstSeq))
+		c.problem("meta", 0, func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaNextSeq, v) },
+			"next cookie %d not above the highest %d", nextSeq, maxSeq)
+	}
+}

@@ -1,0 +1,416 @@
+package fsnode
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// inode is an inode loaded in memory. Its fields other than dir are
+// guarded by mu; dir (a directory's entries) is guarded by FS.tree.
+//
+// An *inode taken from the table stays valid while the caller holds
+// FS.tree (read or write) or a reference (a handle or kernel lookup):
+// eviction happens only under FS.tree's write lock, and only to clean
+// inodes nobody references.
+type inode struct {
+	mu  sync.RWMutex
+	ino Ino
+	d   diskInode // attributes as they will next be committed
+	// inline holds a regular file's contents while d.Flags&flagInline, or
+	// a symlink's target.
+	inline []byte
+	exts   []extent // contents of a regular file when not inline
+	dir    *dirState
+
+	// chunk: data file space reserved for this file's appends
+	// (appendToChunk): chunkLen bytes at chunkOff.
+	chunk              *dataFile
+	chunkOff, chunkLen int64
+
+	lookups uint64 // kernel references (Lookup/Create/... minus Forget)
+	handles int    // open handles
+
+	dirty        bool // queued for the committer
+	contentDirty bool // inline/extents changed since the last snapshot
+	lastSnap     uint64
+	// reclaimed: unlinked and unreferenced; its records are deleted by
+	// the next commit, after which it leaves the table.
+	reclaimed bool
+}
+
+func (in *inode) typ() uint32 { return in.d.Mode & syscall.S_IFMT }
+
+func (in *inode) isDir() bool { return in.typ() == syscall.S_IFDIR }
+
+// attrLocked builds the Attr; in.mu must be held.
+func (in *inode) attrLocked() Attr {
+	var alloc int64
+	if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
+		alloc = int64(len(in.inline))
+	} else {
+		for _, e := range in.exts {
+			alloc += e.Len
+		}
+	}
+	return Attr{
+		Ino:    in.ino,
+		Mode:   in.d.Mode,
+		Nlink:  in.d.Nlink,
+		Size:   in.d.Size,
+		Blocks: uint64(alloc+511) / 512,
+		Uid:    in.d.Uid,
+		Gid:    in.d.Gid,
+		Atime:  time.Unix(0, in.d.Atime),
+		Mtime:  time.Unix(0, in.d.Mtime),
+		Ctime:  time.Unix(0, in.d.Ctime),
+	}
+}
+
+func (in *inode) attr() Attr {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return in.attrLocked()
+}
+
+// getInode returns the inode from the table, loading it from the index if
+// needed. The caller holds f.tree (read or write).
+func (f *FS) getInode(ino Ino) (*inode, error) {
+	f.imu.Lock()
+	in := f.inodes[ino]
+	f.imu.Unlock()
+	if in != nil {
+		if in.reclaimed {
+			return nil, syscall.ENOENT
+		}
+		return in, nil
+	}
+	if ino == 0 || ino >= Ino(f.nextIno.Load()) {
+		return nil, syscall.ENOENT
+	}
+	loaded, err := f.loadInode(ino)
+	if err != nil {
+		return nil, err
+	}
+	f.imu.Lock()
+	defer f.imu.Unlock()
+	if in := f.inodes[ino]; in != nil { // loaded concurrently
+		if in.reclaimed {
+			return nil, syscall.ENOENT
+		}
+		return in, nil
+	}
+	f.inodes[ino] = loaded
+	return loaded, nil
+}
+
+func (f *FS) loadInode(ino Ino) (*inode, error) {
+	in := &inode{ino: ino}
+	err := f.db.View(func(tx *bolt.Tx) error {
+		k := inoKey(ino)
+		v := tx.Bucket(bucketInodes).Get(k)
+		if v == nil {
+			return syscall.ENOENT
+		}
+		d, err := decodeInode(v)
+		if err != nil {
+			return fmt.Errorf("inode %d: %w", ino, err)
+		}
+		in.d = d
+		switch {
+		case d.Mode&syscall.S_IFMT == syscall.S_IFLNK || d.Flags&flagInline != 0:
+			v := tx.Bucket(bucketInline).Get(k)
+			if uint64(len(v)) != d.Size {
+				return fmt.Errorf("%w: inode %d: inline contents are %d bytes, size %d", ErrCorrupt, ino, len(v), d.Size)
+			}
+			in.inline = append([]byte(nil), v...)
+		case d.Mode&syscall.S_IFMT == syscall.S_IFREG:
+			if v := tx.Bucket(bucketExtents).Get(k); v != nil {
+				exts, err := decodeExtents(v)
+				if err != nil {
+					return fmt.Errorf("inode %d: %w", ino, err)
+				}
+				in.exts = exts
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return nil, fmt.Errorf("%w: %w", err, syscall.EIO)
+		}
+		return nil, err
+	}
+	return in, nil
+}
+
+// newInode allocates an inode number and puts a new inode in the table.
+// The caller holds f.tree's write lock.
+func (f *FS) newInode(mode, uid, gid uint32, parent Ino) *inode {
+	ino := Ino(f.nextIno.Add(1) - 1)
+	now := time.Now().UnixNano()
+	in := &inode{ino: ino, d: diskInode{Mode: mode, Nlink: 1, Uid: uid, Gid: gid,
+		Atime: now, Mtime: now, Ctime: now}}
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		in.d.Nlink = 2
+		in.d.Parent = parent
+		in.dir = newDirState()
+	case syscall.S_IFREG:
+		in.d.Flags = flagInline
+		in.inline = []byte{}
+	}
+	in.contentDirty = true
+	f.imu.Lock()
+	f.inodes[ino] = in
+	f.imu.Unlock()
+	return in
+}
+
+// readAt reads file contents; in.mu is held (read).
+func (f *FS) readAtLocked(in *inode, buf []byte, off int64) (int, error) {
+	size := int64(in.d.Size)
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	if off >= size {
+		return 0, nil
+	}
+	n := int64(len(buf))
+	if n > size-off {
+		n = size - off
+	}
+	buf = buf[:n]
+	if in.d.Flags&flagInline != 0 {
+		copy(buf, in.inline[off:])
+		return int(n), nil
+	}
+	clear(buf)
+	end := off + n
+	// First extent that ends after off.
+	i := sort.Search(len(in.exts), func(i int) bool { return in.exts[i].end() > off })
+	for ; i < len(in.exts) && in.exts[i].Off < end; i++ {
+		e := in.exts[i]
+		from, to := max(e.Off, off), min(e.end(), end)
+		if err := f.data.readAt(e.File, buf[from-off:to-off], e.FileOff+(from-e.Off)); err != nil {
+			return 0, fmt.Errorf("inode %d: %w: %w", in.ino, err, syscall.EIO)
+		}
+	}
+	return int(n), nil
+}
+
+// writeAtLocked writes data at off; in.mu is held (write).
+func (f *FS) writeAtLocked(in *inode, data []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	end := off + int64(len(data))
+	if end > maxFileSize || end < off {
+		return 0, syscall.EFBIG
+	}
+	if len(data) == 0 {
+		return 0, nil
+	}
+	size := max(int64(in.d.Size), end)
+	if in.d.Flags&flagInline != 0 {
+		if size <= int64(f.opt.InlineMax) {
+			if int64(len(in.inline)) < size {
+				in.inline = append(in.inline, make([]byte, size-int64(len(in.inline)))...)
+			}
+			copy(in.inline[off:], data)
+			in.d.Size = uint64(size)
+			f.touchContent(in)
+			return len(data), nil
+		}
+		if err := f.spillLocked(in); err != nil {
+			return 0, err
+		}
+	}
+	var id uint32
+	var foff int64
+	var err error
+	if off == int64(in.d.Size) && off > 0 && len(data) < appendChunk {
+		id, foff, err = f.appendToChunk(in, data)
+	} else {
+		id, foff, err = f.data.appendData(data)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", err, syscall.EIO)
+	}
+	in.exts = putExtent(in.exts, extent{Off: off, File: id, FileOff: foff, Len: int64(len(data))})
+	in.d.Size = uint64(size)
+	f.c.addBytes(uint64(len(data)))
+	f.touchContent(in)
+	return len(data), nil
+}
+
+// appendChunk bounds the data file space reserved at a time for a file
+// that grows by appends (appends to a non-empty file only). hg appends to a revlog's .i and .d in turn; without a
+// per-file reservation their pieces would interleave in the data file and
+// every append would add an extent. The unused tail of a chunk is dead
+// space for Compact.
+const appendChunk = 64 << 10
+
+// appendToChunk writes an append into in's reserved chunk (reserving a new
+// one when needed); in.mu is held for writing. A chunk is used only while
+// its data file is the current one: Compact never touches that one.
+func (f *FS) appendToChunk(in *inode, data []byte) (uint32, int64, error) {
+	n := int64(len(data))
+	f.data.mu.RLock()
+	usable := in.chunk != nil && in.chunk == f.data.cur && in.chunkLen >= n
+	f.data.mu.RUnlock()
+	if !usable {
+		// Room for several more appends like this one, growing with the
+		// file; bounded, since the unused tail is wasted.
+		size := min(appendChunk, max(8*n, 4096, int64(in.d.Size)/4))
+		df, off, err := f.data.reserve(size)
+		if err != nil {
+			return 0, 0, err
+		}
+		in.chunk, in.chunkOff, in.chunkLen = df, off, size
+	}
+	df, off := in.chunk, in.chunkOff
+	if _, err := df.f.WriteAt(data, off); err != nil {
+		return 0, 0, fmt.Errorf("fsnode: writing %s at %d: %w", dataFileName(df.id), off, err)
+	}
+	f.data.wrote(df)
+	in.chunkOff += n
+	in.chunkLen -= n
+	return df.id, off, nil
+}
+
+// spillLocked moves inline contents to a data file.
+func (f *FS) spillLocked(in *inode) error {
+	var exts []extent
+	if len(in.inline) > 0 {
+		id, foff, err := f.data.appendData(in.inline)
+		if err != nil {
+			return fmt.Errorf("%w: %w", err, syscall.EIO)
+		}
+		f.c.addBytes(uint64(len(in.inline)))
+		exts = []extent{{Off: 0, File: id, FileOff: foff, Len: int64(len(in.inline))}}
+	}
+	in.exts = exts
+	in.inline = nil
+	in.d.Flags &^= flagInline
+	return nil
+}
+
+// truncateLocked sets the size; in.mu is held (write).
+func (f *FS) truncateLocked(in *inode, size int64) error {
+	if size < 0 {
+		return syscall.EINVAL
+	}
+	if size > maxFileSize {
+		return syscall.EFBIG
+	}
+	if in.d.Flags&flagInline != 0 {
+		if size <= int64(f.opt.InlineMax) {
+			if size <= int64(len(in.inline)) {
+				in.inline = in.inline[:size:size]
+			} else {
+				in.inline = append(in.inline, make([]byte, size-int64(len(in.inline)))...)
+			}
+			in.d.Size = uint64(size)
+			f.touchContent(in)
+			return nil
+		}
+		if err := f.spillLocked(in); err != nil {
+			return err
+		}
+	}
+	if size <= int64(f.opt.InlineMax) {
+		// Small again (hg truncates revlogs on rollback): back inline, so
+		// the data file bytes become reclaimable.
+		buf := make([]byte, size)
+		n := min(size, int64(in.d.Size))
+		if _, err := f.readAtLocked(in, buf[:n], 0); err != nil {
+			return err
+		}
+		in.inline = buf
+		in.exts = nil
+		in.d.Flags |= flagInline
+		in.d.Size = uint64(size)
+		f.touchContent(in)
+		return nil
+	}
+	in.exts = cutExtents(in.exts, size)
+	in.d.Size = uint64(size)
+	f.touchContent(in)
+	return nil
+}
+
+// touchContent records a content change: mtime and ctime now, queued.
+func (f *FS) touchContent(in *inode) {
+	now := time.Now().UnixNano()
+	in.d.Mtime, in.d.Ctime = now, now
+	in.contentDirty = true
+	f.markDirtyLocked(in)
+}
+
+// putExtent replaces the range of n in exts with n, merging with the
+// previous extent when both are contiguous in the file and on disk.
+func putExtent(exts []extent, n extent) []extent {
+	if len(exts) == 0 || exts[len(exts)-1].end() <= n.Off {
+		if len(exts) > 0 {
+			last := &exts[len(exts)-1]
+			if last.end() == n.Off && last.File == n.File && last.FileOff+last.Len == n.FileOff {
+				last.Len += n.Len
+				return exts
+			}
+		}
+		return append(exts, n)
+	}
+	out := make([]extent, 0, len(exts)+2)
+	placed := false
+	for _, e := range exts {
+		if e.end() <= n.Off {
+			out = append(out, e)
+			continue
+		}
+		if e.Off >= n.end() {
+			if !placed {
+				out = append(out, n)
+				placed = true
+			}
+			out = append(out, e)
+			continue
+		}
+		// e overlaps n: keep the parts outside n.
+		if e.Off < n.Off {
+			out = append(out, extent{Off: e.Off, File: e.File, FileOff: e.FileOff, Len: n.Off - e.Off})
+		}
+		if !placed {
+			out = append(out, n)
+			placed = true
+		}
+		if e.end() > n.end() {
+			d := n.end() - e.Off
+			out = append(out, extent{Off: n.end(), File: e.File, FileOff: e.FileOff + d, Len: e.Len - d})
+		}
+	}
+	if !placed {
+		out = append(out, n)
+	}
+	return out
+}
+
+// cutExtents drops everything at or past size.
+func cutExtents(exts []extent, size int64) []extent {
+	out := exts[:0:0]
+	for _, e := range exts {
+		if e.Off >= size {
+			break
+		}
+		if e.end() > size {
+			e.Len = size - e.Off
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package fsnode
+
+// Path-level helpers for the clone sink, the fs.FS view and tests. Paths
+// are slash-separated and relative to the root ("" and "." are the root);
+// components must be valid names other than "." and "..". They take no
+// kernel references.
+
+import (
+	"context"
+	"io"
+	"strings"
+	"syscall"
+)
+
+// splitPath checks p and returns its components.
+func splitPath(p string) ([]string, error) {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" || p == "." {
+		return nil, nil
+	}
+	parts := strings.Split(p, "/")
+	for _, c := range parts {
+		if c == "." || c == ".." {
+			return nil, syscall.EINVAL
+		}
+		if err := checkName(c); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// resolve finds the inode at path p. f.tree is read-locked by the caller
+// and stays read-locked (loading directories upgrades it briefly).
+func (f *FS) resolve(p string) (Ino, error) {
+	parts, err := splitPath(p)
+	if err != nil {
+		return 0, err
+	}
+	ino := RootIno
+	for _, name := range parts {
+		dir, err := f.getInode(ino)
+		if err != nil {
+			return 0, err
+		}
+		if !dir.isDir() {
+			return 0, syscall.ENOTDIR
+		}
+		if dir.dir == nil {
+			f.tree.RUnlock()
+			f.tree.Lock()
+			err = f.loadDir(dir)
+			f.tree.Unlock()
+			f.tree.RLock()
+			if err != nil {
+				return 0, err
+			}
+			if dir, err = f.getInode(ino); err != nil || dir.dir == nil {
+				return 0, syscall.ENOENT
+			}
+		}
+		e := dir.dir.entries[name]
+		if e == nil {
+			return 0, syscall.ENOENT
+		}
+		ino = e.ino
+	}
+	return ino, nil
+}
+
+// LookupPath returns the attributes of the inode at path p.
+func (f *FS) LookupPath(ctx context.Context, p string) (Attr, error) {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	ino, err := f.resolve(p)
+	if err != nil {
+		return Attr{}, err
+	}
+	in, err := f.getInode(ino)
+	if err != nil {
+		return Attr{}, err
+	}
+	return in.attr(), nil
+}
+
+// MkdirAll makes directory p and any missing parents (mode for new
+// ones) and returns its inode number.
+func (f *FS) MkdirAll(ctx context.Context, p string, mode uint32) (Ino, error) {
+	parts, err := splitPath(p)
+	if err != nil {
+		return 0, err
+	}
+	ino := RootIno
+	for _, name := range parts {
+		ino, err = f.mkdirStep(ctx, ino, name, mode)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return ino, nil
+}
+
+// mkdirStep returns directory name in parent, making it if missing.
+func (f *FS) mkdirStep(ctx context.Context, parent Ino, name string, mode uint32) (Ino, error) {
+	if dir, err := f.rlockDir(parent); err == nil {
+		e := dir.dir.entries[name]
+		f.tree.RUnlock()
+		if e != nil {
+			if e.typ != syscall.S_IFDIR {
+				return 0, syscall.ENOTDIR
+			}
+			return e.ino, nil
+		}
+	} else {
+		return 0, err
+	}
+	if err := f.c.admit(ctx); err != nil {
+		return 0, err
+	}
+	f.tree.Lock()
+	defer f.tree.Unlock()
+	dir, err := f.dirForUpdate(parent)
+	if err != nil {
+		return 0, err
+	}
+	if e := dir.dir.entries[name]; e != nil { // made meanwhile
+		if e.typ != syscall.S_IFDIR {
+			return 0, syscall.ENOTDIR
+		}
+		return e.ino, nil
+	}
+	in, err := f.mknodeLocked(ctx, parent, name, syscall.S_IFDIR|mode&07777, "", false)
+	if err != nil {
+		return 0, err
+	}
+	return in.ino, nil
+}
+
+// splitDir splits p into its parent directory's path and its last name.
+func splitDir(p string) (string, string) {
+	p = strings.TrimPrefix(p, "/")
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// WriteFile creates or truncates the file at p (parents must exist) and
+// writes data to it.
+func (f *FS) WriteFile(ctx context.Context, p string, data []byte, mode uint32) error {
+	dirPath, name := splitDir(p)
+	f.tree.RLock()
+	parent, err := f.resolve(dirPath)
+	f.tree.RUnlock()
+	if err != nil {
+		return err
+	}
+	attr, h, err := f.Create(ctx, parent, name, mode, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	f.Forget(attr.Ino, 1)
+	defer f.Release(h)
+	for len(data) > 0 {
+		n, err := f.Write(ctx, h, int64(attr.Size), data[:min(len(data), 1<<20)])
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+		attr.Size += uint64(n)
+	}
+	return nil
+}
+
+// ReadFile returns the contents of the file at p.
+func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	f.tree.RLock()
+	ino, err := f.resolve(p)
+	f.tree.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.Open(ctx, ino, syscall.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Release(h)
+	fh, err := f.handle(h)
+	if err != nil {
+		return nil, err
+	}
+	in := fh.in
+	fh.mu.RUnlock()
+	if in.isDir() {
+		return nil, syscall.EISDIR
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	buf := make([]byte, in.d.Size)
+	n, err := f.readAtLocked(in, buf, 0)
+	return buf[:n], err
+}
+
+// CreateFile creates the file at p (making parent directories) that will
+// hold exactly size bytes, written through the returned writer; Close
+// makes it visible and fails if fewer or more bytes came. It is the
+// sink's fast path; an existing file at p is replaced.
+func (f *FS) CreateFile(p string, size int64) (io.WriteCloser, error) {
+	s := &Sink{f: f, ctx: context.Background(), dirs: map[string]Ino{}, noTrack: true}
+	return s.Create(p, size)
+}
