@@ -57,14 +57,21 @@ func init() {
     hgfs does not check out a working copy yet: the clone always behaves
     as with -U; run 'hg update' in DEST to get one.
 
+    With --mount, the store goes into a new hgfs cache (--cache DIR, or
+    one under [hgfs] cache / $XDG_CACHE_HOME/hgfs) instead of files on
+    disk, and the cache is then mounted at DEST as "hgfs mount" does:
+    in the background once the mount answers, or in this process with
+    --foreground. "hgfs unmount DEST" ends it; the cache stays and can be
+    mounted again with "hgfs mount CACHE DEST".
+
     Returns 0 on success.`,
-		options: []option{
+		options: append([]option{
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
 			{0, "stream", optBool, "", "clone with minimal data processing (always on)"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
 			{'e', "ssh", optString, "", "specify ssh command to use"},
 			{0, "remotecmd", optString, "", "specify hg command to run on the remote side"},
-		},
+		}, mountCloneOptions...),
 		run: runClone,
 	})
 }
@@ -104,6 +111,14 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	destAbs := c.abs(strings.TrimPrefix(dest, "file://"))
 
 	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted}
+	if c.opts.Bool("mount") {
+		if err := cl.checkDest(); err != nil {
+			return err
+		}
+		if err := cl.prepareMount(); err != nil {
+			return err
+		}
+	}
 	switch kind {
 	case sourceRemote:
 		err = cl.fromRemote(source)
@@ -111,6 +126,9 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 		err = cl.fromLocal(localPath)
 	case sourceBundle:
 		err = cl.fromBundle(localPath)
+	}
+	if cl.mount != nil {
+		return cl.finishMount(err)
 	}
 	if err != nil {
 		return err
@@ -193,18 +211,24 @@ func hidePassword(source string) string {
 
 // cloner carries one clone's state.
 type cloner struct {
-	c          *cmdContext
-	ctx        context.Context
-	dest       string // as the user named it, for messages
-	destAbs    string
-	defaultURL string
-	defaulted  bool // dest was derived from the source
+	c           *cmdContext
+	ctx         context.Context
+	dest        string // as the user named it, for messages
+	destAbs     string
+	defaultURL  string
+	defaulted   bool         // dest was derived from the source
+	mount       *mountTarget // --mount: the cache being filled
+	destChecked bool
 }
 
 // checkDest applies hg's destination rules before anything is created.
 // Like hg.clone it runs once the source is open, so a source error comes
 // alone, without the "destination directory" line.
 func (cl *cloner) checkDest() error {
+	if cl.destChecked {
+		return nil
+	}
+	cl.destChecked = true
 	if cl.defaulted && cl.dest != "" {
 		cl.c.ui.status("destination directory: %s\n", cl.dest)
 	}
@@ -235,16 +259,9 @@ func (cl *cloner) checkDest() error {
 // transfer" and "transferred" lines, as hg does for network and bundle
 // clones but not for local copies).
 func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamclone.Sink, streamclone.Options) (*streamclone.Result, error)) (*streamclone.Result, error) {
-	dopt, err := dirOptions(cl.c.ui.cfg)
+	inner, err := cl.newSink()
 	if err != nil {
 		return nil, err
-	}
-	inner, err := streamclone.NewDirSink(cl.destAbs, dopt)
-	if err != nil {
-		if errors.Is(err, streamclone.ErrDestNotEmpty) {
-			return nil, abortf("destination '%s' is not empty", cl.dest)
-		}
-		return nil, abortf("cannot create destination '%s': %v", cl.dest, errorsCause(err))
 	}
 	bar := newProgress(cl.c.ui, "clone")
 	sink := &cloneSink{Sink: inner, ui: cl.c.ui, announce: announce, bar: bar, extra: extra}

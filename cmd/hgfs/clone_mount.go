@@ -1,0 +1,146 @@
+package main
+
+// hgfs clone --mount: the stream goes straight into a new cache through
+// fsnode's sink (not through FUSE: no kernel round trip, no OS file per
+// repository file), then the cache is mounted at DEST like "hgfs mount".
+//
+// While the clone runs nothing is mounted, so nobody can see a partial
+// repository; a failed or interrupted clone removes the cache it created
+// and leaves DEST as it was.
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/streamclone"
+)
+
+// mountCloneOptions are the clone options that only mean something with
+// --mount (the mount ones are those of "hgfs mount").
+var mountCloneOptions = []option{
+	{0, "mount", optBool, "", "clone into an hgfs cache and mount it at DEST"},
+	{0, "cache", optString, "", "cache directory for --mount (default [hgfs] cache, else $XDG_CACHE_HOME/hgfs/NAME-HASH)"},
+	{'f', "foreground", optBool, "", "with --mount: serve the mount in this process"},
+	{0, "allow-other", optBool, "", "with --mount: let other users access the mount"},
+	{0, "debug-fuse", optBool, "", "with --mount: log every FUSE request and reply"},
+	{0, "log", optString, "", "with --mount: file the mount daemon appends its messages to"},
+}
+
+// defaultCacheDir names a new cache for a mountpoint: one directory per
+// mountpoint under [hgfs] cache or the user cache directory.
+func defaultCacheDir(cfg *configSet, mountpoint string) (string, error) {
+	base := cfg.Get(config.HgfsCache)
+	if base == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", abortf("no cache directory: %v", err).withHint("use --cache DIR or set [hgfs] cache")
+		}
+		base = filepath.Join(d, "hgfs")
+	}
+	sum := sha1.Sum([]byte(mountpoint))
+	return filepath.Join(base, filepath.Base(mountpoint)+"-"+hex.EncodeToString(sum[:4])), nil
+}
+
+// mountTarget is one --mount clone's cache.
+type mountTarget struct {
+	cacheDir string
+	created  bool // the cache directory did not exist before
+	fsys     *fsnode.FS
+}
+
+// prepareMount creates the cache and the mountpoint directory.
+func (cl *cloner) prepareMount() error {
+	c := cl.c
+	dir := c.opts.String("cache")
+	if dir != "" {
+		dir = c.abs(dir)
+	} else {
+		var err error
+		if dir, err = defaultCacheDir(c.ui.cfg, cl.destAbs); err != nil {
+			return err
+		}
+	}
+	t := &mountTarget{cacheDir: dir}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		t.created = true
+	} else if err := streamclone.CheckDest(dir); err != nil {
+		return abortf("cache directory '%s' is not empty", dir).withHint("name a new one with --cache")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return abortf("cannot create cache '%s': %v", dir, errorsCause(err))
+	}
+	fsys, err := fsnode.Create(dir, fsnode.Options{})
+	if err != nil {
+		cl.removeCache(t)
+		return abortf("cannot create cache '%s': %v", dir, err)
+	}
+	t.fsys = fsys
+	if err := os.MkdirAll(cl.destAbs, 0o755); err != nil {
+		cl.removeCache(t)
+		return abortf("cannot create mount point '%s': %v", cl.dest, errorsCause(err))
+	}
+	cl.mount = t
+	return nil
+}
+
+// removeCache undoes prepareMount after a failure.
+func (cl *cloner) removeCache(t *mountTarget) {
+	if t.fsys != nil {
+		_ = t.fsys.Close()
+		t.fsys = nil
+	}
+	if t.created {
+		_ = os.RemoveAll(t.cacheDir)
+	} else if ents, err := os.ReadDir(t.cacheDir); err == nil {
+		for _, e := range ents {
+			_ = os.RemoveAll(filepath.Join(t.cacheDir, e.Name()))
+		}
+	}
+}
+
+// finishMount closes the filled cache (everything durable) and mounts it.
+func (cl *cloner) finishMount(failed error) error {
+	t := cl.mount
+	if failed != nil {
+		cl.removeCache(t)
+		return failed
+	}
+	err := t.fsys.Close()
+	t.fsys = nil
+	if err != nil {
+		cl.removeCache(t)
+		return abortf("closing cache %s: %v", t.cacheDir, err)
+	}
+	c := cl.c
+	c.ui.status("mounting %s (cache %s)\n", cl.dest, t.cacheDir)
+	c.ui.out.Flush()
+	if c.opts.Bool("foreground") {
+		return serveMount(cl.ctx, c, t.cacheDir, cl.destAbs, readyNotifier())
+	}
+	return daemonize(cl.ctx, c, t.cacheDir, cl.destAbs)
+}
+
+// newSink is where a clone's files go: the cache for --mount, else the
+// destination directory with its background closer.
+func (cl *cloner) newSink() (streamclone.Sink, error) {
+	if cl.mount != nil {
+		return cl.mount.fsys.NewSink(cl.ctx), nil
+	}
+	dopt, err := dirOptions(cl.c.ui.cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := streamclone.NewDirSink(cl.destAbs, dopt)
+	if err != nil {
+		if errors.Is(err, streamclone.ErrDestNotEmpty) {
+			return nil, abortf("destination '%s' is not empty", cl.dest)
+		}
+		return nil, abortf("cannot create destination '%s': %v", cl.dest, errorsCause(err))
+	}
+	return s, nil
+}
