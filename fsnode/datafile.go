@@ -250,20 +250,6 @@ func (d *dataFiles) startWriteback(extra *os.File) {
 	}
 }
 
-// remove closes and deletes a data file nothing refers to any more.
-func (d *dataFiles) remove(id uint32) error {
-	d.mu.Lock()
-	df := d.files[id]
-	if df == nil || df == d.cur {
-		d.mu.Unlock()
-		return nil
-	}
-	delete(d.files, id)
-	d.mu.Unlock()
-	df.f.Close()
-	return os.Remove(filepath.Join(d.dir, dataFileName(id)))
-}
-
 func (d *dataFiles) count() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()

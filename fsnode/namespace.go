@@ -82,7 +82,7 @@ func (f *FS) loadDir(in *inode) error {
 	err := f.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDirents).Cursor()
 		prefix := inoKey(in.ino)
-		for k, v := c.Seek(prefix); k != nil && len(k) > 8 && string(k[:8]) == string(prefix); k, v = c.Next() {
+		for k, v := c.Seek(prefix); len(k) > 8 && string(k[:8]) == string(prefix); k, v = c.Next() {
 			_, name, err := decodeDirentKey(k)
 			if err != nil {
 				return fmt.Errorf("directory %d: %w", in.ino, err)

@@ -502,6 +502,7 @@ func (r *Repo) WorkingParent() (int, error) {
 	}
 	rev, ok := r.rev(m.parents[0])
 	if !ok {
+		//lint:ignore ST1005 hg's own wording, compared byte for byte in tests
 		return 0, fmt.Errorf("working directory has unknown parent '%s'!", m.parents[0].Short())
 	}
 	return rev, nil

@@ -283,15 +283,6 @@ func sameFiles(t testing.TB, want, got string, names ...string) {
 	}
 }
 
-func readFile(t testing.TB, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // hgServe starts `hg serve` for repo on a free loopback port and returns
 // its URL; the server is stopped at cleanup.
 func hgServe(t testing.TB, repo string) string {

@@ -179,6 +179,7 @@ func CopyRepo(t testing.TB, src string) string {
 func GenerateDir(dir string, spec Spec) error {
 	hg, err := exec.LookPath("hg")
 	if err != nil {
+		//lint:ignore ST1005 a proper noun starts the message
 		return fmt.Errorf("Mercurial's hg is not on PATH: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -486,7 +487,6 @@ func (pl *planner) history(tip int, s Spec) int {
 	})
 	tip = pl.commit([]int{tip, stableHead}, "", "merge stable", map[string]*planFile{})
 	pl.tag(tip, "v2.0")
-	tip = len(pl.p.Commits) - 1
 	pl.tag(stableHead, "stable-tag")
 	tip = len(pl.p.Commits) - 1
 	// A second head on stable, and a closed branch.

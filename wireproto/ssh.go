@@ -55,12 +55,11 @@ type SSHPeer struct {
 	stderrDone chan struct{}
 	stderrTail *tailBuffer
 
-	mu       sync.Mutex
-	busy     bool // a stream response is being read
-	broken   error
-	closed   bool
-	waitErr  error
-	waitOnce sync.Once
+	mu      sync.Mutex
+	busy    bool // a stream response is being read
+	broken  error
+	closed  bool
+	waitErr error
 }
 
 var _ Peer = (*SSHPeer)(nil)
