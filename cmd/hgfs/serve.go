@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/wireproto"
+)
+
+// serveReadyFdEnv names the descriptor on which a daemonized server tells
+// the parent it listens ("R <listening line>") or why it failed.
+const serveReadyFdEnv = "HGFS_SERVE_READY_FD"
+
+// shutdownGrace bounds how long in-flight responses may run on after
+// SIGINT/SIGTERM before their connections are closed.
+const shutdownGrace = 30 * time.Second
+
+func init() {
+	register(&command{
+		name:     "serve",
+		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
+		help: `serve a repository's stream clones over HTTP (read-only)
+
+Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what a clone
+needs: capabilities, heads, known, lookup, branchmap, listkeys, batch,
+stream_out (legacy stream clones) and getbundle for stream clones
+(bundle2 "stream2" with bookmarks and phases). "hg clone --stream URL"
+clones from it. Pushes are refused; a pull needing changesets other than
+by a stream clone gets a clear error (changegroups are not generated).
+
+Streaming honours hg's settings: server.uncompressed (allow stream clones),
+server.uncompressedallowsecret (stream despite secret changesets, which a
+stream cannot hide), server.bundle2.stream, server.preferuncompressed and
+phases.publish.
+
+The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
+port. SIGINT or SIGTERM stop it: responses in progress get some time to
+finish. With -d it runs in the background and the command returns once it
+listens; --pid-file records its pid.`,
+		options: []option{
+			{'a', "address", optString, "", "address to listen on (default: 127.0.0.1)"},
+			{'p', "port", optInt, "", "port to listen on (default: 8000)"},
+			{'d', "daemon", optBool, "", "run server in background"},
+			{0, "pid-file", optString, "", "name of file to write process ID to"},
+			{'A', "accesslog", optString, "", "name of access log file to write to"},
+			{'E', "errorlog", optString, "", "name of error log file to write to"},
+		},
+		run: runServe,
+	})
+}
+
+// serverConfig reads hg's serving settings from the configuration.
+func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
+	sc := wireproto.DefaultServerConfig()
+	var errs []error
+	b := func(dst *bool, k config.Known) {
+		v, err := cfg.Bool(k.Section, k.Name, *dst)
+		errs = append(errs, err)
+		*dst = v
+	}
+	b(&sc.Uncompressed, config.ServerUncompressed)
+	b(&sc.UncompressedAllowSecret, config.ServerUncompressedAllowSecret)
+	b(&sc.Bundle2Stream, config.ServerBundle2Stream)
+	b(&sc.PreferUncompressed, config.ServerPreferUncompressed)
+	pub, err := cfg.Bool("phases", "publish", true)
+	errs = append(errs, err)
+	sc.Publishing = pub
+	n, err := cfg.Int("server", "maxhttpheaderlen", sc.MaxHTTPHeaderLen)
+	errs = append(errs, err)
+	if n > 0 {
+		sc.MaxHTTPHeaderLen = n
+	}
+	if err := errors.Join(errs...); err != nil {
+		return sc, abortf("%v", err)
+	}
+	return sc, nil
+}
+
+func runServe(ctx context.Context, c *cmdContext, args []string) error {
+	if len(args) != 0 {
+		return &usageError{msg: "invalid arguments"}
+	}
+	if r := c.opts.String("repository"); r != "" {
+		if _, err := os.Stat(filepath.Join(c.abs(r), "index.db")); err == nil {
+			// Serving straight from a cache needs streamclone to generate
+			// from fsnode, and fsnode's index is locked while mounted.
+			return abortf("%s is an hgfs cache, not a repository", r).withHint("mount it (hgfs mount) and serve the mount point: hgfs serve -R MOUNTPOINT")
+		}
+	}
+	root, err := c.repoRoot()
+	if err != nil {
+		return err
+	}
+	sc, err := serverConfig(c.ui.cfg)
+	if err != nil {
+		return err
+	}
+	addr := c.opts.String("address")
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	port := 8000
+	if c.opts.Changed("port") {
+		port = c.opts.Int("port")
+	}
+	if port < 0 || port > 65535 {
+		return abortf("invalid port number: %d", port)
+	}
+	if c.opts.Bool("daemon") && os.Getenv(serveReadyFdEnv) == "" {
+		return serveDaemonize(ctx, c, root)
+	}
+	ready := serveNotifier()
+	err = serve(ctx, c, root, addr, port, sc, ready)
+	if err != nil {
+		ready.send("E " + err.Error())
+	}
+	return err
+}
+
+// openLog opens an append-only log file ("-" is stdout).
+func openLog(c *cmdContext, name string) (io.Writer, func(), error) {
+	if name == "" {
+		return nil, func() {}, nil
+	}
+	if name == "-" {
+		return &syncWriter{w: flushWriter{c.ui.out}}, func() {}, nil
+	}
+	f, err := os.OpenFile(c.abs(name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, abortf("%v", err)
+	}
+	return &syncWriter{w: f}, func() { f.Close() }, nil
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc wireproto.ServerConfig, ready *serveReady) error {
+	var closers []func()
+	defer func() {
+		for _, f := range closers {
+			f()
+		}
+	}()
+	var err error
+	var cl func()
+	if sc.AccessLog, cl, err = openLog(c, c.opts.String("accesslog")); err != nil {
+		return err
+	}
+	closers = append(closers, cl)
+	if sc.ErrorLog, cl, err = openLog(c, c.opts.String("errorlog")); err != nil {
+		return err
+	}
+	closers = append(closers, cl)
+	if sc.ErrorLog == nil {
+		sc.ErrorLog = &syncWriter{w: c.ui.err}
+	}
+	srv, err := wireproto.NewServer(root, sc)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+	if err != nil {
+		return abortf("cannot start server at '%s:%d': %v", addr, port, errorsCause(err))
+	}
+	if pf := c.opts.String("pid-file"); pf != "" {
+		if err := os.WriteFile(c.abs(pf), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			ln.Close()
+			return abortf("writing pid file: %v", err)
+		}
+	}
+	line := listeningLine(addr, ln.Addr().(*net.TCPAddr))
+	if ready.active() {
+		ready.send("R " + line)
+	} else {
+		c.ui.status("%s", line)
+		c.ui.out.Flush()
+	}
+	hs := wireproto.HTTPServer(srv)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return abortf("server: %v", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return abortf("server: %v", err)
+	}
+	return nil
+}
+
+// listeningLine is hg's "listening at http://HOST:PORT/ (bound to
+// ADDR:PORT)", HOST being the address's name as socket.getfqdn finds it.
+func listeningLine(addr string, bound *net.TCPAddr) string {
+	host := addr
+	if ip := net.ParseIP(addr); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	} else if ip != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		names, err := net.DefaultResolver.LookupAddr(ctx, addr)
+		cancel()
+		if err == nil && len(names) > 0 {
+			host = trimDot(names[0])
+		}
+	}
+	boundHost := bound.IP.String()
+	if bound.IP.To4() == nil {
+		boundHost = "[" + boundHost + "]"
+		if net.ParseIP(host) != nil {
+			host = "[" + host + "]"
+		}
+	}
+	return fmt.Sprintf("listening at http://%s:%d/ (bound to %s:%d)\n", host, bound.Port, boundHost, bound.Port)
+}
+
+func trimDot(s string) string {
+	if len(s) > 1 && s[len(s)-1] == '.' {
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+// serveDaemonize re-runs this command in the background and returns once
+// the child listens (or failed to).
+func serveDaemonize(ctx context.Context, c *cmdContext, root string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return abortf("cannot find the hgfs executable: %v", err)
+	}
+	args := []string{"serve", "-R", root}
+	for _, o := range []string{"address", "pid-file", "accesslog", "errorlog"} {
+		if v := c.opts.String(o); v != "" {
+			if o != "address" {
+				v = c.abs(v)
+			}
+			args = append(args, "--"+o, v)
+		}
+	}
+	if c.opts.Changed("port") {
+		args = append(args, "--port", strconv.Itoa(c.opts.Int("port")))
+	}
+	for _, kv := range c.opts.List("config") {
+		args = append(args, "--config", kv)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = c.cwd
+	cmd.Env = append(os.Environ(), serveReadyFdEnv+"=3")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = mount.DaemonAttr()
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return abortf("starting the server daemon: %v", err)
+	}
+	w.Close()
+	go func() {
+		<-ctx.Done()
+		r.Close()
+	}()
+	msg, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	if len(msg) > 2 && string(msg[:2]) == "R " {
+		c.ui.status("%s", msg[2:])
+		return cmd.Process.Release()
+	}
+	_ = cmd.Wait()
+	if len(msg) > 2 {
+		return abortf("%s", trimAbort(string(msg[2:])))
+	}
+	return abortf("the server daemon exited before listening")
+}
+
+func trimAbort(s string) string {
+	const p = "abort: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// serveReady reports readiness to a waiting parent, when there is one.
+type serveReady struct{ f *os.File }
+
+func serveNotifier() *serveReady {
+	v := os.Getenv(serveReadyFdEnv)
+	if v == "" {
+		return &serveReady{}
+	}
+	os.Unsetenv(serveReadyFdEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return &serveReady{}
+	}
+	return &serveReady{f: os.NewFile(uintptr(fd), "ready")}
+}
+
+func (n *serveReady) active() bool { return n.f != nil }
+
+func (n *serveReady) send(msg string) {
+	if n.f == nil {
+		return
+	}
+	io.WriteString(n.f, msg)
+	n.f.Close()
+	n.f = nil
+}
+
+// flushWriter writes through a bufio.Writer and flushes, for log lines
+// sent to stdout.
+type flushWriter struct {
+	b interface {
+		Write([]byte) (int, error)
+		Flush() error
+	}
+}
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.b.Write(p)
+	if err == nil {
+		err = f.b.Flush()
+	}
+	return n, err
+}

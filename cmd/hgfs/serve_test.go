@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+var listeningRe = regexp.MustCompile(`^listening at http://[^/]+:(\d+)/ \(bound to 127\.0\.0\.1:(\d+)\)\n$`)
+
+// startServeBinary runs `hgfs serve -p 0` from the built binary and
+// returns the URL and the process; the test's cleanup stops it.
+func startServeBinary(t *testing.T, repo string, args ...string) (string, *exec.Cmd, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(testenv.Hgfs(t), append([]string{"serve", "-R", repo, "-p", "0"}, args...)...)
+	cmd.Env = testenv.HgEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	result := make(chan error, 1)
+	go func() { result <- cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("hgfs serve did not stop on SIGTERM")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	m := listeningRe.FindStringSubmatch(line)
+	if err != nil || m == nil || m[1] != m[2] {
+		t.Fatalf("hgfs serve printed %q (%v); stderr:\n%s", line, err, stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	return "http://127.0.0.1:" + m[1] + "/", cmd, result
+}
+
+func TestServeClone(t *testing.T) {
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	logFile := filepath.Join(dir, "access.log")
+	url, cmd, result := startServeBinary(t, src, "--accesslog", logFile)
+	want := repoState(t, src, false)
+	for _, mode := range [][]string{nil, {"--config", "devel.legacy.exchange=bundle1"}} {
+		dest := filepath.Join(t.TempDir(), "clone")
+		testenv.Hg(t, "", append(append([]string{"clone", "-U", "--stream"}, mode...), url, dest)...)
+		got := repoState(t, dest, true)
+		if mode == nil && got != want {
+			t.Errorf("clone differs:\n%s", testenv.Diff("source", want, "clone", got))
+		}
+		books := testenv.Hg(t, dest, "bookmarks")
+		if !bytes.Contains(books, []byte("feature")) || !bytes.Contains(books, []byte("main")) {
+			t.Errorf("bookmarks:\n%s", books)
+		}
+		if out := testenv.Hg(t, dest, "pull", url); !bytes.Contains(out, []byte("no changes found")) {
+			t.Errorf("pull:\n%s", out)
+		}
+	}
+	// The .hg/hgrc of the source (publish = false) is honoured: the
+	// draft changeset stayed draft in the v2 clone (checked by repoState's
+	// log --debug). SIGTERM stops the server cleanly.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no exit 10s after SIGTERM")
+	}
+	log, _ := os.ReadFile(logFile)
+	if !regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[[^]]+\] "GET /\?cmd=getbundle HTTP/1\.1" 200 -`).Match(log) {
+		t.Errorf("access log:\n%s", log)
+	}
+}
+
+func TestServeDaemon(t *testing.T) {
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(testenv.Hgfs(t), "serve", "-R", src, "-p", "0", "-d", "--pid-file", pidFile)
+	cmd.Env = testenv.HgEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hgfs serve -d: %v\n%s", err, out)
+	}
+	m := listeningRe.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("hgfs serve -d printed %q", out)
+	}
+	pidText, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGTERM)
+		for i := 0; i < 500 && syscall.Kill(pid, 0) == nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if syscall.Kill(pid, 0) == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Error("daemon did not stop on SIGTERM")
+		}
+	})
+	resp, err := http.Get("http://127.0.0.1:" + m[1] + "/?cmd=heads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := testenv.Hg(t, src, "heads", "-T", "{node}\n")
+	if string(body) != string(want) {
+		t.Errorf("heads: %q, want %q", body, want)
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := hgfsIn(dir, "serve", "-R", filepath.Join(dir, "nope"))
+	if code != 255 || !strings.Contains(stderr, "abort: repository") {
+		t.Errorf("missing repository: %d %q", code, stderr)
+	}
+	cache := filepath.Join(dir, "cache")
+	os.MkdirAll(cache, 0o755)
+	os.WriteFile(filepath.Join(cache, "index.db"), nil, 0o644)
+	_, stderr, code = hgfsIn(dir, "serve", "-R", cache)
+	if code != 255 || !strings.Contains(stderr, "is an hgfs cache") || !strings.Contains(stderr, "(mount it") {
+		t.Errorf("cache: %d %q", code, stderr)
+	}
+	src := cloneFixture(t, dir)
+	_, stderr, code = hgfsIn(dir, "serve", "-R", src, "-p", "70000")
+	if code != 255 || !strings.Contains(stderr, "invalid port") {
+		t.Errorf("bad port: %d %q", code, stderr)
+	}
+}
+
+func TestBundleCommand(t *testing.T) {
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	// Stream bundles carry no bookmarks (hg's neither).
+	noBookmarks := regexp.MustCompile(`(?m)^bookmark: .*\n`)
+	want := noBookmarks.ReplaceAllString(repoState(t, src, false), "")
+	for _, typ := range []string{"packed1", "none-packed1", "v2", "none-v2;stream=v2"} {
+		file := filepath.Join(dir, "b-"+strings.NewReplacer(";", "_", "=", "_").Replace(typ)+".hg")
+		if _, stderr, code := hgfsIn(dir, "bundle", "-R", src, "-t", typ, file); code != 0 {
+			t.Fatalf("hgfs bundle -t %s: %d %s", typ, code, stderr)
+		}
+		dest := filepath.Join(dir, "dest-"+filepath.Base(file))
+		testenv.Hg(t, "", "init", dest)
+		if strings.Contains(typ, "packed1") {
+			testenv.Hg(t, dest, "debugapplystreamclonebundle", file)
+		} else {
+			testenv.Hg(t, dest, "unbundle", file)
+		}
+		got := noBookmarks.ReplaceAllString(repoState(t, dest, true), "")
+		if strings.Contains(typ, "v2") && got != want {
+			t.Errorf("%s: applied bundle differs:\n%s", typ, testenv.Diff("source", want, "bundle", got))
+		}
+		if strings.Contains(typ, "v2") {
+			// Byte-identical to hg's own stream bundle.
+			ref := filepath.Join(dir, "ref.hg")
+			testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", ref)
+			a, _ := os.ReadFile(ref)
+			b, _ := os.ReadFile(file)
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s: differs from hg bundle's (%d vs %d bytes)", typ, len(b), len(a))
+			}
+		}
+	}
+	_, stderr, code := hgfsIn(dir, "bundle", "-R", src, "-t", "gzip-v2", filepath.Join(dir, "x.hg"))
+	if code != 255 || !strings.Contains(stderr, "unsupported bundle type: gzip-v2") {
+		t.Errorf("bad type: %d %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.hg")); !os.IsNotExist(err) {
+		t.Errorf("refused bundle left a file: %v", err)
+	}
+}

@@ -1,0 +1,389 @@
+package wireproto
+
+// The server side of the HTTP wire protocol, read-only, as hg serve's
+// hgweb answers it (mercurial/wireprotoserver.py handlewsgirequest and
+// _callhttp, wireprotov1server.py commands):
+//
+//	GET /?cmd=capabilities     -> application/mercurial-0.1, space-separated caps
+//	GET /?cmd=<cmd> + X-HgArg-N -> application/mercurial-0.1 body, or for
+//	                              getbundle (a "streamres") 0.2 with a
+//	                              compression header when the client sent
+//	                              X-HgProto-1 "0.2", else zlib-compressed 0.1
+//	errors the client should print -> application/hg-error
+//
+// Only the ?cmd= query selects what runs: a request path other than "/"
+// with a command is a 404 (as hgweb answers), and no request path is ever
+// mapped to the filesystem. Push commands are refused as hgweb refuses a
+// push it does not allow.
+//
+// Each request opens the repository afresh, so a server sees commits made
+// while it runs, and nothing is cached between requests.
+
+import (
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Media types and status line of hgweb (keep in sync with
+// mercurial/wireprotoserver.py HGTYPE, HGTYPE2, HGERRTYPE).
+const statusOK = "Script output follows"
+
+// ServerConfig is what hg reads from [server], [phases] and [web] for
+// serving. The zero value is not hg's default: use DefaultServerConfig.
+type ServerConfig struct {
+	Uncompressed            bool // server.uncompressed: allow stream clones
+	UncompressedAllowSecret bool // server.uncompressedallowsecret
+	Bundle2Stream           bool // server.bundle2.stream: offer stream=v2
+	PreferUncompressed      bool // server.preferuncompressed: stream-preferred
+	Publishing              bool // phases.publish
+	MaxHTTPHeaderLen        int  // server.maxhttpheaderlen (httpheader= cap)
+	ZstdLevel               int  // server.zstdlevel
+	ZlibLevel               int  // server.zliblevel (-1: zlib's default)
+	// LockTimeout bounds the wait for the repository lock before a
+	// stream is refused (v1 "2\n", bundle2 error:abort).
+	LockTimeout time.Duration
+	// WriteTimeout bounds each write to a client: a stalled client is
+	// dropped, a slow but moving one may take as long as it needs.
+	WriteTimeout time.Duration
+	// AccessLog and ErrorLog receive hg-style log lines; nil discards.
+	AccessLog io.Writer
+	ErrorLog  io.Writer
+}
+
+// DefaultServerConfig returns hg 6.3's defaults (mercurial/configitems.py).
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		Uncompressed:     true,
+		Bundle2Stream:    true,
+		Publishing:       true,
+		MaxHTTPHeaderLen: 1024,
+		ZstdLevel:        3,
+		ZlibLevel:        -1,
+		LockTimeout:      30 * time.Second,
+		WriteTimeout:     5 * time.Minute,
+	}
+}
+
+// Server answers wire protocol requests for one repository. It is an
+// http.Handler and safe for concurrent use.
+type Server struct {
+	root   string
+	cfg    ServerConfig
+	logMu  sync.Mutex
+	snapMu sync.Mutex // one snapshot (lock holder) at a time; see server_stream.go
+}
+
+// NewServer serves the repository whose root (the directory holding .hg)
+// is root. The repository is opened once to check it is one hgfs reads.
+func NewServer(root string, cfg ServerConfig) (*Server, error) {
+	s := &Server{root: root, cfg: cfg}
+	v, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	v.close()
+	return s, nil
+}
+
+// HTTPServer returns an http.Server for h with bounded request headers
+// (request line included) and header read time, and no overall read or
+// write timeout, since a stream clone may legitimately run for hours:
+// writes are bounded one by one instead (ServerConfig.WriteTimeout).
+// (A ReadTimeout would also cut streams: net/http's background read hits
+// the deadline while the handler writes and cancels the request's
+// context.) Request bodies are never read: push is refused outright.
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxArgBytes + 64<<10,
+	}
+}
+
+// pushCommands are the v1 commands needing "push" permission
+// (wireprotov1server.py @wireprotocommand(..., permission=b'push')).
+var pushCommands = map[string]bool{"unbundle": true, "pushkey": true}
+
+// pullCommands are the commands served.
+var pullCommands = map[string]bool{
+	"capabilities": true, "batch": true, "heads": true, "known": true,
+	"listkeys": true, "branchmap": true, "lookup": true, "stream_out": true,
+	"getbundle": true,
+}
+
+// otherCommands are commands hg knows that hgfs serve does not implement
+// (they answer as unavailable rather than as "not a wire command").
+var otherCommands = map[string]bool{
+	"between": true, "branches": true, "changegroup": true,
+	"changegroupsubset": true, "clonebundles": true, "debugwireargs": true,
+	"hello": true, "protocaps": true,
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &logRecorder{ResponseWriter: w, status: 200}
+	defer s.logAccess(r, rec)
+	if len(r.URL.RawQuery) > maxArgBytes {
+		s.plain(rec, http.StatusBadRequest, fmt.Sprintf("0\nquery string exceeds %d bytes\n", maxArgBytes))
+		return
+	}
+	cmd, hasCmd := firstQueryValue(r.URL.RawQuery, "cmd")
+	if !hasCmd || !(pullCommands[cmd] || pushCommands[cmd] || otherCommands[cmd]) {
+		rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rec.WriteHeader(http.StatusNotFound)
+		io.WriteString(rec, "hgfs serve speaks only the Mercurial wire protocol (?cmd=...)\n")
+		return
+	}
+	if r.URL.Path != "/" && r.URL.Path != "" {
+		// hgweb: "/blah?cmd=foo" is not a wire protocol request.
+		s.plain(rec, http.StatusNotFound, "0\nNot Found\n")
+		return
+	}
+	if pushCommands[cmd] {
+		if r.Method != http.MethodPost {
+			s.plain(rec, http.StatusMethodNotAllowed, "0\npush requires POST request\n")
+		} else {
+			s.plain(rec, http.StatusForbidden, "0\nhgfs serve is read-only: push not allowed\n")
+		}
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
+		s.plain(rec, http.StatusMethodNotAllowed, "0\nmethod not allowed\n")
+		return
+	}
+	if otherCommands[cmd] {
+		s.hgError(rec, "requested wire protocol command is not available over HTTP")
+		return
+	}
+	args, err := requestArgs(r)
+	if err != nil {
+		s.plain(rec, http.StatusBadRequest, "0\n"+err.Error()+"\n")
+		return
+	}
+	pc, err := parseProtoCaps(r.Header)
+	if err != nil {
+		s.plain(rec, http.StatusBadRequest, "0\n"+err.Error()+"\n")
+		return
+	}
+	s.dispatch(r.Context(), rec, cmd, args, pc)
+}
+
+func (s *Server) dispatch(ctx context.Context, w *logRecorder, cmd string, args map[string]string, pc protoCaps) {
+	switch cmd {
+	case "stream_out":
+		s.streamOut(ctx, w)
+		return
+	case "getbundle":
+		s.getbundle(ctx, w, args, pc)
+		return
+	}
+	v, err := s.open()
+	if err != nil {
+		s.serverError(w, cmd, err)
+		return
+	}
+	defer v.close()
+	var out string
+	switch cmd {
+	case "capabilities":
+		out, err = s.capabilities(v)
+	case "batch":
+		out, err = s.batch(v, args)
+	default:
+		out, err = s.simple(v, cmd, args)
+	}
+	if errors.Is(err, ErrBadRequest) {
+		s.plain(w, http.StatusBadRequest, "0\n"+err.Error()+"\n")
+		return
+	}
+	if err != nil {
+		s.serverError(w, cmd, err)
+		return
+	}
+	s.ok(w, out)
+}
+
+// ok answers a bytes response.
+func (s *Server) ok(w *logRecorder, body string) {
+	w.Header().Set("Content-Type", mediaTypeV1)
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeaderStatus(http.StatusOK, statusOK)
+	io.WriteString(w, body)
+}
+
+// hgError answers an "ooberror": the client prints the message.
+func (s *Server) hgError(w *logRecorder, msg string) {
+	w.Header().Set("Content-Type", mediaTypeError)
+	w.WriteHeaderStatus(http.StatusOK, statusOK)
+	io.WriteString(w, msg)
+}
+
+func (s *Server) plain(w *logRecorder, code int, body string) {
+	w.Header().Set("Content-Type", mediaTypeV1)
+	w.WriteHeader(code)
+	io.WriteString(w, body)
+}
+
+// serverError reports a failure on the server side: logged in full, the
+// client gets hg's "500 Internal Server Error".
+func (s *Server) serverError(w *logRecorder, cmd string, err error) {
+	s.logError("%s: %v", cmd, err)
+	s.plain(w, http.StatusInternalServerError, "0\nInternal Server Error\n")
+}
+
+func (s *Server) logError(format string, args ...any) {
+	if s.cfg.ErrorLog == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.cfg.ErrorLog, format+"\n", args...)
+}
+
+// logAccess writes hg's access log line (hgweb/server.py log_request):
+//
+//	127.0.0.1 - - [30/Nov/2026 01:25:39] "GET /?cmd=heads HTTP/1.1" 200 - x-hgarg-1:...
+func (s *Server) logAccess(r *http.Request, rec *logRecorder) {
+	if s.cfg.AccessLog == nil {
+		return
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	var xh []string
+	for k, v := range r.Header {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-") && len(v) > 0 {
+			xh = append(xh, " "+lk+":"+v[0])
+		}
+	}
+	sort.Strings(xh)
+	line := fmt.Sprintf("%s - - [%s] \"%s %s %s\" %d -%s\n", host, time.Now().Format("02/Jan/2006 15:04:05"),
+		r.Method, r.URL.RequestURI(), r.Proto, rec.status, strings.Join(xh, ""))
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	io.WriteString(s.cfg.AccessLog, line)
+}
+
+// logRecorder remembers the status for the access log and bounds each
+// write with the configured deadline.
+type logRecorder struct {
+	http.ResponseWriter
+	status   int
+	timeout  time.Duration
+	rc       *http.ResponseController
+	deadline time.Time
+}
+
+// WriteHeaderStatus writes code; the reason phrase of hgweb ("Script
+// output follows") is what Go's server sends as the standard text, which
+// clients ignore.
+func (l *logRecorder) WriteHeaderStatus(code int, _ string) { l.WriteHeader(code) }
+
+func (l *logRecorder) WriteHeader(code int) {
+	l.status = code
+	l.ResponseWriter.WriteHeader(code)
+}
+
+func (l *logRecorder) Write(p []byte) (int, error) {
+	if l.timeout > 0 {
+		// Moving the deadline on every write costs a timer reset; doing it
+		// at most once a second keeps that off the hot path.
+		now := time.Now()
+		if now.Add(l.timeout - time.Second).After(l.deadline) {
+			l.deadline = now.Add(l.timeout)
+			_ = l.rc.SetWriteDeadline(l.deadline)
+		}
+	}
+	return l.ResponseWriter.Write(p)
+}
+
+// limitWrites enables the per-write deadline for a long response.
+func (l *logRecorder) limitWrites(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	l.timeout = d
+	l.rc = http.NewResponseController(l.ResponseWriter)
+	_ = l.rc.SetWriteDeadline(time.Time{})
+}
+
+func firstQueryValue(q, name string) (string, bool) {
+	m := map[string]string{}
+	if len(q) > maxArgBytes || parseQuery(q, m) != nil {
+		return "", false
+	}
+	v, ok := m[name]
+	return v, ok
+}
+
+// streamResponse starts a "streamres" response (getbundle) and returns
+// the writer for the uncompressed payload, with the media type and
+// engine chosen as wireprotoserver._httpresponsetype does. Close the
+// writer to finish compression.
+func (s *Server) streamResponse(w *logRecorder, pc protoCaps, preferUncompressed bool) (io.WriteCloser, error) {
+	engine := "zlib"
+	media := mediaTypeV1
+	if pc.v02 {
+		media = mediaTypeV2
+		engine = ""
+		if preferUncompressed {
+			engine = "none"
+		} else {
+			for _, e := range serverEngines {
+				if contains(pc.comp, e) {
+					engine = e
+					break
+				}
+			}
+		}
+		if engine == "" {
+			media, engine = mediaTypeV1, "zlib"
+		}
+	}
+	w.Header().Set("Content-Type", media)
+	w.WriteHeaderStatus(http.StatusOK, statusOK)
+	w.limitWrites(s.cfg.WriteTimeout)
+	if media == mediaTypeV2 {
+		if _, err := w.Write(append([]byte{byte(len(engine))}, engine...)); err != nil {
+			return nil, err
+		}
+	}
+	switch engine {
+	case "zstd":
+		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.cfg.ZstdLevel)), zstd.WithEncoderConcurrency(1))
+	case "zlib":
+		return zlib.NewWriterLevel(w, s.cfg.ZlibLevel)
+	}
+	return nopWriteCloser{w}, nil
+}
+
+// serverEngines are the compression engines served, in server priority
+// order (mercurial/utils/compression.py: zstd 50, zlib 20; "none" is
+// never advertised).
+var serverEngines = []string{"zstd", "zlib"}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,427 @@
+package wireproto
+
+// stream_out and getbundle: the stream clone itself.
+//
+// Snapshot consistency: like hg (streamclone.generatev1/_v2_walk), the
+// list of files and their sizes is taken under the store lock and the
+// data is streamed after releasing it; revlogs are append-only, so a
+// file grown meanwhile is cut at its recorded size and stays consistent.
+// streamclone.Generate* list the files before writing anything, so the
+// lock is released on the first write that leaves the generator
+// (unlockOnWrite), after at most one buffer (64 KiB) of file data.
+//
+// Within one server, requests take the lock one at a time (snapMu): they
+// would otherwise poll the lock file against each other.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/streamclone"
+)
+
+// Messages hg's server sends (keep in sync with mercurial/bundle2.py
+// addpartbundlestream2 and mercurial/exchange.py).
+const (
+	msgStreamNotAllowed  = "stream data requested but server does not allow this feature"
+	hintStreamNotAllowed = "well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy"
+	msgNarrowStream      = "server does not support narrow stream clones"
+	msgObsNoFormat       = "server has obsolescence markers, but client cannot receive them via stream clone"
+	msgNoBookmarks       = "no common bookmarks exchange method"
+	msgNoPhases          = "no common phases exchange method"
+	// hgfs's own: changegroups are not generated (yet).
+	msgNoChangegroup  = "hgfs serve only serves stream clones: this pull needs changesets sent as a changegroup, which it cannot generate"
+	hintNoChangegroup = "clone with --stream, or pull from hg serve"
+)
+
+// streamWriteBuffer is the buffer between the generators and the socket:
+// large writes keep syscalls and chunked-encoding frames few.
+const streamWriteBuffer = 256 << 10
+
+// lockForSnapshot takes the store lock. A store this process may not
+// write (a read-only checkout) cannot be locked by anyone else either, and
+// is streamed unlocked, where hg would fail.
+func (s *Server) lockForSnapshot(ctx context.Context, v *view) (*repoLock, error) {
+	l, err := takeLock(ctx, storeLockPath(v.r.Store.Dir), s.cfg.LockTimeout)
+	if err != nil && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		s.logError("%s: streaming without the repository lock: %v", s.root, err)
+		return nil, nil
+	}
+	return l, err
+}
+
+// unlockOnWrite releases the snapshot lock at the first write through it.
+type unlockOnWrite struct {
+	w    io.Writer
+	once sync.Once
+	done func()
+}
+
+func (u *unlockOnWrite) Write(p []byte) (int, error) {
+	u.once.Do(u.done)
+	return u.w.Write(p)
+}
+
+func (u *unlockOnWrite) release() { u.once.Do(u.done) }
+
+// snapshotWriter takes snapMu and the repository lock, and returns a
+// writer that gives both up at its first write (or at release).
+func (s *Server) snapshotWriter(ctx context.Context, v *view, w io.Writer) (*unlockOnWrite, error) {
+	s.snapMu.Lock()
+	l, err := s.lockForSnapshot(ctx, v)
+	if err != nil {
+		s.snapMu.Unlock()
+		return nil, err
+	}
+	return &unlockOnWrite{w: w, done: func() {
+		l.release()
+		s.snapMu.Unlock()
+	}}, nil
+}
+
+// abortResponse cuts the connection: a stream that failed half-way must
+// not look complete to the client.
+func abortResponse() { panic(http.ErrAbortHandler) }
+
+// streamOut is the stream_out command (streamclone.generatev1wireproto):
+// "1\n" when streaming is not allowed, "2\n" when the lock cannot be
+// taken, else "0\n" and the v1 stream.
+func (s *Server) streamOut(ctx context.Context, w *logRecorder) {
+	v, err := s.open()
+	if err != nil {
+		s.serverError(w, "stream_out", err)
+		return
+	}
+	defer v.close()
+	if !s.allowStream(v) {
+		s.ok(w, "1\n")
+		return
+	}
+	w.Header().Set("Content-Type", mediaTypeV1)
+	bw := bufio.NewWriterSize(w, streamWriteBuffer)
+	uw, err := s.snapshotWriter(ctx, v, bw)
+	if err != nil {
+		s.logError("stream_out: %v", err)
+		s.ok(w, "2\n")
+		return
+	}
+	w.WriteHeaderStatus(http.StatusOK, statusOK)
+	w.limitWrites(s.cfg.WriteTimeout)
+	err = streamclone.GenerateV1(ctx, v.r.Store, uw)
+	uw.release()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		s.logError("stream_out: %v", err)
+		abortResponse()
+	}
+}
+
+// abortError is an error:abort part's content.
+type abortError struct{ msg, hint string }
+
+func (e *abortError) Error() string { return e.msg }
+
+// bundlePlan is a getbundle reply decided before anything is sent.
+type bundlePlan struct {
+	stream    bool
+	streamOpt streamclone.GenerateOptions
+	bookmarks []byte            // bookmarks part payload (nil: no part)
+	listkeys  []string          // namespaces, in request order
+	keys      map[string][]byte // namespace -> listkeys payload
+	phases    []byte            // phase-heads payload (nil: no part)
+}
+
+// getbundle answers a bundle2 getbundle (exchange.getbundlechunks with
+// the parts a read-only stream server can produce).
+func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]string, pc protoCaps) {
+	g, err := decodeGetbundleArgs(args)
+	if err != nil {
+		s.plain(w, http.StatusBadRequest, "0\n"+err.Error()+"\n")
+		return
+	}
+	if len(g.unknown) > 0 {
+		sort.Strings(g.unknown)
+		s.logError("getbundle: ignoring unknown arguments %v", g.unknown)
+	}
+	is2, b2caps := g.bundle2()
+	if !is2 {
+		// A bundle10 reply is a bare changegroup (wireprotov1server.getbundle
+		// forwards aborts as an ooberror over HTTP).
+		s.hgError(w, msgNoChangegroup+"\n")
+		return
+	}
+	v, err := s.open()
+	if err != nil {
+		s.serverError(w, "getbundle", err)
+		return
+	}
+	defer v.close()
+	plan, err := s.planBundle(v, g, b2caps)
+	var abort *abortError
+	if errors.As(err, &abort) {
+		s.sendAbort(w, pc, abort)
+		return
+	}
+	if err != nil {
+		s.serverError(w, "getbundle", err)
+		return
+	}
+	var uw *unlockOnWrite
+	if plan.stream {
+		// Take the lock before answering, so a lock timeout can still be
+		// reported as an error part.
+		uw, err = s.snapshotWriter(ctx, v, nil)
+		if err != nil {
+			s.sendAbort(w, pc, &abortError{msg: err.Error()})
+			return
+		}
+	}
+	out, err := s.streamResponse(w, pc, plan.stream)
+	if err == nil {
+		var dst io.Writer = out
+		if uw != nil {
+			uw.w = out
+			dst = uw
+		}
+		err = s.writeBundle(ctx, v, dst, plan)
+		if uw != nil {
+			uw.release()
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	} else if uw != nil {
+		uw.release()
+	}
+	if err != nil {
+		s.logError("getbundle: %v", err)
+		abortResponse()
+	}
+}
+
+// sendAbort answers with a bundle holding only an error:abort part, as
+// wireprotov1server.getbundle does for an Abort.
+func (s *Server) sendAbort(w *logRecorder, pc protoCaps, a *abortError) {
+	out, err := s.streamResponse(w, pc, true)
+	if err != nil {
+		return
+	}
+	bw, err := streamclone.NewBundle2Writer(out)
+	if err == nil {
+		var adv []streamclone.Param
+		if a.hint != "" {
+			adv = append(adv, streamclone.Param{Name: "hint", Value: a.hint})
+		}
+		err = bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: a.msg}}, adv, nil)
+		if err == nil {
+			err = bw.Close()
+		}
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.logError("getbundle: sending abort: %v", err)
+	}
+}
+
+func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bundlePlan, error) {
+	plan := &bundlePlan{}
+	if g.flag("stream", false) {
+		if !s.allowStream(v) {
+			return nil, &abortError{msgStreamNotAllowed, hintStreamNotAllowed}
+		}
+		if len(g.includepats) > 0 || len(g.excludepats) > 0 {
+			return nil, &abortError{msg: msgNarrowStream}
+		}
+		plan.stream = true
+		plan.streamOpt.Publishing = s.cfg.Publishing
+		if v.hasObsstore() {
+			remote := b2caps["obsmarkers"]
+			if len(remote) == 0 {
+				return nil, &abortError{msg: msgObsNoFormat}
+			}
+			ver, err := v.obsstoreVersion()
+			if err != nil {
+				return nil, err
+			}
+			plan.streamOpt.ObsMarkers = contains(remote, fmt.Sprintf("V%d", ver))
+		}
+	}
+	heads := v.heads()
+	if g.hasHeads {
+		heads = heads[:0]
+		for _, h := range g.heads {
+			rev, ok := v.rev(h)
+			if !ok {
+				if g.flag("cg", true) {
+					return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
+				}
+				continue
+			}
+			heads = append(heads, rev)
+		}
+	}
+	if g.flag("cg", true) && s.missing(v, heads, g.common) {
+		return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
+	}
+	if g.flag("bookmarks", false) {
+		if !b2caps.Has("bookmarks") {
+			return nil, &abortError{msg: msgNoBookmarks}
+		}
+		marks, err := v.bookmarks()
+		if err != nil {
+			return nil, err
+		}
+		bin := map[string][20]byte{}
+		for k, h := range marks {
+			bin[k] = rawNode(h)
+		}
+		if plan.bookmarks, err = streamclone.BookmarksPayload(bin); err != nil {
+			return nil, err
+		}
+		if len(plan.bookmarks) == 0 {
+			plan.bookmarks = nil
+		}
+	}
+	plan.keys = map[string][]byte{}
+	for _, ns := range g.listkeys {
+		keys, err := s.listKeys(v, ns)
+		if err != nil {
+			return nil, err
+		}
+		plan.listkeys = append(plan.listkeys, ns)
+		plan.keys[ns] = []byte(encodeKeys(keys))
+	}
+	if g.flag("phases", false) {
+		if !b2caps.HasValue("phases", "heads") {
+			return nil, &abortError{msg: msgNoPhases}
+		}
+		plan.phases = s.phaseHeads(v, heads)
+	}
+	return plan, nil
+}
+
+// missing reports whether some ancestor of heads is not an ancestor of
+// the (known) common nodes: the changesets a changegroup would carry.
+func (s *Server) missing(v *view, heads []int, common []string) bool {
+	var crevs []int
+	for _, c := range common {
+		if rev, ok := v.rev(c); ok {
+			crevs = append(crevs, rev)
+		}
+	}
+	have := v.ancestors(crevs)
+	for _, h := range heads {
+		if !have[h] {
+			return true
+		}
+	}
+	return false
+}
+
+// allPhases is phases.allphases (keep in sync with mercurial/phases.py).
+var allPhases = []repo.Phase{repo.Public, repo.Draft, repo.Secret, repo.Archived, repo.Internal}
+
+// phaseHeads is exchange._getbundlephasespart's payload: heads grouped by
+// phase, plus the public heads below draft heads, encoded as
+// phases.binaryencode (int32 phase + 20-byte node, per phase in order,
+// nodes sorted).
+func (s *Server) phaseHeads(v *view, heads []int) []byte {
+	byPhase := map[repo.Phase][]int{}
+	if s.cfg.Publishing {
+		byPhase[repo.Public] = heads
+	} else {
+		for _, h := range heads {
+			p := v.r.Phase(h)
+			byPhase[p] = append(byPhase[p], h)
+		}
+		if drafts := byPhase[repo.Draft]; len(drafts) > 0 {
+			// heads(only(draftheads, publicheads) and public())
+			inPub := v.ancestors(byPhase[repo.Public])
+			inDraft := v.ancestors(drafts)
+			set := make([]bool, v.n)
+			for rev := 0; rev < v.n; rev++ {
+				set[rev] = inDraft[rev] && !inPub[rev] && v.r.Phase(rev) == repo.Public
+			}
+			hasChild := make([]bool, v.n)
+			for rev := 0; rev < v.n; rev++ {
+				if set[rev] {
+					p1, p2 := v.parents(rev)
+					for _, p := range []int{p1, p2} {
+						if p >= 0 && set[p] {
+							hasChild[p] = true
+						}
+					}
+				}
+			}
+			for rev := 0; rev < v.n; rev++ {
+				if set[rev] && !hasChild[rev] && !containsInt(byPhase[repo.Public], rev) {
+					byPhase[repo.Public] = append(byPhase[repo.Public], rev)
+				}
+			}
+		}
+	}
+	var out []byte
+	for _, p := range allPhases {
+		nodes := hexNodes(v, byPhase[p])
+		sort.Strings(nodes)
+		for _, n := range nodes {
+			out = binary.BigEndian.AppendUint32(out, uint32(p))
+			raw := rawNode(n)
+			out = append(out, raw[:]...)
+		}
+	}
+	return out
+}
+
+func containsInt(list []int, x int) bool {
+	for _, y := range list {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// writeBundle writes the planned parts, in exchange.py's part order
+// (stream2, changegroup, bookmarks, listkeys, obsmarkers, phases).
+func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bundlePlan) error {
+	bw, err := streamclone.NewBundle2Writer(w)
+	if err != nil {
+		return err
+	}
+	if plan.stream {
+		if err := streamclone.WriteStream2Part(ctx, bw, v.r.Store, plan.streamOpt); err != nil {
+			return err
+		}
+	}
+	if plan.bookmarks != nil {
+		if err := bw.WritePart("bookmarks", true, nil, nil, plan.bookmarks); err != nil {
+			return err
+		}
+	}
+	for _, ns := range plan.listkeys {
+		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: ns}}, nil, plan.keys[ns]); err != nil {
+			return err
+		}
+	}
+	if plan.phases != nil {
+		if err := bw.WritePart("phase-heads", true, nil, nil, plan.phases); err != nil {
+			return err
+		}
+	}
+	return bw.Close()
+}
