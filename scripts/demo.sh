@@ -1,7 +1,8 @@
 #!/bin/sh
-# demo.sh HGFS_BIN — a short tour of hgfs on a sample repository made by
-# real hg: history, manifest, file contents, the raw changelog index and a
-# full integrity check, each next to what it is.
+# demo.sh HGFS_BIN — the main job on a sample repository made by real hg:
+# serve it with hgfs serve, stream-clone it into a mounted hgfs cache, use
+# the mounted repository with real hg, then unmount and check the cache;
+# and a short tour of the inspection commands.
 set -eu
 
 HGFS=${1:?usage: demo.sh HGFS_BIN}
@@ -12,7 +13,16 @@ command -v hg >/dev/null || { echo "demo: Mercurial's hg is not on PATH (make de
 # hg as the tests run it: no user configuration, fixed user and time zone.
 export HGRCPATH= HGPLAIN=1 HGUSER="Demo User <demo@example.com>" TZ=UTC
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/hgfs-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT INT TERM
+SERVER_PID=
+MNT=$WORK/mnt
+cleanup() {
+	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
+	if grep -qs " $MNT " /proc/self/mounts; then
+		"$HGFS" unmount "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT" 2>/dev/null
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
 REPO=$WORK/repo
 
 if [ -t 1 ]; then
@@ -37,6 +47,37 @@ printf 'stable fix\n' >> README
 hg commit -q -m "fix on stable" -d "1700010800 18000"
 hg bookmark -q demo-bookmark
 echo "4 changesets, a tag, a named branch and a bookmark"
+
+heading "hgfs serve -R repo -p 0 -d   (stream clones over HTTP, read-only)"
+"$HGFS" serve -R "$REPO" -a 127.0.0.1 -p 0 -d --pid-file "$WORK/serve.pid" > "$WORK/serve.out"
+SERVER_PID=$(cat "$WORK/serve.pid")
+cat "$WORK/serve.out"
+URL=$(sed -n 's/^listening at \(http:[^ ]*\).*/\1/p' "$WORK/serve.out")
+
+if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	heading "hgfs clone --mount $URL mnt   (stream into a bbolt-indexed cache, then mount it)"
+	"$HGFS" clone --mount --cache "$WORK/cache" "$URL" "$MNT"
+
+	heading "the mounted repository: ls -la mnt/.hg/store"
+	ls -la "$MNT/.hg/store"
+
+	heading "real hg on the mount: hg log -l 2, hg verify, hg update"
+	hg -R "$MNT" log -l 2
+	hg -R "$MNT" verify
+	hg -R "$MNT" update
+	ls -la "$MNT"
+
+	heading "hgfs stats mnt   (the background committer)"
+	"$HGFS" stats "$MNT"
+
+	heading "hgfs unmount mnt; hgfs fsck cache"
+	"$HGFS" unmount "$MNT"
+	"$HGFS" fsck "$WORK/cache"
+else
+	heading "no FUSE here (/dev/fuse or fusermount3 missing): cloning into a directory instead"
+	"$HGFS" clone "$URL" "$WORK/clone"
+	hg -R "$WORK/clone" verify
+fi
 
 heading "hgfs log -l 3"
 "$HGFS" log -l 3
