@@ -60,7 +60,13 @@ fuzz:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# stress runs the cache's crash and model tests for many more rounds than
+# make test does.
+stress: build
+	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
+	HGFS_BIN=$(HGFS) $(GO) test -count=25 -timeout 60m -run 'TestMountCrash' ./cmd/hgfs/
 
 demo: deps build
 	./scripts/demo.sh $(HGFS)
