@@ -55,9 +55,13 @@ func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
 		RawFileSystem: fuse.NewDefaultRawFileSystem(),
 		fsys:          fsys,
 		root:          fsys.Root(),
-		virt:          newVirtualDir(info),
+		virt:          newVirtualDir(info, cacheViews(fsys)),
 	}
 }
+
+// OnUnmount releases the .hgfs views' revlogs before the owner closes
+// the cache.
+func (r *rawFS) OnUnmount() { r.virt.views.close() }
 
 // toStatus is the adapter's only error conversion.
 func toStatus(err error) fuse.Status {
@@ -146,6 +150,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 
 func (r *rawFS) Forget(nodeID, nlookup uint64) {
 	if r.virt.owns(nodeID) {
+		r.virt.views.forget(nodeID, nlookup)
 		return
 	}
 	r.fsys.Forget(r.ino(nodeID), nlookup)
@@ -335,7 +340,7 @@ func (r *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name s
 
 func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
 	if r.virt.owns(h.NodeId) {
-		return nil, fuse.EINVAL
+		return r.virt.readlink(h.NodeId)
 	}
 	target, err := r.fsys.Readlink(ctxOf(cancel), r.ino(h.NodeId))
 	if err != nil {
@@ -352,7 +357,7 @@ func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status { 
 // READDIR resumes from its offset alone.
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	if r.virt.owns(in.NodeId) {
-		return fuse.OK
+		return r.virt.views.openDir(in.NodeId, out)
 	}
 	a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
 	if err != nil {

@@ -45,7 +45,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	info := func() any {
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: repo, Kind: "repo", ReadOnly: true}
 	}
-	root := &repoRoot{hg: loop, info: info}
+	root := &repoRoot{hg: loop, info: info, views: repoViews(repo)}
 	timeout := time.Second
 	srv, err := fs.Mount(mp, root, &fs.Options{
 		MountOptions: *mountOptions(opt),
@@ -58,6 +58,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	s := &Server{srv: srv, mountpoint: mp, done: make(chan struct{})}
 	go func() {
 		srv.Wait()
+		root.views.close()
 		close(s.done)
 	}()
 	return s, nil
@@ -67,8 +68,9 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 // unlisted control directory.
 type repoRoot struct {
 	fs.Inode
-	hg   fs.InodeEmbedder
-	info func() any
+	hg    fs.InodeEmbedder
+	info  func() any
+	views *views // .hgfs/ beside stats (views_linux.go)
 }
 
 var (
@@ -79,8 +81,9 @@ var (
 
 func (r *repoRoot) OnAdd(ctx context.Context) {
 	r.AddChild(".hg", r.NewPersistentInode(ctx, r.hg, fs.StableAttr{Mode: syscall.S_IFDIR}), false)
-	ctl := r.NewPersistentInode(ctx, &fs.Inode{}, fs.StableAttr{Mode: syscall.S_IFDIR})
-	ctl.AddChild("stats", r.NewPersistentInode(ctx, &statsNode{info: r.info}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+	stats := r.NewPersistentInode(ctx, &statsNode{info: r.info}, fs.StableAttr{Mode: syscall.S_IFREG})
+	ctl := r.NewPersistentInode(ctx, &viewNode{w: r.views, stats: stats}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: repoViewRootIno})
+	ctl.AddChild("stats", stats, false)
 	r.AddChild(VirtualDirName, ctl, false)
 }
 

@@ -25,9 +25,11 @@ const (
 // finds it but READDIR never lists it, so hg status, find, tar and du do
 // not see it. It holds one read-only file, "stats": a JSON object
 // describing the daemon (pid, cache, mountpoint) and the committer
-// (fsnode.Stats), generated when the file is opened.
+// (fsnode.Stats), generated when the file is opened. Everything else in
+// it is the repository's views (views_linux.go).
 type virtualDir struct {
 	info  func() any
+	views *views
 	start time.Time
 	uid   uint32
 	gid   uint32
@@ -37,9 +39,10 @@ type virtualDir struct {
 	handles map[uint64][]byte
 }
 
-func newVirtualDir(info func() any) *virtualDir {
+func newVirtualDir(info func() any, views *views) *virtualDir {
 	return &virtualDir{
 		info:    info,
+		views:   views,
 		start:   time.Now(),
 		uid:     uint32(os.Getuid()),
 		gid:     uint32(os.Getgid()),
@@ -75,6 +78,8 @@ func (v *virtualDir) lookup(parent uint64, name string, out *fuse.EntryOut) fuse
 		ino = virtualDirIno
 	case parent == virtualDirIno && name == "stats":
 		ino = virtualStatsIno
+	case parent == virtualDirIno || v.views.owns(parent):
+		return v.views.lookup(parent, name, v.uid, v.gid, out)
 	default:
 		return fuse.ENOENT
 	}
@@ -86,6 +91,9 @@ func (v *virtualDir) lookup(parent uint64, name string, out *fuse.EntryOut) fuse
 }
 
 func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
+	if v.views.owns(ino) {
+		return v.views.getAttr(ino, v.uid, v.gid, out)
+	}
 	if ino != virtualDirIno && ino != virtualStatsIno {
 		return fuse.ENOENT
 	}
@@ -95,25 +103,33 @@ func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
 }
 
 func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	switch in.NodeId {
-	case virtualStatsIno:
-	case virtualDirIno:
+	if in.Flags&syscall.O_ACCMODE != syscall.O_RDONLY && in.NodeId != virtualDirIno {
+		return fuse.EACCES
+	}
+	var data []byte
+	flags := uint32(fuse.FOPEN_DIRECT_IO)
+	switch {
+	case in.NodeId == virtualStatsIno:
+		b, err := json.MarshalIndent(v.info(), "", "  ")
+		if err != nil {
+			return toStatus(err)
+		}
+		data = append(b, '\n')
+	case in.NodeId == virtualDirIno:
 		return fuse.EISDIR
+	case v.views.owns(in.NodeId):
+		var st fuse.Status
+		if data, flags, st = v.views.content(in.NodeId); st != fuse.OK {
+			return st
+		}
 	default:
 		return fuse.ENOENT
 	}
-	if in.Flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		return fuse.EACCES
-	}
-	data, err := json.MarshalIndent(v.info(), "", "  ")
-	if err != nil {
-		return toStatus(err)
-	}
 	fh := v.nextFh.Add(1)
 	v.mu.Lock()
-	v.handles[fh] = append(data, '\n')
+	v.handles[fh] = data
 	v.mu.Unlock()
-	out.Fh, out.OpenFlags = fh, fuse.FOPEN_DIRECT_IO
+	out.Fh, out.OpenFlags = fh, flags
 	return fuse.OK
 }
 
@@ -141,19 +157,12 @@ func (v *virtualDir) release(fh uint64) {
 }
 
 func (v *virtualDir) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	if in.NodeId != virtualDirIno {
-		return fuse.ENOTDIR
+	return v.views.readDir(in, out, plus)
+}
+
+func (v *virtualDir) readlink(ino uint64) ([]byte, fuse.Status) {
+	if v.views.owns(ino) {
+		return v.views.readlink(ino)
 	}
-	if in.Offset > 0 {
-		return fuse.OK
-	}
-	de := fuse.DirEntry{Name: "stats", Ino: virtualStatsIno, Mode: syscall.S_IFREG, Off: 1}
-	if !plus {
-		out.AddDirEntry(de)
-		return fuse.OK
-	}
-	if eo := out.AddDirLookupEntry(de); eo != nil {
-		v.lookup(virtualDirIno, "stats", eo)
-	}
-	return fuse.OK
+	return nil, fuse.EINVAL
 }

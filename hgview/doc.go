@@ -1,0 +1,95 @@
+// Package hgview is the model of the read-only .hgfs/ views every hgfs
+// mount shows: a repository's revisions and revlogs as plain files, for
+// cat, grep -r, diff -r, hexdump, wc and find. It knows nothing of FUSE:
+// package mount adapts it (views_linux.go) to both mount kinds.
+//
+// # Terminology
+//
+// The view's root is the mount's .hgfs directory (the mount adds its own
+// "stats" beside what is described here):
+//
+//	rev/REV/PATH         the file PATH of changeset REV, as `hg cat -r REV PATH`
+//	revlogs/STOREPATH/index  the `hg debugindex --debug` table of that revlog
+//	revlogs/STOREPATH/N  revision N as `hg debugdata` prints it
+//	log heads tags bookmarks branches  `hg log`, `hg heads`, ... default output
+//
+// REV is anything `hg log -r` takes for one changeset that is a file
+// name: a number (negative ones count from the end), a full or
+// abbreviated node, "tip", "null", a tag, a bookmark, a branch name
+// (its tip). "." is not offered: a view has no working directory.
+// Listing rev/ shows visible changeset numbers only; every other form is found by
+// lookup. STOREPATH is the revlog's .i path inside the store exactly as
+// stored (encoded), so rev/ and revlogs/ name different things: the
+// filelog of "README" is revlogs/data/_r_e_a_d_m_e.i. revlogs/ shows the
+// changelog, the manifest log and the data/, meta/ and dh/ directories;
+// other store files (fncache, phaseroots, undo and journal files) are not
+// revlogs and are not shown.
+//
+// A changeset's tree exists only as its flat manifest: directories are
+// the path prefixes in it, executable files (flag x) have mode 0555,
+// symlinks (flag l) are symlinks whose target is the file's content,
+// everything else is 0444. Every node of a changeset has the changeset's
+// date as its mtime.
+//
+// # Names and what moves
+//
+// REV is resolved when rev/REV is looked up, and the node that lookup
+// returns is bound to the changeset it named: its inode number is a hash
+// of (REV, changeset node, path), so rev/tip/a and rev/5/a are different
+// inodes, and once tip moves a new lookup of rev/tip gives new numbers
+// while the old ones keep showing the old changeset. Such bound nodes
+// and revlog revisions are Fixed (Attr.Fixed): the kernel may cache them
+// for long. rev/FULLNODE is fixed too; the entry rev/SYMBOL for any other
+// form, the index files and the text files are not.
+//
+// Names (tags, bookmarks, branches) follow mercurial/tags.py,
+// bookmarks.py, branchmap.py and scmutil.revsymbol over the visible
+// repository (mercurial/repoview.py, phases and obsolescence markers), as
+// hg shows it without --hidden: hidden changesets are not listed and not
+// found. This duplicates what package repo does, because repo reads
+// through the filesystem by path and so cannot serve a cache mount, whose
+// repository lives in fsnode; given an fs.FS constructor in repo, this
+// package could use it instead (the names and lookup of snapshot.go and
+// all of hidden.go would go).
+//
+// The view follows the repository: before it resolves a symbol or
+// generates a text file it stats the changelog, bookmarks,
+// bookmarks.current, localtags, phaseroots, obsstore and dirstate, and
+// reopens (a new snapshot) when any changed. Revlogs only grow, so nodes bound to older snapshots stay
+// valid; a snapshot is closed when replaced and no longer in use.
+//
+// Inode numbers live above Options.RootIno, in the upper half of the
+// 64-bit space that mounts reserve for virtual nodes: fixed numbers for
+// the root's entries (RootIno+1 is left to the mount's stats), hashes
+// from 2^63+2^62 for the rest. Adapters that address nodes by number
+// (the raw FUSE adapter) Remember each node they hand to the kernel and
+// Forget it as the kernel does; a hash collision between two live nodes
+// is an error, never a silent alias.
+//
+// # Laziness and memory
+//
+// Nothing is reconstructed until asked for. A file's size is its content
+// length, so GetAttr reconstructs it (Filelog sizes are not recorded
+// without the copy metadata header, which must be read to strip); the
+// result goes to a byte-bounded LRU cache (Options.CacheBytes, default 64
+// MiB) shared with parsed manifests and revlog revisions, so the read
+// that follows a stat costs nothing. Directory listings never
+// reconstruct files.
+//
+// # Errors
+//
+// Tree operations return syscall.Errno values for what a filesystem
+// reports (ENOENT for unknown names and symbols, ENOTDIR, EISDIR,
+// EINVAL from Readlink of a non-symlink); damaged revlogs surface as the
+// revlog package's errors, which adapters map to EIO. ErrUnknownRevision
+// and ErrAmbiguous are internal to lookups (both become ENOENT);
+// ErrUnsupported refuses shared repositories, whose store is outside
+// the .hg directory the view is given.
+//
+// # Concurrency
+//
+// A View is safe for concurrent use. Nodes are immutable values. The
+// snapshot, the node table and the cache each have their own lock, held
+// only for map operations; revlog reads go through package revlog, which
+// locks per revlog.
+package hgview

@@ -1,0 +1,744 @@
+package hgview
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
+)
+
+// Errors besides the syscall.Errno values the tree operations return.
+var (
+	// ErrUnsupported means the repository cannot be shown (a share).
+	ErrUnsupported = errors.New("unsupported repository")
+	// ErrUnknownRevision means no changeset answers to a symbol.
+	ErrUnknownRevision = errors.New("unknown revision")
+	// ErrAmbiguous means a node prefix matches several changesets.
+	ErrAmbiguous = errors.New("ambiguous revision identifier")
+)
+
+// Inode numbers. The mount reserves the upper half of the 64-bit space
+// for virtual nodes; below RootIno+16 are fixed directories and files,
+// every other node gets a hash of its identity in the upper quarter, so a
+// path names the same inode for as long as it shows the same thing.
+const (
+	DefaultRootIno = 1<<63 + 1
+	hashedBase     = 1<<63 | 1<<62
+)
+
+// Fixed inode offsets from the root (1 is left for the mount's "stats").
+const (
+	offRev = 2 + iota
+	offRevlogs
+	offLog
+	offHeads
+	offBookmarks
+	offTags
+	offBranches
+)
+
+// textFiles are the generated text files of the root, in listing order.
+var textFiles = []struct {
+	name string
+	off  uint64
+}{{"bookmarks", offBookmarks}, {"branches", offBranches}, {"heads", offHeads}, {"log", offLog}, {"tags", offTags}}
+
+// Options tune a View.
+type Options struct {
+	// CacheBytes bounds the memory kept for reconstructed file texts,
+	// revlog revisions and parsed manifests (default 64 MiB).
+	CacheBytes int64
+	// RootIno is the inode number of the view's root (default
+	// DefaultRootIno). Every other inode number is above it.
+	RootIno uint64
+}
+
+// View is the virtual tree of one repository. It is safe for concurrent
+// use.
+type View struct {
+	hg     fs.FS
+	st     fs.FS
+	layout store.Layout
+	opt    Options
+	start  time.Time
+	cache  *lru
+	root   *Node
+
+	mu   sync.Mutex
+	snap *snapshot
+
+	tableMu sync.Mutex
+	table   map[uint64]*tableEntry
+}
+
+type tableEntry struct {
+	n    *Node
+	refs uint64
+}
+
+// Open opens the view of the repository whose .hg directory is hg.
+func Open(hg fs.FS, opt Options) (*View, error) {
+	if opt.CacheBytes <= 0 {
+		opt.CacheBytes = 64 << 20
+	}
+	if opt.RootIno == 0 {
+		opt.RootIno = DefaultRootIno
+	}
+	req, err := readRequirements(hg)
+	if err != nil {
+		return nil, err
+	}
+	layout := store.LayoutFor(req)
+	st, err := storeSub(hg, layout)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{hg: hg, st: st, layout: layout, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
+	v.root = &Node{Ino: opt.RootIno, kind: kindRoot}
+	s, err := v.current()
+	if err != nil {
+		return nil, err
+	}
+	v.release(s)
+	return v, nil
+}
+
+// OpenDir opens the view of the repository at root (the directory holding
+// .hg).
+func OpenDir(root string, opt Options) (*View, error) {
+	hg := filepath.Join(root, ".hg")
+	if fi, err := os.Stat(hg); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a repository (no .hg directory)", root)
+	}
+	return Open(os.DirFS(hg), opt)
+}
+
+// Close releases the open revlogs.
+func (v *View) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.snap != nil {
+		v.snap.retired = true
+		if v.snap.refs == 0 {
+			v.snap.close()
+		}
+		v.snap = nil
+	}
+	return nil
+}
+
+// current returns the snapshot matching the repository now, reopening
+// the changelog if it or a names file changed since.
+func (v *View) current() (*snapshot, error) {
+	key := currentKey(v.hg, v.st)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.snap != nil && v.snap.key == key {
+		v.snap.refs++
+		return v.snap, nil
+	}
+	s, err := openSnapshot(v.hg, v.st, v.layout, key)
+	if err != nil {
+		return nil, err
+	}
+	if old := v.snap; old != nil {
+		// Readers still using the old snapshot close it when done.
+		old.retired = true
+		if old.refs == 0 {
+			old.close()
+		}
+	}
+	v.snap = s
+	s.refs++
+	return s, nil
+}
+
+// latest is current without looking for changes: for reading things
+// named by node, which every later snapshot holds too.
+func (v *View) latest() (*snapshot, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.snap == nil {
+		return nil, fs.ErrClosed
+	}
+	v.snap.refs++
+	return v.snap, nil
+}
+
+// release ends a use of a snapshot from current or latest.
+func (v *View) release(s *snapshot) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	s.refs--
+	if s.refs == 0 && s.retired {
+		s.close()
+	}
+}
+
+// Kind is what a node shows.
+type Kind int
+
+const (
+	kindRoot        Kind = iota // .hgfs
+	kindRevDir                  // .hgfs/rev
+	kindChangeset               // .hgfs/rev/REV
+	kindTreeDir                 // a directory inside a changeset
+	kindTreeFile                // a file or symlink inside a changeset
+	kindRevlogsDir              // .hgfs/revlogs and store directories below it
+	kindRevlog                  // .hgfs/revlogs/STOREPATH (a .i file)
+	kindRevlogIndex             // .hgfs/revlogs/STOREPATH/index
+	kindRevlogRev               // .hgfs/revlogs/STOREPATH/N
+	kindText                    // .hgfs/log, heads, bookmarks, tags, branches
+)
+
+// Node is one file or directory of the view. Nodes are immutable values;
+// a changeset's nodes are bound to the changeset their REV named when it
+// was looked up.
+type Node struct {
+	Ino  uint64
+	kind Kind
+	path string // tree: path in the manifest ("" for the changeset root); revlogs: store path; text: name
+	cs   *changeset
+	rev  int                  // kindRevlogRev
+	ent  revlog.ManifestEntry // kindTreeFile
+}
+
+// changeset is a resolved .hgfs/rev/REV.
+type changeset struct {
+	sym      string
+	rev      int
+	node     revlog.Node
+	manifest revlog.Node
+	date     time.Time
+	fixed    bool // REV is a full node: the name can never move
+}
+
+// Attr is a node's attributes.
+type Attr struct {
+	Ino   uint64
+	Mode  uint32 // syscall.S_IFDIR, S_IFREG or S_IFLNK | permissions
+	Nlink uint32
+	Size  uint64
+	Mtime time.Time
+	// Fixed means the node's name binding, attributes and content never
+	// change while the repository only grows (no strip): kernels may
+	// cache them for long.
+	Fixed bool
+}
+
+// DirEntry is one entry of a directory listing.
+type DirEntry struct {
+	Name string
+	Ino  uint64
+	Mode uint32 // type bits only
+}
+
+// Root is the view's top directory (.hgfs).
+func (v *View) Root() *Node { return v.root }
+
+// IsDir reports whether n is a directory.
+func (n *Node) IsDir() bool {
+	switch n.kind {
+	case kindTreeFile, kindRevlogIndex, kindRevlogRev, kindText:
+		return false
+	}
+	return true
+}
+
+// Fixed reports whether n and its content never change (see Attr.Fixed).
+func (n *Node) Fixed() bool {
+	switch n.kind {
+	case kindChangeset:
+		return n.cs.fixed
+	case kindTreeDir, kindTreeFile, kindRevlogRev:
+		return true
+	}
+	return false
+}
+
+func hashIno(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	// ^0 is reserved by go-fuse (and the kernel): fold it away.
+	return hashedBase | h.Sum64()%(1<<62-1)
+}
+
+func (v *View) fixed(off uint64, kind Kind, path string) *Node {
+	return &Node{Ino: v.opt.RootIno + off, kind: kind, path: path}
+}
+
+// Lookup finds name in directory dir. A missing name is syscall.ENOENT.
+func (v *View) Lookup(dir *Node, name string) (*Node, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return nil, syscall.ENOENT
+	}
+	switch dir.kind {
+	case kindRoot:
+		switch name {
+		case "rev":
+			return v.fixed(offRev, kindRevDir, ""), nil
+		case "revlogs":
+			return v.fixed(offRevlogs, kindRevlogsDir, ""), nil
+		}
+		for _, t := range textFiles {
+			if t.name == name {
+				return v.fixed(t.off, kindText, name), nil
+			}
+		}
+		return nil, syscall.ENOENT
+	case kindRevDir:
+		return v.lookupChangeset(name)
+	case kindChangeset, kindTreeDir:
+		return v.lookupTree(dir, name)
+	case kindRevlogsDir:
+		return v.lookupStore(dir, name)
+	case kindRevlog:
+		return v.lookupRevlog(dir, name)
+	}
+	return nil, syscall.ENOTDIR
+}
+
+func (v *View) lookupChangeset(sym string) (*Node, error) {
+	s, err := v.current()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release(s)
+	rev, err := s.lookup(sym)
+	if errors.Is(err, ErrUnknownRevision) || errors.Is(err, ErrAmbiguous) {
+		return nil, syscall.ENOENT
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.changeset(rev)
+	if err != nil {
+		return nil, err
+	}
+	cs := &changeset{sym: sym, rev: rev, node: s.node(rev), manifest: c.Manifest, date: time.Unix(c.Time, 0)}
+	cs.fixed = len(sym) == 40 && sym == cs.node.String()
+	return &Node{Ino: hashIno("cs", sym, cs.node.String()), kind: kindChangeset, cs: cs}, nil
+}
+
+// manifest returns the parsed manifest of a changeset, cached.
+func (v *View) manifest(cs *changeset) ([]revlog.ManifestEntry, error) {
+	if cs.manifest.IsNull() {
+		return nil, nil
+	}
+	key := "m" + string(cs.manifest[:])
+	if m, ok := v.cache.get(key); ok {
+		return m.([]revlog.ManifestEntry), nil
+	}
+	s, err := v.latest()
+	if err != nil {
+		return nil, err
+	}
+	defer v.release(s)
+	mrev, ok := s.ml.Rev(cs.manifest)
+	if !ok {
+		return nil, fmt.Errorf("manifest %s: %w", cs.manifest, revlog.ErrNotFound)
+	}
+	text, err := s.ml.Revision(mrev)
+	if err != nil {
+		return nil, err
+	}
+	m, err := revlog.ParseManifest(text)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", cs.manifest, err)
+	}
+	// Each entry costs its path, a node and the slice header.
+	v.cache.add(key, m, int64(len(text))+int64(len(m))*48)
+	return m, nil
+}
+
+func childPath(dir *Node, name string) string {
+	if dir.path == "" {
+		return name
+	}
+	return dir.path + "/" + name
+}
+
+func (v *View) lookupTree(dir *Node, name string) (*Node, error) {
+	m, err := v.manifest(dir.cs)
+	if err != nil {
+		return nil, err
+	}
+	p := childPath(dir, name)
+	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= p })
+	if i < len(m) && m[i].Path == p {
+		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.node.String(), p), kind: kindTreeFile, cs: dir.cs, path: p, ent: m[i]}, nil
+	}
+	// "p/" sorts after "p" and after "p" followed by bytes below '/'.
+	j := sort.Search(len(m), func(i int) bool { return m[i].Path >= p+"/" })
+	if j < len(m) && strings.HasPrefix(m[j].Path, p+"/") {
+		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.node.String(), p), kind: kindTreeDir, cs: dir.cs, path: p}, nil
+	}
+	return nil, syscall.ENOENT
+}
+
+// storeName validates a name found in a store directory listing or asked
+// for by lookup: revlog index files (not transaction leftovers) and, at
+// the top, the directories revlogs live in.
+func storeDirAllowed(parent, name string) bool {
+	if parent == "" {
+		return name == "data" || name == "meta" || name == "dh"
+	}
+	return true
+}
+
+func revlogName(name string) bool {
+	return strings.HasSuffix(name, ".i") && !strings.HasPrefix(name, "undo.") && !strings.HasPrefix(name, "journal.")
+}
+
+func (v *View) lookupStore(dir *Node, name string) (*Node, error) {
+	p := childPath(dir, name)
+	fi, err := fs.Stat(v.st, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, syscall.ENOENT
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.IsDir() && storeDirAllowed(dir.path, name):
+		return &Node{Ino: hashIno("sd", p), kind: kindRevlogsDir, path: p}, nil
+	case fi.Mode().IsRegular() && revlogName(name):
+		return &Node{Ino: hashIno("rl", p), kind: kindRevlog, path: p}, nil
+	}
+	return nil, syscall.ENOENT
+}
+
+// openRevlog opens a store revlog by its on-disk path. The caller closes.
+func (v *View) openRevlog(p string) (*revlog.Revlog, error) {
+	rl, err := revlog.Open(v.st, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, syscall.ENOENT
+	}
+	return rl, err
+}
+
+func (v *View) lookupRevlog(dir *Node, name string) (*Node, error) {
+	if name == "index" {
+		return &Node{Ino: hashIno("ri", dir.path), kind: kindRevlogIndex, path: dir.path}, nil
+	}
+	rev, err := strconv.Atoi(name)
+	if err != nil || strconv.Itoa(rev) != name || rev < 0 {
+		return nil, syscall.ENOENT
+	}
+	rl, err := v.openRevlog(dir.path)
+	if err != nil {
+		return nil, err
+	}
+	defer rl.Close()
+	if rev >= rl.Len() {
+		return nil, syscall.ENOENT
+	}
+	return &Node{Ino: hashIno("rr", dir.path, name), kind: kindRevlogRev, path: dir.path, rev: rev}, nil
+}
+
+// ReadDir lists directory dir (without "." and ".."), sorted by name
+// except .hgfs/rev, which lists changeset numbers in increasing order.
+func (v *View) ReadDir(dir *Node) ([]DirEntry, error) {
+	switch dir.kind {
+	case kindRoot:
+		out := []DirEntry{
+			{Name: "rev", Ino: v.opt.RootIno + offRev, Mode: syscall.S_IFDIR},
+			{Name: "revlogs", Ino: v.opt.RootIno + offRevlogs, Mode: syscall.S_IFDIR},
+		}
+		for _, t := range textFiles {
+			out = append(out, DirEntry{Name: t.name, Ino: v.opt.RootIno + t.off, Mode: syscall.S_IFREG})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	case kindRevDir:
+		s, err := v.current()
+		if err != nil {
+			return nil, err
+		}
+		defer v.release(s)
+		nm, err := s.getNames()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]DirEntry, 0, s.cl.Len())
+		for rev := 0; rev < s.cl.Len(); rev++ {
+			if nm.hidden[rev] {
+				continue
+			}
+			name := strconv.Itoa(rev)
+			out = append(out, DirEntry{Name: name, Ino: hashIno("cs", name, s.node(rev).String()), Mode: syscall.S_IFDIR})
+		}
+		return out, nil
+	case kindChangeset, kindTreeDir:
+		return v.readTree(dir)
+	case kindRevlogsDir:
+		return v.readStore(dir)
+	case kindRevlog:
+		rl, err := v.openRevlog(dir.path)
+		if err != nil {
+			return nil, err
+		}
+		defer rl.Close()
+		out := make([]DirEntry, 0, rl.Len()+1)
+		for rev := 0; rev < rl.Len(); rev++ {
+			name := strconv.Itoa(rev)
+			out = append(out, DirEntry{Name: name, Ino: hashIno("rr", dir.path, name), Mode: syscall.S_IFREG})
+		}
+		out = append(out, DirEntry{Name: "index", Ino: hashIno("ri", dir.path), Mode: syscall.S_IFREG})
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	}
+	return nil, syscall.ENOTDIR
+}
+
+func (v *View) readTree(dir *Node) ([]DirEntry, error) {
+	m, err := v.manifest(dir.cs)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if dir.path != "" {
+		prefix = dir.path + "/"
+	}
+	var out []DirEntry
+	csNode := dir.cs.node.String()
+	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= prefix })
+	for i < len(m) && strings.HasPrefix(m[i].Path, prefix) {
+		rest := m[i].Path[len(prefix):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			sub := prefix + rest[:j]
+			out = append(out, DirEntry{Name: rest[:j], Ino: hashIno("t", dir.cs.sym, csNode, sub), Mode: syscall.S_IFDIR})
+			i = sort.Search(len(m), func(i int) bool { return m[i].Path >= sub+"0" }) // '0' follows '/'
+			continue
+		}
+		mode := uint32(syscall.S_IFREG)
+		if m[i].Flags == "l" {
+			mode = syscall.S_IFLNK
+		}
+		out = append(out, DirEntry{Name: rest, Ino: hashIno("t", dir.cs.sym, csNode, m[i].Path), Mode: mode})
+		i++
+	}
+	// Manifest order puts "a.txt" before "a/"; listings sort by name.
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (v *View) readStore(dir *Node) ([]DirEntry, error) {
+	p := dir.path
+	if p == "" {
+		p = "."
+	}
+	ents, err := fs.ReadDir(v.st, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []DirEntry
+	for _, e := range ents {
+		cp := childPath(dir, e.Name())
+		switch {
+		case e.IsDir() && storeDirAllowed(dir.path, e.Name()):
+			out = append(out, DirEntry{Name: e.Name(), Ino: hashIno("sd", cp), Mode: syscall.S_IFDIR})
+		case e.Type().IsRegular() && revlogName(e.Name()):
+			out = append(out, DirEntry{Name: e.Name(), Ino: hashIno("rl", cp), Mode: syscall.S_IFDIR})
+		}
+	}
+	return out, nil
+}
+
+// GetAttr returns n's attributes. A file's size is that of its content,
+// which is reconstructed (and cached) to know it.
+func (v *View) GetAttr(n *Node) (Attr, error) {
+	a := Attr{Ino: n.Ino, Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Mtime: v.start, Fixed: n.Fixed()}
+	if n.cs != nil {
+		a.Mtime = n.cs.date
+	}
+	if n.IsDir() {
+		return a, nil
+	}
+	data, err := v.Content(n)
+	if err != nil {
+		return Attr{}, err
+	}
+	a.Size, a.Nlink, a.Mode = uint64(len(data)), 1, syscall.S_IFREG|0o444
+	if n.kind == kindTreeFile {
+		switch n.ent.Flags {
+		case "x":
+			a.Mode = syscall.S_IFREG | 0o555
+		case "l":
+			a.Mode = syscall.S_IFLNK | 0o777
+		}
+	}
+	return a, nil
+}
+
+// Readlink returns a symlink's target: its content in the changeset.
+func (v *View) Readlink(n *Node) (string, error) {
+	if n.kind != kindTreeFile || n.ent.Flags != "l" {
+		return "", syscall.EINVAL
+	}
+	data, err := v.Content(n)
+	return string(data), err
+}
+
+// Content returns a file's whole content. The slice is shared with the
+// cache: callers must not modify it.
+func (v *View) Content(n *Node) ([]byte, error) {
+	switch n.kind {
+	case kindTreeFile:
+		return v.fileText(n.ent)
+	case kindRevlogRev:
+		key := "r" + n.path + "\x00" + strconv.Itoa(n.rev)
+		if b, ok := v.cache.get(key); ok {
+			return b.([]byte), nil
+		}
+		rl, err := v.openRevlog(n.path)
+		if err != nil {
+			return nil, err
+		}
+		defer rl.Close()
+		if n.rev >= rl.Len() {
+			return nil, syscall.ENOENT // stripped since
+		}
+		b, err := rl.Revision(n.rev)
+		if err != nil {
+			return nil, err
+		}
+		v.cache.add(key, b, int64(len(b)))
+		return b, nil
+	case kindRevlogIndex:
+		rl, err := v.openRevlog(n.path)
+		if err != nil {
+			return nil, err
+		}
+		defer rl.Close()
+		return FormatIndex(rl), nil
+	case kindText:
+		s, err := v.current()
+		if err != nil {
+			return nil, err
+		}
+		defer v.release(s)
+		return s.text(n.path)
+	}
+	return nil, syscall.EISDIR
+}
+
+// fileText returns a file revision's content as hg cat prints it.
+func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
+	key := "f" + e.Path + "\x00" + string(e.Node[:])
+	if b, ok := v.cache.get(key); ok {
+		return b.([]byte), nil
+	}
+	fl, err := v.openRevlog(v.layout.Encode("data/" + e.Path + ".i"))
+	if errors.Is(err, syscall.ENOENT) {
+		return nil, fmt.Errorf("%s: no filelog: %w", e.Path, revlog.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	rev, ok := fl.Rev(e.Node)
+	if !ok {
+		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)
+	}
+	text, err := fl.Revision(rev)
+	if err != nil {
+		return nil, err
+	}
+	_, body, err := revlog.ParseFileMeta(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), err)
+	}
+	v.cache.add(key, body, int64(len(body)))
+	return body, nil
+}
+
+// Remember records that an adapter handed n's inode number to a kernel
+// (one more lookup), so that Node can find it again; Forget undoes n
+// lookups. A hash collision between two live nodes is reported as an
+// error rather than served.
+func (v *View) Remember(n *Node) error {
+	if n.Ino == v.root.Ino {
+		return nil
+	}
+	v.tableMu.Lock()
+	defer v.tableMu.Unlock()
+	if e, ok := v.table[n.Ino]; ok {
+		if !sameNode(e.n, n) {
+			return fmt.Errorf("hgview: inode %#x names two nodes (%q, %q)", n.Ino, e.n.path, n.path)
+		}
+		e.n = n // the newest binding (a moved symbolic REV gets a new number)
+		e.refs++
+		return nil
+	}
+	v.table[n.Ino] = &tableEntry{n: n, refs: 1}
+	return nil
+}
+
+func sameNode(a, b *Node) bool {
+	if a.kind != b.kind || a.path != b.path || a.rev != b.rev {
+		return false
+	}
+	if a.cs != nil && b.cs != nil {
+		return a.cs.sym == b.cs.sym && a.cs.node == b.cs.node
+	}
+	return a.cs == nil && b.cs == nil
+}
+
+// Forget drops nlookup lookups of ino.
+func (v *View) Forget(ino, nlookup uint64) {
+	v.tableMu.Lock()
+	defer v.tableMu.Unlock()
+	if e, ok := v.table[ino]; ok {
+		if e.refs <= nlookup {
+			delete(v.table, ino)
+		} else {
+			e.refs -= nlookup
+		}
+	}
+}
+
+// Node returns the node an inode number was remembered for; the root and
+// fixed nodes are always known.
+func (v *View) Node(ino uint64) (*Node, bool) {
+	if ino == v.root.Ino {
+		return v.root, true
+	}
+	v.tableMu.Lock()
+	e, ok := v.table[ino]
+	v.tableMu.Unlock()
+	if ok {
+		return e.n, true
+	}
+	switch ino - v.opt.RootIno {
+	case offRev:
+		return v.fixed(offRev, kindRevDir, ""), true
+	case offRevlogs:
+		return v.fixed(offRevlogs, kindRevlogsDir, ""), true
+	}
+	for _, t := range textFiles {
+		if ino == v.opt.RootIno+t.off {
+			return v.fixed(t.off, kindText, t.name), true
+		}
+	}
+	return nil, false
+}
+
+// Owns reports whether ino is a number this view hands out.
+func (v *View) Owns(ino uint64) bool {
+	return ino >= hashedBase || (ino >= v.opt.RootIno && ino <= v.opt.RootIno+offBranches && ino != v.opt.RootIno+1)
+}

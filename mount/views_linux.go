@@ -1,0 +1,490 @@
+//go:build linux
+
+package mount
+
+// The .hgfs views (package hgview) in both mount kinds. MOUNTPOINT/.hgfs
+// stays out of the root's listings, as it was for stats alone, so hg
+// status, find, tar and du never see it (tested with hg status --all in a
+// cache mount holding a checkout); inside it everything is listed. The
+// raw adapter (cache mounts) routes every virtual inode number but the
+// control directory's and stats' here through virtualDir; the repository
+// view's node tree has a viewNode as its control directory. Both map
+// errors with errnoOf.
+//
+// Kernel caching: a changeset's files and directories and revlog
+// revisions never change, so their entries and attributes are cached for
+// an hour, their pages outlive a handle (FOPEN_KEEP_CACHE) and their
+// listings are cached (FOPEN_CACHE_DIR): a second grep -r sends only
+// OPEN and RELEASE per file. Names that move (rev/tip, rev/BOOKMARK,
+// rev/N, the text files, revlog indexes) get the mount's one-second
+// timeouts, and the text files and indexes are read with direct I/O so a
+// stale size never truncates them.
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/hgview"
+)
+
+// fixedTimeout is how long the kernel may keep entries and attributes of
+// view nodes that cannot change (hgview.Node.Fixed): the files of a
+// changeset, revlog revisions, .hgfs/rev/FULLNODE. Names that move (tip,
+// bookmarks, branches, numbers, the text files) get entryTimeout.
+const fixedTimeout = time.Hour
+
+// views serves MOUNTPOINT/.hgfs/ beside "stats": hgview's tree of the
+// repository at the mount's root. The view is opened on first use, so a
+// cache mounted empty shows it once a repository has been cloned or
+// initialised into it; until then its names are not found.
+type views struct {
+	open func() (*hgview.View, error)
+
+	mu sync.Mutex
+	v  *hgview.View
+}
+
+// cacheViews shows the repository whose .hg is at the root of a cache.
+func cacheViews(fsys *fsnode.FS) *views {
+	return &views{open: func() (*hgview.View, error) {
+		hg, err := fs.Sub(fsys.FS(), ".hg")
+		if err != nil {
+			return nil, err
+		}
+		return hgview.Open(hg, hgview.Options{RootIno: virtualDirIno})
+	}}
+}
+
+func (w *views) view() (*hgview.View, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.v != nil {
+		return w.v, nil
+	}
+	v, err := w.open()
+	if err != nil {
+		// No repository (yet): its names do not exist.
+		return nil, fmt.Errorf("%w: .hgfs views: %v", syscall.ENOENT, err)
+	}
+	w.v = v
+	return v, nil
+}
+
+// close releases the view's revlogs once the mount is gone.
+func (w *views) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.v != nil {
+		w.v.Close()
+		w.v = nil
+	}
+}
+
+// owns reports whether a virtual inode number is the views' (everything
+// virtual but the control directory and stats).
+func (w *views) owns(ino uint64) bool {
+	return ino >= virtualBase && ino != virtualDirIno && ino != virtualStatsIno
+}
+
+func (w *views) node(ino uint64) (*hgview.View, *hgview.Node, fuse.Status) {
+	v, err := w.view()
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	n, ok := v.Node(ino)
+	if !ok {
+		return nil, nil, fuse.ENOENT // forgotten: the kernel never asks
+	}
+	return v, n, fuse.OK
+}
+
+func timeoutOf(n *hgview.Node) time.Duration {
+	if n.Fixed() {
+		return fixedTimeout
+	}
+	return entryTimeout
+}
+
+func fillViewAttr(a hgview.Attr, uid, gid uint32, out *fuse.Attr) {
+	*out = fuse.Attr{
+		Ino: a.Ino, Size: a.Size, Blocks: (a.Size + 511) / 512, Mode: a.Mode, Nlink: a.Nlink,
+		Owner: fuse.Owner{Uid: uid, Gid: gid}, Blksize: 4096,
+	}
+	out.SetTimes(&a.Mtime, &a.Mtime, &a.Mtime)
+}
+
+// --- the raw adapter (cache mounts), called by virtualDir ---
+
+func (w *views) lookup(parent uint64, name string, uid, gid uint32, out *fuse.EntryOut) fuse.Status {
+	v, dir, st := w.node(parent)
+	if st != fuse.OK {
+		return st
+	}
+	n, err := v.Lookup(dir, name)
+	if err != nil {
+		return toStatus(err)
+	}
+	a, err := v.GetAttr(n)
+	if err != nil {
+		return toStatus(err)
+	}
+	if err := v.Remember(n); err != nil {
+		return toStatus(err)
+	}
+	*out = fuse.EntryOut{NodeId: n.Ino}
+	out.SetEntryTimeout(timeoutOf(n))
+	out.SetAttrTimeout(timeoutOf(n))
+	fillViewAttr(a, uid, gid, &out.Attr)
+	return fuse.OK
+}
+
+func (w *views) forget(ino, nlookup uint64) {
+	w.mu.Lock()
+	v := w.v
+	w.mu.Unlock()
+	if v != nil {
+		v.Forget(ino, nlookup)
+	}
+}
+
+func (w *views) getAttr(ino uint64, uid, gid uint32, out *fuse.AttrOut) fuse.Status {
+	v, n, st := w.node(ino)
+	if st != fuse.OK {
+		return st
+	}
+	a, err := v.GetAttr(n)
+	if err != nil {
+		return toStatus(err)
+	}
+	out.SetTimeout(timeoutOf(n))
+	fillViewAttr(a, uid, gid, &out.Attr)
+	return fuse.OK
+}
+
+// content returns what an open file reads and the FOPEN flags: pages of
+// immutable content outlive the handle; the rest is read directly, so a
+// text file regenerated since the last stat is never cut at a stale size.
+func (w *views) content(ino uint64) ([]byte, uint32, fuse.Status) {
+	v, n, st := w.node(ino)
+	if st != fuse.OK {
+		return nil, 0, st
+	}
+	if n.IsDir() {
+		return nil, 0, fuse.EISDIR
+	}
+	data, err := v.Content(n)
+	if err != nil {
+		return nil, 0, toStatus(err)
+	}
+	return data, fileOpenFlags(n), fuse.OK
+}
+
+// fileOpenFlags: pages of immutable content outlive the handle; the rest
+// is read directly, so a text file regenerated since the last stat is
+// never cut at a stale size. Nothing is written, so close(2) needs no
+// FLUSH round trip.
+func fileOpenFlags(n *hgview.Node) uint32 {
+	if n.Fixed() {
+		return fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH
+	}
+	return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
+}
+
+// dirOpenFlags lets the kernel cache the listing of a directory that
+// cannot change (a changeset's), so a second walk sends no READDIR.
+func dirOpenFlags(n *hgview.Node) uint32 {
+	if n.Fixed() {
+		return fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return 0
+}
+
+func (w *views) openDir(ino uint64, out *fuse.OpenOut) fuse.Status {
+	if !w.owns(ino) {
+		return fuse.OK // the control directory
+	}
+	_, n, st := w.node(ino)
+	if st != fuse.OK {
+		return st
+	}
+	if !n.IsDir() {
+		return fuse.ENOTDIR
+	}
+	out.OpenFlags = dirOpenFlags(n)
+	return fuse.OK
+}
+
+func (w *views) readlink(ino uint64) ([]byte, fuse.Status) {
+	v, n, st := w.node(ino)
+	if st != fuse.OK {
+		return nil, st
+	}
+	target, err := v.Readlink(n)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return []byte(target), fuse.OK
+}
+
+// entries lists a view directory; for the control directory itself,
+// "stats" comes first.
+func (w *views) entries(ino uint64) ([]fuse.DirEntry, fuse.Status) {
+	var out []fuse.DirEntry
+	if ino == virtualDirIno {
+		out = append(out, fuse.DirEntry{Name: "stats", Ino: virtualStatsIno, Mode: syscall.S_IFREG})
+	}
+	v, n, st := w.node(ino)
+	if st == fuse.ENOENT && ino == virtualDirIno {
+		return out, fuse.OK // no repository yet: stats alone
+	}
+	if st != fuse.OK {
+		return nil, st
+	}
+	ents, err := v.ReadDir(n)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	for _, e := range ents {
+		out = append(out, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: e.Mode})
+	}
+	return out, fuse.OK
+}
+
+// readDir answers READDIR and READDIRPLUS from offset in.Offset: "." and
+// ".." at offsets 1 and 2, then the entries. READDIRPLUS entries carry no
+// node ID, so the kernel looks each up only when it is used: a listing
+// never reconstructs the files it names.
+func (w *views) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	ents, st := w.entries(in.NodeId)
+	if st != fuse.OK {
+		return st
+	}
+	all := append([]fuse.DirEntry{{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}, ents...)
+	for i := in.Offset; i < uint64(len(all)); i++ {
+		de := all[i]
+		de.Off = i + 1
+		if plus {
+			if out.AddDirLookupEntry(de) == nil {
+				break
+			}
+		} else if !out.AddDirEntry(de) {
+			break
+		}
+	}
+	return fuse.OK
+}
+
+// --- the node API (repository views), below repoRoot ---
+
+// viewNode is one hgview node in go-fuse's node tree. The control
+// directory is a viewNode of the view's root, which also holds "stats".
+type viewNode struct {
+	gofs.Inode
+	w     *views
+	n     *hgview.Node
+	stats *gofs.Inode // the control directory only
+}
+
+var (
+	_ gofs.NodeLookuper   = (*viewNode)(nil)
+	_ gofs.NodeReaddirer  = (*viewNode)(nil)
+	_ gofs.NodeGetattrer  = (*viewNode)(nil)
+	_ gofs.NodeOpener     = (*viewNode)(nil)
+	_ gofs.NodeReadlinker = (*viewNode)(nil)
+
+	_ gofs.NodeOpendirHandler = (*viewNode)(nil)
+)
+
+func (vn *viewNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if vn.stats != nil && name == "stats" {
+		var a fuse.AttrOut
+		vn.stats.Operations().(*statsNode).Getattr(ctx, nil, &a)
+		out.Attr = a.Attr
+		return vn.stats, 0
+	}
+	v, dir, err := vn.resolve()
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	n, err := v.Lookup(dir, name)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	a, err := v.GetAttr(n)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
+	out.SetEntryTimeout(timeoutOf(n))
+	out.SetAttrTimeout(timeoutOf(n))
+	child := &viewNode{w: vn.w, n: n}
+	return vn.NewInode(ctx, child, gofs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: n.Ino}), 0
+}
+
+func (vn *viewNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	var list []fuse.DirEntry
+	if vn.stats != nil {
+		list = append(list, fuse.DirEntry{Name: "stats", Mode: syscall.S_IFREG, Ino: vn.stats.StableAttr().Ino})
+	}
+	v, dir, err := vn.resolve()
+	if vn.stats != nil && err != nil {
+		return gofs.NewListDirStream(list), 0 // no repository: stats alone
+	}
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	ents, err := v.ReadDir(dir)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	for _, e := range ents {
+		list = append(list, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: e.Mode})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (vn *viewNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if vn.stats != nil {
+		out.Mode, out.Nlink = syscall.S_IFDIR|0o555, 2
+		out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+		return 0
+	}
+	v, n, err := vn.resolve()
+	if err != nil {
+		return errnoOf(err)
+	}
+	a, err := v.GetAttr(n)
+	if err != nil {
+		return errnoOf(err)
+	}
+	a.Ino = vn.StableAttr().Ino
+	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
+	out.SetTimeout(timeoutOf(n))
+	return 0
+}
+
+func (vn *viewNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES
+	}
+	v, err := vn.w.view()
+	if err != nil {
+		return nil, 0, errnoOf(err)
+	}
+	if vn.n.IsDir() {
+		return nil, 0, syscall.EISDIR
+	}
+	data, err := v.Content(vn.n)
+	if err != nil {
+		return nil, 0, errnoOf(err)
+	}
+	return bytesHandle(data), fileOpenFlags(vn.n), 0
+}
+
+// OpendirHandle lists the directory once per open, into a handle whose
+// READDIRPLUS entries carry no attributes (as the raw adapter's): a
+// listing never reconstructs the files it names.
+func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	ds, errno := vn.Readdir(ctx)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	d := &viewDirHandle{}
+	for ds.HasNext() {
+		e, errno := ds.Next()
+		if errno != 0 {
+			return nil, 0, errno
+		}
+		d.ents = append(d.ents, e)
+	}
+	var fl uint32
+	if vn.n != nil {
+		fl = dirOpenFlags(vn.n)
+	}
+	return d, fl, 0
+}
+
+// viewDirHandle is an open view directory: a fixed list of entries.
+type viewDirHandle struct {
+	mu   sync.Mutex
+	ents []fuse.DirEntry
+	pos  int
+}
+
+var (
+	_ gofs.FileReaddirenter = (*viewDirHandle)(nil)
+	_ gofs.FileSeekdirer    = (*viewDirHandle)(nil)
+	_ gofs.FileLookuper     = (*viewDirHandle)(nil)
+)
+
+func (d *viewDirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pos >= len(d.ents) {
+		return nil, 0
+	}
+	e := d.ents[d.pos]
+	d.pos++
+	e.Off = uint64(d.pos)
+	return &e, 0
+}
+
+func (d *viewDirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pos = int(min(off, uint64(len(d.ents))))
+	return 0
+}
+
+// Lookup answers READDIRPLUS's per-entry lookups with "no attributes"
+// (the kernel then links nothing and looks the name up when it is used).
+func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.ENOENT
+}
+
+func (vn *viewNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	v, err := vn.w.view()
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	target, err := v.Readlink(vn.n)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return []byte(target), 0
+}
+
+// repoViewRootIno numbers the control directory of a repository view.
+// go-fuse hands out its automatic numbers from 2^63 up (the root's
+// persistent children); this stays clear of them and of hgview's hashed
+// numbers (from 2^63+2^62).
+const repoViewRootIno = virtualBase + 1<<61
+
+// repoViews shows the repository at root (an ordinary one on disk).
+func repoViews(root string) *views {
+	return &views{open: func() (*hgview.View, error) {
+		return hgview.OpenDir(root, hgview.Options{RootIno: repoViewRootIno})
+	}}
+}
+
+// resolve returns the view and the node vn shows (the control directory
+// is created before the view is opened).
+func (vn *viewNode) resolve() (*hgview.View, *hgview.Node, error) {
+	v, err := vn.w.view()
+	if err != nil {
+		return nil, nil, err
+	}
+	if vn.n == nil {
+		return v, v.Root(), nil
+	}
+	return v, vn.n, nil
+}
