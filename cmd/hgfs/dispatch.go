@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -69,16 +70,32 @@ type cmdContext struct {
 
 // abortError is an hg-style abort: "abort: msg" and optional "(hint)".
 type abortError struct {
-	msg  string
-	hint string
-	err  error
+	msg   string
+	hint  string
+	err   error
+	stack []uintptr // where abortf was called, for --traceback
 }
 
 func (e *abortError) Error() string { return e.msg }
 func (e *abortError) Unwrap() error { return e.err }
 
 func abortf(format string, args ...any) *abortError {
-	return &abortError{msg: fmt.Sprintf(format, args...)}
+	pc := make([]uintptr, 32)
+	n := runtime.Callers(2, pc)
+	return &abortError{msg: fmt.Sprintf(format, args...), stack: pc[:n]}
+}
+
+// formatStack renders program counters as Go prints a goroutine's stack.
+func formatStack(pc []uintptr) string {
+	var b strings.Builder
+	frames := runtime.CallersFrames(pc)
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(&b, "%s()\n\t%s:%d\n", f.Function, f.File, f.Line)
+		if !more {
+			return b.String()
+		}
+	}
 }
 
 // withHint returns e with a hint line.
@@ -307,8 +324,12 @@ func (u *ui) report(err error, flush bool) int {
 		u.errorf("abort: %v\n", err)
 	}
 	if u.traceback {
-		u.errorf("%+v\n", err)
-		u.errorf("%s", debug.Stack())
+		u.errorf("Traceback (most recent call first):\n")
+		if ae != nil && len(ae.stack) > 0 {
+			u.errorf("%s", formatStack(ae.stack))
+		} else {
+			u.errorf("%s", debug.Stack())
+		}
 	}
 	return 255
 }

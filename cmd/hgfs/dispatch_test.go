@@ -161,3 +161,20 @@ func TestProfileFormats(t *testing.T) {
 		t.Errorf("bad format: %d %q", code, stderr)
 	}
 }
+
+func TestTraceback(t *testing.T) {
+	t.Setenv("HGRCPATH", "")
+	_, stderr, code := dispatchRun(t, "--traceback", "-R", t.TempDir(), "log")
+	if code != 255 || !strings.HasPrefix(stderr, "abort: repository ") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// The stack names the function that aborted, with file and line.
+	if !strings.Contains(stderr, "Traceback (most recent call first):\n") ||
+		!regexp.MustCompile(`github\.com/hgfs/hgfs/cmd/hgfs\.\(\*cmdContext\)\.repoRoot\(\)\n\t\S+/repo\.go:\d+\n`).MatchString(stderr) {
+		t.Errorf("--traceback did not show where the abort came from:\n%s", stderr)
+	}
+	_, stderr, _ = dispatchRun(t, "-R", t.TempDir(), "log")
+	if strings.Contains(stderr, "most recent call first") {
+		t.Errorf("traceback without --traceback:\n%s", stderr)
+	}
+}
