@@ -13,8 +13,12 @@ func helpCommand(u *ui, cmd *command) int {
 			u.write("\noptions:\n\n")
 			printOptions(u, cmd.options)
 		}
-		u.write("\nglobal options:\n\n")
-		printOptions(u, globalOptions)
+		if u.verbose {
+			u.write("\nglobal options:\n\n")
+			printOptions(u, globalOptions)
+		} else {
+			u.write("\n(some details hidden, use --verbose to show complete help)\n")
+		}
 		return 0
 	}
 	u.write("hgfs - Mercurial stores, fast: mount, stream-clone, serve, inspect\n\nlist of commands:\n\n")
