@@ -38,8 +38,11 @@ build:
 
 # The whole suite under the race detector. HGFS_BIN lets tests that run the
 # real binary (daemonizing mounts, crash tests) skip building it themselves.
+# The cgofuse adapter (WinFsp's, run here over libfuse3) is compiled only
+# with its tags on Linux; its package runs a second time with them.
 test: deps build
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 20m -count=1 $(PKGS)
+	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 ./mount/...
 
 test-short: build
 	HGFS_BIN=$(HGFS) $(GO) test -short -count=1 $(PKGS)
@@ -70,6 +73,11 @@ stress: build
 
 demo: deps build
 	./scripts/demo.sh $(HGFS)
+
+# cross builds hgfs for every platform (CGO_ENABLED=0) and vets the
+# Windows and macOS builds.
+cross:
+	./scripts/cross.sh $(BIN)/cross
 
 clean:
 	rm -rf $(BIN)
