@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench times hgfs against its peers (hg, tar, cat...) on the same
 // data in the same run and prints a table of ratios and peak memory:
 //

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 type dataFile struct {
@@ -212,7 +210,7 @@ func (d *dataFiles) sync() error {
 	d.created = false
 	d.mu.Unlock()
 	for _, df := range todo {
-		if err := unix.Fdatasync(int(df.f.Fd())); err != nil {
+		if err := fdatasync(df.f); err != nil {
 			d.mu.Lock()
 			df.written = true
 			d.mu.Unlock()
@@ -235,18 +233,18 @@ func (d *dataFiles) sync() error {
 // left to do. Only a hint: errors are the fsync's to report.
 func (d *dataFiles) startWriteback(extra *os.File) {
 	d.mu.RLock()
-	fds := make([]int, 0, len(d.files)+1)
+	files := make([]*os.File, 0, len(d.files)+1)
 	for _, df := range d.files {
 		if df.written {
-			fds = append(fds, int(df.f.Fd()))
+			files = append(files, df.f)
 		}
 	}
 	d.mu.RUnlock()
 	if extra != nil {
-		fds = append(fds, int(extra.Fd()))
+		files = append(files, extra)
 	}
-	for _, fd := range fds {
-		_ = unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	for _, f := range files {
+		startWriteback(f)
 	}
 }
 

@@ -62,6 +62,10 @@
 // calls block before taking any lock while it is full. Options.NoSync
 // skips the fsyncs (UNSAFE against power loss; safe against kill -9).
 //
+// The fsync of step 2 is fdatasync on Linux, F_FULLFSYNC on macOS and
+// FlushFileBuffers on Windows, where the directory sync is skipped (NTFS
+// journals the file's creation; see sys_windows.go).
+//
 // Ingest mode: while a Sink is active, group commits are larger and are
 // not fsynced unless someone waits; Sink.Finish makes everything durable
 // with one sync. A power failure during an ingest can therefore lose the

@@ -465,16 +465,13 @@ func (f *FS) Stats() Stats {
 
 // Statfs reports the underlying disk's space and the cache's inode count.
 func (f *FS) Statfs(ctx context.Context) (Statfs, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(f.dir, &st); err != nil {
+	st, err := diskStatfs(f.dir)
+	if err != nil {
 		return Statfs{}, err
 	}
-	used := f.nextIno.Load()
-	return Statfs{
-		Blocks: st.Blocks, Bfree: st.Bfree, Bavail: st.Bavail,
-		Files: used + st.Ffree, Ffree: st.Ffree,
-		Bsize: uint32(st.Bsize), Frsize: uint32(st.Frsize), NameLen: maxNameLen,
-	}, nil
+	st.Files = f.nextIno.Load() + st.Ffree
+	st.NameLen = maxNameLen
+	return st, nil
 }
 
 type callerKey struct{}
@@ -494,18 +491,6 @@ func (f *FS) owner(ctx context.Context) (uint32, uint32) {
 		}
 	}
 	return f.uid, f.gid
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // initialMmap is bbolt's initial mapping size: address space only, but

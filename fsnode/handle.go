@@ -19,8 +19,13 @@ type handle struct {
 	released bool
 }
 
-func (h *handle) readable() bool { return h.flags&syscall.O_ACCMODE != syscall.O_WRONLY }
-func (h *handle) writable() bool { return h.flags&syscall.O_ACCMODE != syscall.O_RDONLY }
+// accMode masks the access mode out of open flags: syscall.O_ACCMODE
+// where it exists (Linux, macOS), which Windows' syscall package lacks;
+// O_RDONLY, O_WRONLY and O_RDWR are 0, 1 and 2 on all three.
+const accMode = syscall.O_RDONLY | syscall.O_WRONLY | syscall.O_RDWR
+
+func (h *handle) readable() bool { return h.flags&accMode != syscall.O_WRONLY }
+func (h *handle) writable() bool { return h.flags&accMode != syscall.O_RDONLY }
 
 // newHandleLocked opens a handle on in; in.mu is held.
 func (f *FS) newHandleLocked(in *inode, flags int) Handle {
@@ -83,7 +88,7 @@ func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, f
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if flags&syscall.O_TRUNC != 0 && flags&syscall.O_ACCMODE != syscall.O_RDONLY && in.d.Size > 0 {
+		if flags&syscall.O_TRUNC != 0 && flags&accMode != syscall.O_RDONLY && in.d.Size > 0 {
 			if err := f.truncateLocked(in, 0); err != nil {
 				return Attr{}, 0, err
 			}
@@ -114,7 +119,7 @@ func (f *FS) Open(ctx context.Context, ino Ino, flags int) (Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	writing := flags&syscall.O_ACCMODE != syscall.O_RDONLY
+	writing := flags&accMode != syscall.O_RDONLY
 	switch in.typ() {
 	case syscall.S_IFDIR:
 		if writing {

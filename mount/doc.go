@@ -1,8 +1,12 @@
 // Package mount puts an fsnode cache (or, read-only, an ordinary
 // repository's .hg) on a directory through the kernel: go-fuse's raw,
-// inode-based protocol on Linux; a cgofuse/WinFsp adapter over the same
-// core is to come (other platforms build, and Mount says it is
-// unsupported).
+// inode-based protocol on Linux (Mount, MountRepo), and cgofuse's
+// path-based API over the same core (MountCgofuse): WinFsp on Windows,
+// built without cgo, and libfuse3 on Linux in builds with -tags
+// cgofuse,fuse3, where its tests run. The cgofuse adapter's paths,
+// handles, errors and differences from this one are described in
+// cgofuse.go's header comment. Other platforms (macOS) build, and Mount
+// and MountCgofuse say what is missing.
 //
 // # Adapter
 //
@@ -32,6 +36,11 @@
 // "stats": JSON (Info) with the daemon's pid, its source and fsnode.Stats,
 // generated when opened and served with direct I/O (its size reads as 0).
 // `hgfs stats` reads it and `hgfs unmount` learns the pid to wait for.
+// Beside it the control directory holds the read-only views of package
+// hgview (revisions' files, logs, revlog indexes), listed inside .hgfs
+// and served in both go-fuse mount kinds (cache and repository; the
+// cgofuse adapter has stats only); views_linux.go's header comment says
+// how, and how the kernel caches them.
 //
 // # Errors
 //

@@ -43,6 +43,14 @@ func TestMountBackends(t *testing.T) {
 	if mount.CgofuseAvailable {
 		backends = append(backends, backendCgofuse)
 	}
+	// libfuse's fuse_main (cgofuse on Linux) changes the process's working
+	// directory to "/" even in the foreground; put it back for the tests
+	// that follow (testenv.Hgfs builds from it).
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(wd)
 	for _, name := range backends {
 		t.Run(name, func(t *testing.T) {
 			testenv.RequireFUSE(t)

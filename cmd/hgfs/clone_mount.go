@@ -29,6 +29,7 @@ var mountCloneOptions = []option{
 	{0, "allow-other", optBool, "", "with --mount: let other users access the mount"},
 	{0, "debug-fuse", optBool, "", "with --mount: log every FUSE request and reply"},
 	{0, "log", optString, "", "with --mount: file the mount daemon appends its messages to"},
+	backendOption,
 }
 
 // defaultCacheDir names a new cache for a mountpoint: one directory per
@@ -80,7 +81,15 @@ func (cl *cloner) prepareMount() error {
 		return abortf("cannot create cache '%s': %v", dir, err)
 	}
 	t.fsys = fsys
-	if err := os.MkdirAll(cl.destAbs, 0o755); err != nil {
+	mp := cl.destAbs
+	if !existingMountpoint {
+		// WinFsp creates the mountpoint itself (finishMount removes an
+		// empty DEST just before mounting); only its parent must exist.
+		// DEST is a directory here, never a drive letter: mount a cache
+		// on one with "hgfs mount CACHE X:".
+		mp = filepath.Dir(cl.destAbs)
+	}
+	if err := os.MkdirAll(mp, 0o755); err != nil {
 		cl.removeCache(t)
 		return abortf("cannot create mount point '%s': %v", cl.dest, errorsCause(err))
 	}
@@ -119,7 +128,13 @@ func (cl *cloner) finishMount(failed error) error {
 	c := cl.c
 	c.ui.status("mounting %s (cache %s)\n", cl.dest, t.cacheDir)
 	c.ui.out.Flush()
-	if c.opts.Bool("foreground") {
+	if !existingMountpoint {
+		// DEST was checked empty; WinFsp wants to create it.
+		if err := os.Remove(cl.destAbs); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return abortf("mount point '%s': %v", cl.dest, errorsCause(err)).withHint("WinFsp mounts on a directory it creates; the cache %s is kept, mount it with 'hgfs mount'", t.cacheDir)
+		}
+	}
+	if c.opts.Bool("foreground") || noDaemon {
 		return serveMount(cl.ctx, c, t.cacheDir, cl.destAbs, readyNotifier())
 	}
 	return daemonize(cl.ctx, c, t.cacheDir, cl.destAbs)

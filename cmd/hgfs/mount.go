@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
@@ -23,7 +25,7 @@ const readyFdEnv = "HGFS_MOUNT_READY_FD"
 func init() {
 	register(&command{
 		name:     "mount",
-		synopsis: "[--foreground] [--allow-other] [--debug-fuse] CACHE|REPO MOUNTPOINT",
+		synopsis: "[--foreground] [--allow-other] [--debug-fuse] [--backend NAME] CACHE|REPO MOUNTPOINT",
 		help: `mount a cache (or a repository, read-only) on a directory
 
 CACHE is an hgfs cache directory. If it does not exist or is an empty
@@ -41,32 +43,70 @@ SIGINT or SIGTERM to the daemon, "hgfs unmount MOUNTPOINT" or
 MOUNTPOINT/.hgfs/stats (not listed in directory listings) reports the
 daemon and its committer; see "hgfs stats".
 
-The daemon's output goes to --log FILE, or nowhere.`,
+The daemon's output goes to --log FILE, or nowhere.
+
+--backend chooses the FUSE adapter: gofuse (go-fuse, the default on
+Linux) or cgofuse (WinFsp on Windows, its default and only one; on Linux
+only in builds made with -tags cgofuse,fuse3). A repository is mounted
+with gofuse only.
+
+On Windows there is no daemon: the command always serves in the
+foreground, as with --foreground, until Ctrl-C. MOUNTPOINT is a free
+drive letter (X:) or a directory that does not exist yet, in an existing
+parent: WinFsp creates it and removes it at unmount.`,
 		options: []option{
 			{'f', "foreground", optBool, "", "serve in this process; do not return until unmounted"},
 			{0, "allow-other", optBool, "", "let other users access the mount (FUSE allow_other)"},
 			{0, "debug-fuse", optBool, "", "log every FUSE request and reply"},
 			{0, "read-only", optBool, "", "mount read-only"},
 			{0, "log", optString, "", "file the daemon appends its messages to"},
+			backendOption,
 		},
 		run: runMount,
 	})
+}
+
+// backendOption is --backend, on "hgfs mount" and "hgfs clone --mount".
+var backendOption = option{0, "backend", optString, "", "FUSE adapter: gofuse (Linux) or cgofuse (WinFsp; Linux builds with -tags cgofuse,fuse3)"}
+
+// noDaemon is set where a mount is always served in the foreground. On
+// Windows there is no fork-and-setsid equivalent worth having: a detached
+// process would hold WinFsp's mount with no terminal to stop it and no
+// "hgfs unmount" (see unmount.go) to end it, so --foreground is implied and
+// Ctrl-C unmounts.
+const noDaemon = runtime.GOOS == "windows"
+
+// existingMountpoint is set where the mountpoint must be an existing
+// directory, as FUSE on Linux wants. WinFsp wants the opposite (a drive
+// letter, or a directory it creates); the adapter checks that itself.
+const existingMountpoint = runtime.GOOS != "windows"
+
+// mountpointArg resolves a MOUNTPOINT argument: a Windows drive letter
+// ("X:", which is not an absolute path) stays as it is, anything else is
+// made absolute.
+func mountpointArg(c *cmdContext, arg string) string {
+	if v := filepath.VolumeName(arg); v != "" && len(v) == 2 && (arg == v || arg == v+`\` || arg == v+"/") {
+		return v
+	}
+	return c.abs(arg)
 }
 
 func runMount(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) != 2 {
 		return &usageError{msg: "invalid arguments"}
 	}
-	source, mp := c.abs(args[0]), c.abs(args[1])
-	if fi, err := os.Stat(mp); err != nil {
-		return abortf("mount point %s: %v", args[1], errorsCause(err))
-	} else if !fi.IsDir() {
-		return abortf("mount point %s is not a directory", args[1])
+	source, mp := c.abs(args[0]), mountpointArg(c, args[1])
+	if existingMountpoint {
+		if fi, err := os.Stat(mp); err != nil {
+			return abortf("mount point %s: %v", args[1], errorsCause(err))
+		} else if !fi.IsDir() {
+			return abortf("mount point %s is not a directory", args[1])
+		}
 	}
 	if info, err := mount.ReadInfo(mp); err == nil {
 		return abortf("%s is already an hgfs mount (of %s, pid %d)", args[1], info.Source, info.Pid)
 	}
-	if !c.opts.Bool("foreground") {
+	if !c.opts.Bool("foreground") && !noDaemon {
 		return daemonize(ctx, c, source, mp)
 	}
 	ready := readyNotifier()
@@ -87,26 +127,32 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		FsName:     source,
 	}
 	var (
-		srv  *mount.Server
+		srv  mounted
 		fsys *fsnode.FS
-		err  error
 	)
 	if isRepo(source) {
-		srv, err = mount.MountRepo(source, mp, opt)
+		// The read-only repository view exists for go-fuse only.
+		if b := c.opts.String("backend"); b != backendGoFuse && (b != "" || defaultBackend() != backendGoFuse) {
+			return abortf("mounting a repository needs the %s backend", backendGoFuse).withHint("mount an hgfs cache instead: 'hgfs clone --mount' makes one")
+		}
+		rs, err := mount.MountRepo(source, mp, opt)
+		if err != nil {
+			return abortf("%v", err)
+		}
+		srv = rs
 	} else {
+		var err error
 		fsys, err = openOrCreateCache(source)
 		if err != nil {
 			return abortf("cache %s: %v", source, err)
 		}
-		srv, err = mount.Mount(fsys, mp, opt)
+		srv, err = mountBackend(c.opts.String("backend"), fsys, mp, opt)
 		if err != nil {
 			if cerr := fsys.Close(); cerr != nil {
-				err = fmt.Errorf("%w (closing the cache: %v)", err, cerr)
+				c.ui.warn("hgfs: closing cache %s: %v\n", source, cerr)
 			}
+			return err // an abort with its hint
 		}
-	}
-	if err != nil {
-		return abortf("%v", err)
 	}
 	ready.ok()
 
@@ -164,6 +210,9 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 			args = append(args, "--"+b)
 		}
 	}
+	if b := c.opts.String("backend"); b != "" {
+		args = append(args, "--backend", b)
+	}
 	var out *os.File
 	if lf := c.opts.String("log"); lf != "" {
 		if out, err = os.OpenFile(c.abs(lf), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
@@ -202,7 +251,12 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 	}
 	_ = cmd.Wait()
 	if len(msg) > 0 {
-		return abortf("%s", msg)
+		text, hint, ok := strings.Cut(string(msg), hintSep)
+		e := abortf("%s", text)
+		if ok {
+			e = e.withHint("%s", hint)
+		}
+		return e
 	}
 	if ctx.Err() != nil {
 		_ = cmd.Process.Kill()
@@ -229,7 +283,18 @@ func readyNotifier() *notifier {
 
 func (n *notifier) ok() { n.send("R") }
 
-func (n *notifier) fail(err error) { n.send(err.Error()) }
+// hintSep separates an abort's message from its hint on the ready pipe,
+// so that the parent prints the hint the daemon's abort carried.
+const hintSep = "\x00"
+
+func (n *notifier) fail(err error) {
+	var ae *abortError
+	if errors.As(err, &ae) && ae.hint != "" {
+		n.send(ae.msg + hintSep + ae.hint)
+		return
+	}
+	n.send(err.Error())
+}
 
 func (n *notifier) send(msg string) {
 	if n.f == nil {

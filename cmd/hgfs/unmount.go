@@ -23,6 +23,11 @@ mount are open.`,
 			if len(args) != 1 {
 				return &usageError{msg: "invalid arguments"}
 			}
+			if noDaemon {
+				// Windows mounts are served in the foreground (see
+				// noDaemon): the process serving one is the one to stop.
+				return abortf("hgfs unmount is not supported on Windows").withHint("press Ctrl-C where 'hgfs mount' or 'hgfs clone --mount' runs; it makes everything durable and unmounts")
+			}
 			mp := c.abs(args[0])
 			info, err := mount.ReadInfo(mp)
 			if errors.Is(err, mount.ErrNotMounted) {

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package posixtest is a POSIX conformance suite for hgfs's file systems:
 // the cache core (fsnode, through a path adapter) and the FUSE mounts
 // (through the os package on a mountpoint) run the same cases.
