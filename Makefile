@@ -43,6 +43,7 @@ build:
 test: deps build
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 20m -count=1 $(PKGS)
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 ./mount/...
+	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 -run 'Cgofuse|Backend' ./cmd/hgfs/
 
 test-short: build
 	HGFS_BIN=$(HGFS) $(GO) test -short -count=1 $(PKGS)

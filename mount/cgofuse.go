@@ -1030,6 +1030,10 @@ func MountCgofuse(fsys *fsnode.FS, mountpoint string, opt Options) (*CgofuseServ
 	s.host.SetCapReaddirPlus(true)
 	s.host.SetUseIno(true)
 	args := cgofuseArgs(opt)
+	// libfuse's fuse_main changes the process's working directory to "/",
+	// as a daemon would; hgfs serves in its own process and puts it back
+	// once the mount is up.
+	wd, wdErr := os.Getwd()
 	go func() {
 		defer close(s.done)
 		defer func() {
@@ -1044,6 +1048,12 @@ func MountCgofuse(fsys *fsnode.FS, mountpoint string, opt Options) (*CgofuseServ
 	}()
 	select {
 	case <-s.fs.ready:
+		if wdErr == nil {
+			if err := os.Chdir(wd); err != nil {
+				_ = s.Unmount()
+				return nil, fmt.Errorf("mount %s: restoring the working directory: %w", mp, err)
+			}
+		}
 		return s, nil
 	case <-s.done:
 		if s.err == nil {

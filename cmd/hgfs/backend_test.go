@@ -44,8 +44,8 @@ func TestMountBackends(t *testing.T) {
 		backends = append(backends, backendCgofuse)
 	}
 	// libfuse's fuse_main (cgofuse on Linux) changes the process's working
-	// directory to "/" even in the foreground; put it back for the tests
-	// that follow (testenv.Hgfs builds from it).
+	// directory to "/" even in the foreground; MountCgofuse puts it back.
+	// t.Chdir keeps later tests safe should that ever regress.
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +63,9 @@ func TestMountBackends(t *testing.T) {
 			srv, err := mountBackend(name, fsys, mp, mount.Options{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if now, err := os.Getwd(); err != nil || now != wd {
+				t.Errorf("mounting moved the process to %q (%v), want %q", now, err, wd)
 			}
 			p := filepath.Join(mp, "f")
 			werr := os.WriteFile(p, []byte(name), 0o644)

@@ -22,8 +22,8 @@ import (
 func TestCloneMountCgofuse(t *testing.T) {
 	testenv.RequireFUSE(t)
 	t.Setenv("HGRCPATH", "")
-	// libfuse's fuse_main changes the process's working directory to
-	// "/" even in the foreground; put it back for the tests that follow.
+	// libfuse's fuse_main changes the process's working directory to "/";
+	// MountCgofuse puts it back, and t.Chdir guards the tests that follow.
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
