@@ -46,11 +46,12 @@
 // bookmarks.py, branchmap.py and scmutil.revsymbol over the visible
 // repository (mercurial/repoview.py, phases and obsolescence markers), as
 // hg shows it without --hidden: hidden changesets are not listed and not
-// found. This duplicates what package repo does, because repo reads
-// through the filesystem by path and so cannot serve a cache mount, whose
-// repository lives in fsnode; given an fs.FS constructor in repo, this
-// package could use it instead (the names and lookup of snapshot.go and
-// all of hidden.go would go).
+// found. Package repo computes all of this (repo.OpenFS reads the
+// repository through the fs.FS the view is given, so a cache mount's
+// repository, which lives in fsnode, is read the same way as a directory);
+// this package adds only the tree, inode numbers, caching and change
+// detection. The text files and revlog index tables are formatted by
+// package hgfmt, as the hgfs commands format theirs.
 //
 // The view follows the repository: before it resolves a symbol or
 // generates a text file it stats the changelog, bookmarks,
@@ -82,7 +83,8 @@
 // reports (ENOENT for unknown names and symbols, ENOTDIR, EISDIR,
 // EINVAL from Readlink of a non-symlink); damaged revlogs surface as the
 // revlog package's errors, which adapters map to EIO. ErrUnknownRevision
-// and ErrAmbiguous are internal to lookups (both become ENOENT);
+// and ErrAmbiguous (repo's sentinels) are internal to lookups (both,
+// and hidden changesets, become ENOENT);
 // ErrUnsupported refuses shared repositories, whose store is outside
 // the .hg directory the view is given.
 //

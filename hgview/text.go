@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/revlog"
 )
 
@@ -17,22 +17,19 @@ func (s *snapshot) text(name string) ([]byte, error) {
 	if b, ok := s.texts[name]; ok {
 		return b, nil
 	}
-	nm, err := s.getNames()
-	if err != nil {
-		return nil, err
-	}
 	var b []byte
+	var err error
 	switch name {
 	case "log":
-		b, err = s.formatLog(nm)
+		b, err = s.formatLog()
 	case "heads":
-		b, err = s.formatHeads(nm)
+		b, err = s.formatHeads()
 	case "tags":
-		b = s.formatTags(nm)
+		b, err = s.formatTags()
 	case "bookmarks":
-		b = s.formatBookmarks(nm)
+		b, err = s.formatBookmarks()
 	case "branches":
-		b = s.formatBranches(nm)
+		b, err = s.formatBranches()
 	default:
 		return nil, fmt.Errorf("hgview: no text file %q", name)
 	}
@@ -48,14 +45,14 @@ func (s *snapshot) text(name string) ([]byte, error) {
 
 // formatLog is `hg log` (default template, every visible changeset,
 // newest first).
-func (s *snapshot) formatLog(nm *names) ([]byte, error) {
+func (s *snapshot) formatLog() ([]byte, error) {
+	vis, err := s.r.Visible()
+	if err != nil {
+		return nil, err
+	}
 	var b []byte
-	var err error
-	for rev := s.cl.Len() - 1; rev >= 0; rev-- {
-		if nm.hidden[rev] {
-			continue
-		}
-		if b, err = s.appendChangeset(b, nm, rev); err != nil {
+	for i := len(vis) - 1; i >= 0; i-- {
+		if b, err = hgfmt.AppendChangeset(b, s.r, vis[i], hgfmt.Normal); err != nil {
 			return nil, err
 		}
 	}
@@ -64,81 +61,27 @@ func (s *snapshot) formatLog(nm *names) ([]byte, error) {
 
 // formatHeads is `hg heads`: the open heads of every branch, newest
 // first, in log format.
-func (s *snapshot) formatHeads(nm *names) ([]byte, error) {
+func (s *snapshot) formatHeads() ([]byte, error) {
+	branches, err := s.r.Branches()
+	if err != nil {
+		return nil, err
+	}
 	var revs []int
-	for _, br := range nm.branches {
-		for i, h := range br.heads {
-			if !br.closed[i] {
+	for _, br := range branches {
+		for i, h := range br.Heads {
+			if !br.Closed[i] {
 				revs = append(revs, h)
 			}
 		}
 	}
 	sort.Sort(sort.Reverse(sort.IntSlice(revs)))
 	var b []byte
-	var err error
 	for _, rev := range revs {
-		if b, err = s.appendChangeset(b, nm, rev); err != nil {
+		if b, err = hgfmt.AppendChangeset(b, s.r, rev, hgfmt.Normal); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
-}
-
-// appendChangeset formats rev as mercurial/templates/map-cmdline.default's
-// "changeset" template (hg log without -v or --debug).
-func (s *snapshot) appendChangeset(b []byte, nm *names, rev int) ([]byte, error) {
-	cs, err := s.changeset(rev)
-	if err != nil {
-		return nil, err
-	}
-	node := s.node(rev)
-	b = fmt.Appendf(b, "changeset:   %d:%s\n", rev, node.Short())
-	if br := cs.Branch(); br != "default" {
-		b = fmt.Appendf(b, "branch:      %s\n", br)
-	}
-	for _, bm := range nm.nodeBms[node] {
-		b = fmt.Appendf(b, "bookmark:    %s\n", bm)
-	}
-	for _, t := range nm.nodeTags[node] {
-		b = fmt.Appendf(b, "tag:         %s\n", t)
-	}
-	e := s.cl.Entry(rev)
-	// Parents are shown unless the only one is the previous revision.
-	if e.P2 != revlog.NullRev {
-		b = fmt.Appendf(b, "parent:      %d:%s\n", e.P1, s.node(e.P1).Short())
-		b = fmt.Appendf(b, "parent:      %d:%s\n", e.P2, s.node(e.P2).Short())
-	} else if e.P1 < rev-1 {
-		b = fmt.Appendf(b, "parent:      %d:%s\n", e.P1, s.node(e.P1).Short())
-	}
-	b = fmt.Appendf(b, "user:        %s\n", cs.User)
-	b = fmt.Appendf(b, "date:        %s\n", hgDate(cs.Time, cs.TZ))
-	if strings.Trim(cs.Description, " \t\n\r\v\f") != "" {
-		b = fmt.Appendf(b, "summary:     %s\n", firstLine(cs.Description))
-	}
-	return append(b, '\n'), nil
-}
-
-// hgDate is mercurial/utils/dateutil.py datestr's default format; tz is
-// seconds west of UTC.
-func hgDate(t int64, tz int) string {
-	sign := byte('+')
-	if tz > 0 {
-		sign = '-'
-	}
-	minutes := tz / 60
-	if minutes < 0 {
-		minutes = -minutes
-	}
-	d := min(max(t-int64(tz), -0x80000000), 0x7FFFFFFF)
-	return time.Unix(d, 0).UTC().Format("Mon Jan 02 15:04:05 2006") + fmt.Sprintf(" %c%02d%02d", sign, minutes/60, minutes%60)
-}
-
-// firstLine is hg's firstline filter.
-func firstLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // colwidth approximates mercurial/encoding.py colwidth for UTF-8 names
@@ -150,14 +93,18 @@ func pad(n int) string { return strings.Repeat(" ", max(n, 0)) }
 
 // formatTags is `hg tags`: tags by revision, newest first (ties by name,
 // descending, as reversed(repo.tagslist())).
-func (s *snapshot) formatTags(nm *names) []byte {
+func (s *snapshot) formatTags() ([]byte, error) {
+	all, err := s.r.Tags()
+	if err != nil {
+		return nil, err
+	}
 	type tag struct {
 		rev  int
 		name string
 		node revlog.Node
 	}
 	var tags []tag
-	for name, node := range nm.tags {
+	for name, node := range all {
 		rev, ok := s.rev(node)
 		if !ok {
 			rev = revlog.NullRev
@@ -174,38 +121,54 @@ func (s *snapshot) formatTags(nm *names) []byte {
 	for _, t := range tags {
 		b = fmt.Appendf(b, "%s%s %5d:%s\n", t.name, pad(30-colwidth(t.name)), t.rev, t.node.Short())
 	}
-	return b
+	return b, nil
 }
 
 // formatBookmarks is `hg bookmarks`.
-func (s *snapshot) formatBookmarks(nm *names) []byte {
-	if len(nm.bookmarks) == 0 {
-		return []byte("no bookmarks set\n")
+func (s *snapshot) formatBookmarks() ([]byte, error) {
+	bookmarks, err := s.r.Bookmarks()
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(nm.bookmarks))
-	for name := range nm.bookmarks {
+	active, err := s.r.ActiveBookmark()
+	if err != nil {
+		return nil, err
+	}
+	if len(bookmarks) == 0 {
+		return []byte("no bookmarks set\n"), nil
+	}
+	names := make([]string, 0, len(bookmarks))
+	for name := range bookmarks {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	var b []byte
 	for _, name := range names {
-		node := nm.bookmarks[name]
+		node := bookmarks[name]
 		rev, _ := s.rev(node)
 		prefix := " "
-		if name == nm.active {
+		if name == active {
 			prefix = "*"
 		}
 		b = fmt.Appendf(b, " %s %s%s %d:%s\n", prefix, name, pad(25-colwidth(name)), rev, node.Short())
 	}
-	return b
+	return b, nil
 }
 
 // formatBranches is `hg branches`: open branches, active ones (with a
 // head that is a repository head) first, then by tip revision, newest
 // first; closed branches are left out as hg does without --closed.
-func (s *snapshot) formatBranches(nm *names) []byte {
+func (s *snapshot) formatBranches() ([]byte, error) {
+	heads, err := s.r.Heads()
+	if err != nil {
+		return nil, err
+	}
+	branches, err := s.r.Branches()
+	if err != nil {
+		return nil, err
+	}
 	isHead := map[int]bool{}
-	for _, h := range nm.heads {
+	for _, h := range heads {
 		isHead[h] = true
 	}
 	type branch struct {
@@ -214,17 +177,17 @@ func (s *snapshot) formatBranches(nm *names) []byte {
 		active bool
 	}
 	var list []branch
-	for _, br := range nm.branches {
-		if br.allClosed() {
+	for _, br := range branches {
+		if br.AllClosed() {
 			continue
 		}
 		active := false
-		for i, h := range br.heads {
-			if !br.closed[i] && isHead[h] {
+		for i, h := range br.Heads {
+			if !br.Closed[i] && isHead[h] {
 				active = true
 			}
 		}
-		list = append(list, branch{br.name, br.tip, active})
+		list = append(list, branch{br.Name, br.Tip, active})
 	}
 	// hg sorts by (active, tip rev, name, open), all descending.
 	sort.Slice(list, func(i, j int) bool {
@@ -244,7 +207,7 @@ func (s *snapshot) formatBranches(nm *names) []byte {
 			notice = " (inactive)"
 		}
 		rs := fmt.Sprint(br.tip)
-		b = fmt.Appendf(b, "%s%s %s:%s%s\n", br.name, pad(31-len(rs)-colwidth(br.name)), rs, s.node(br.tip).Short(), notice)
+		b = fmt.Appendf(b, "%s%s %s:%s%s\n", br.name, pad(31-len(rs)-colwidth(br.name)), rs, s.r.Node(br.tip).Short(), notice)
 	}
-	return b
+	return b, nil
 }

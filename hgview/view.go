@@ -1,6 +1,7 @@
 package hgview
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hgfs/hgfs/hgfmt"
+	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
 )
@@ -22,10 +25,12 @@ import (
 var (
 	// ErrUnsupported means the repository cannot be shown (a share).
 	ErrUnsupported = errors.New("unsupported repository")
-	// ErrUnknownRevision means no changeset answers to a symbol.
-	ErrUnknownRevision = errors.New("unknown revision")
-	// ErrAmbiguous means a node prefix matches several changesets.
-	ErrAmbiguous = errors.New("ambiguous revision identifier")
+	// ErrUnknownRevision means no changeset answers to a symbol (or a
+	// hidden one does); it is repo's.
+	ErrUnknownRevision = repo.ErrUnknownRevision
+	// ErrAmbiguous means a node prefix matches several changesets; it is
+	// repo's.
+	ErrAmbiguous = repo.ErrAmbiguous
 )
 
 // Inode numbers. The mount reserves the upper half of the 64-bit space
@@ -95,16 +100,11 @@ func Open(hg fs.FS, opt Options) (*View, error) {
 	if opt.RootIno == 0 {
 		opt.RootIno = DefaultRootIno
 	}
-	req, err := readRequirements(hg)
+	st, err := openStore(hg)
 	if err != nil {
 		return nil, err
 	}
-	layout := store.LayoutFor(req)
-	st, err := storeSub(hg, layout)
-	if err != nil {
-		return nil, err
-	}
-	v := &View{hg: hg, st: st, layout: layout, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
+	v := &View{hg: hg, st: st.FS(), layout: st.Layout, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
 	v.root = &Node{Ino: opt.RootIno, kind: kindRoot}
 	s, err := v.current()
 	if err != nil {
@@ -148,7 +148,7 @@ func (v *View) current() (*snapshot, error) {
 		v.snap.refs++
 		return v.snap, nil
 	}
-	s, err := openSnapshot(v.hg, v.st, v.layout, key)
+	s, err := openSnapshot(v.hg, key)
 	if err != nil {
 		return nil, err
 	}
@@ -325,11 +325,11 @@ func (v *View) lookupChangeset(sym string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.changeset(rev)
+	c, err := s.r.Changeset(rev)
 	if err != nil {
 		return nil, err
 	}
-	cs := &changeset{sym: sym, rev: rev, node: s.node(rev), manifest: c.Manifest, date: time.Unix(c.Time, 0)}
+	cs := &changeset{sym: sym, rev: rev, node: s.r.Node(rev), manifest: c.Manifest, date: time.Unix(c.Time, 0)}
 	cs.fixed = len(sym) == 40 && sym == cs.node.String()
 	return &Node{Ino: hashIno("cs", sym, cs.node.String()), kind: kindChangeset, cs: cs}, nil
 }
@@ -348,11 +348,12 @@ func (v *View) manifest(cs *changeset) ([]revlog.ManifestEntry, error) {
 		return nil, err
 	}
 	defer v.release(s)
-	mrev, ok := s.ml.Rev(cs.manifest)
+	ml := s.r.Manifestlog()
+	mrev, ok := ml.Rev(cs.manifest)
 	if !ok {
 		return nil, fmt.Errorf("manifest %s: %w", cs.manifest, revlog.ErrNotFound)
 	}
-	text, err := s.ml.Revision(mrev)
+	text, err := ml.Revision(mrev)
 	if err != nil {
 		return nil, err
 	}
@@ -470,17 +471,14 @@ func (v *View) ReadDir(dir *Node) ([]DirEntry, error) {
 			return nil, err
 		}
 		defer v.release(s)
-		nm, err := s.getNames()
+		vis, err := s.r.Visible()
 		if err != nil {
 			return nil, err
 		}
-		out := make([]DirEntry, 0, s.cl.Len())
-		for rev := 0; rev < s.cl.Len(); rev++ {
-			if nm.hidden[rev] {
-				continue
-			}
+		out := make([]DirEntry, 0, len(vis))
+		for _, rev := range vis {
 			name := strconv.Itoa(rev)
-			out = append(out, DirEntry{Name: name, Ino: hashIno("cs", name, s.node(rev).String()), Mode: syscall.S_IFDIR})
+			out = append(out, DirEntry{Name: name, Ino: hashIno("cs", name, s.r.Node(rev).String()), Mode: syscall.S_IFDIR})
 		}
 		return out, nil
 	case kindChangeset, kindTreeDir:
@@ -625,7 +623,11 @@ func (v *View) Content(n *Node) ([]byte, error) {
 			return nil, err
 		}
 		defer rl.Close()
-		return FormatIndex(rl), nil
+		var b bytes.Buffer
+		if err := hgfmt.WriteIndex(&b, rl, true, true); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
 	case kindText:
 		s, err := v.current()
 		if err != nil {

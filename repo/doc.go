@@ -23,6 +23,14 @@
 // head first, merged so that the tipmost definition wins unless the other
 // supersedes it, then .hg/localtags.
 //
+// Open takes a repository root on disk; OpenFS takes any fs.FS of a .hg
+// directory (a FUSE cache's view, os.DirFS), which is how package hgview
+// reads the repository of a mount. Everything is read through that
+// fs.FS and the store's (store.OpenFS), so both behave the same; only
+// Repo.Root and the store's paths are empty for OpenFS. Branches gives
+// hg's branchmap (heads, closed heads, branch tips) over the visible
+// changesets; ActiveBookmark reads bookmarks.current.
+//
 // # Errors
 //
 // Lookup failures are *LookupError values wrapping ErrUnknownRevision,

@@ -108,7 +108,7 @@ func (r *Repo) lookupUnfiltered(m *meta, symbol string) (int, error) {
 			return rev, nil
 		}
 	}
-	if rev, ok, err := r.branchTip(m, symbol); err != nil {
+	if rev, ok, err := r.branchTip(symbol); err != nil {
 		return 0, err
 	} else if ok {
 		return rev, nil
@@ -130,86 +130,32 @@ func (r *Repo) prefixMatch(symbol string) (int, error) {
 	if symbol == "" || len(prefix) > 40 || strings.Trim(prefix, "0123456789abcdef") != "" {
 		return notFound, nil
 	}
-	found := notFound
-	count := 0
-	for rev := 0; rev < r.cl.Len(); rev++ {
-		node := r.cl.Entry(rev).Node
-		if strings.HasPrefix(node.String(), prefix) {
-			found, count = rev, count+1
+	if prefix == "" { // "x": every node matches
+		if r.cl.Len() > 0 {
+			return 0, &LookupError{Symbol: symbol, Err: ErrAmbiguous}
 		}
+		return revlog.NullRev, nil
 	}
-	if strings.HasPrefix(revlog.NullNode.String(), prefix) {
-		found, count = revlog.NullRev, count+1
-	}
-	if count > 1 {
+	rev, err := r.cl.LookupPrefix(prefix)
+	switch {
+	case errors.Is(err, revlog.ErrAmbiguous):
 		return 0, &LookupError{Symbol: symbol, Err: ErrAmbiguous}
+	case errors.Is(err, revlog.ErrNotFound):
+		return notFound, nil
+	case err != nil:
+		return 0, err
 	}
-	return found, nil
+	return rev, nil
 }
 
 // branchTip returns the tipmost open visible head of branch (the tipmost
 // head if all are closed), as localrepo.branchtip does.
-func (r *Repo) branchTip(m *meta, branch string) (int, bool, error) {
-	heads, err := r.BranchHeads(branch)
-	if err != nil || len(heads) == 0 {
+func (r *Repo) branchTip(branch string) (int, bool, error) {
+	b, err := r.branch(branch)
+	if b == nil || err != nil {
 		return 0, false, err
 	}
-	for i := len(heads) - 1; i >= 0; i-- {
-		c, err := r.Changeset(heads[i])
-		if err != nil {
-			return 0, false, err
-		}
-		if _, closed := c.Extra["close"]; !closed {
-			return heads[i], true, nil
-		}
-	}
-	return heads[len(heads)-1], true, nil
-}
-
-// BranchHeads returns the visible heads of a named branch in increasing
-// rev order: its changesets with no visible child on the same branch.
-func (r *Repo) BranchHeads(branch string) ([]int, error) {
-	m, err := r.getMeta()
-	if err != nil {
-		return nil, err
-	}
-	n := r.cl.Len()
-	on := make([]bool, n)
-	any := false
-	for rev := 0; rev < n; rev++ {
-		if m.hidden[rev] {
-			continue
-		}
-		c, err := r.Changeset(rev)
-		if err != nil {
-			return nil, err
-		}
-		if c.Branch() == branch {
-			on[rev], any = true, true
-		}
-	}
-	if !any {
-		return nil, nil
-	}
-	hasChild := make([]bool, n)
-	for rev := 0; rev < n; rev++ {
-		if !on[rev] {
-			continue
-		}
-		e := r.cl.Entry(rev)
-		for _, p := range []int{e.P1, e.P2} {
-			if p >= 0 && p < n && on[p] {
-				hasChild[p] = true
-			}
-		}
-	}
-	var heads []int
-	for rev := 0; rev < n; rev++ {
-		if on[rev] && !hasChild[rev] {
-			heads = append(heads, rev)
-		}
-	}
-	return heads, nil
+	return b.Tip, true, nil
 }
 
 // hiddenError explains why rev is hidden, as obsutil._getfilteredreason.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -50,6 +48,7 @@ type meta struct {
 	pruned    map[revlog.Node]bool
 	parents   [2]revlog.Node // working directory parents
 	bookmarks map[string]revlog.Node
+	active    string                 // active bookmark ("" for none)
 	tags      map[string]revlog.Node // includes "tip"
 	nodeTags  map[revlog.Node][]string
 	nodeBms   map[revlog.Node][]string
@@ -61,11 +60,10 @@ func (r *Repo) getMeta() (*meta, error) {
 	return r.meta, r.metaErr
 }
 
-func (r *Repo) hgPath(name string) string { return filepath.Join(r.Root, ".hg", name) }
-
-// readOptional reads a file that may legitimately be absent.
-func readOptional(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+// readOptional reads a file of the .hg directory that may legitimately be
+// absent.
+func (r *Repo) readOptional(name string) ([]byte, error) {
+	b, err := fs.ReadFile(r.hg, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -88,7 +86,14 @@ func (r *Repo) loadMeta() (*meta, error) {
 	if m.bookmarks, err = r.readBookmarks(); err != nil {
 		return nil, err
 	}
-	localTags, err := readOptional(r.hgPath("localtags"))
+	// bookmarks.py _readactive: the first line (newline included), if it
+	// is a bookmark; hg writes the name alone.
+	if a, err := r.readOptional("bookmarks.current"); err != nil {
+		return nil, err
+	} else if _, ok := m.bookmarks[string(a)]; ok {
+		m.active = string(a)
+	}
+	localTags, err := r.readOptional("localtags")
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +126,7 @@ func (r *Repo) loadMeta() (*meta, error) {
 // (marker "dirstate-v2\n", then two 32-byte padded nodes).
 func (r *Repo) readDirstateParents() ([2]revlog.Node, error) {
 	var p [2]revlog.Node
-	b, err := readOptional(r.hgPath("dirstate"))
+	b, err := r.readOptional("dirstate")
 	if err != nil {
 		return p, err
 	}
@@ -247,7 +252,7 @@ func (m *meta) computeHidden(r *Repo, local map[string]tagEntry) {
 }
 
 func (r *Repo) readBookmarks() (map[string]revlog.Node, error) {
-	b, err := readOptional(r.hgPath("bookmarks"))
+	b, err := r.readOptional("bookmarks")
 	if err != nil {
 		return nil, err
 	}
@@ -444,6 +449,15 @@ func (r *Repo) Bookmarks() (map[string]revlog.Node, error) {
 		return nil, err
 	}
 	return m.bookmarks, nil
+}
+
+// ActiveBookmark returns the active bookmark, "" if none.
+func (r *Repo) ActiveBookmark() (string, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return "", err
+	}
+	return m.active, nil
 }
 
 // NodeTags returns the sorted tags naming node.

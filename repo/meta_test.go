@@ -51,6 +51,8 @@ func TestUpdateTags(t *testing.T) {
 func FuzzReadTags(f *testing.F) {
 	f.Add([]byte(tagLine(1, "a") + tagLine(2, "a")))
 	f.Add([]byte("x y\n\n \n" + strings.Repeat("0", 40) + " null\n"))
+	f.Add([]byte("0123456789012345678901234567890123456789 v1\n\nbad line\n0123456789012345678901234567890123456789  spaced \r\n"))
+	f.Add([]byte("zz v\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		all := map[string]tagEntry{}
 		tags := readTags(data)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -17,8 +19,10 @@ var ErrNoFile = errors.New("no such file")
 // Repo is an open repository: its store and the revlogs every command
 // needs.
 type Repo struct {
-	Root  string
+	Root  string // "" for a repository from OpenFS
 	Store *store.Store
+
+	hg fs.FS // the .hg directory
 
 	cl *revlog.Revlog
 	ml *revlog.Revlog
@@ -26,6 +30,10 @@ type Repo struct {
 	metaOnce sync.Once
 	meta     *meta
 	metaErr  error
+
+	branchOnce sync.Once
+	branches   []Branch
+	branchErr  error
 }
 
 // Open opens the repository whose root (the directory holding .hg) is root.
@@ -34,7 +42,23 @@ func Open(root string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{Root: root, Store: st}
+	return openRevlogs(&Repo{Root: root, Store: st, hg: os.DirFS(filepath.Join(st.Root, ".hg"))})
+}
+
+// OpenFS opens the repository whose .hg directory is hg: os.DirFS of one,
+// or a mounted cache's view. Shared repositories are refused
+// (store.ErrShared).
+func OpenFS(hg fs.FS) (*Repo, error) {
+	st, err := store.OpenFS(hg)
+	if err != nil {
+		return nil, err
+	}
+	return openRevlogs(&Repo{Store: st, hg: hg})
+}
+
+func openRevlogs(r *Repo) (*Repo, error) {
+	st := r.Store
+	var err error
 	if r.cl, err = openOrEmpty(st, "00changelog.i"); err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}

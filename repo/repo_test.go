@@ -2,6 +2,7 @@ package repo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -290,5 +291,64 @@ func TestDirstateV2Parent(t *testing.T) {
 	defer r.Close()
 	if rev, err := r.Lookup("."); err != nil || rev != 3 {
 		t.Errorf(". = %d, %v; want 3", rev, err)
+	}
+}
+
+// TestOpenFS checks that a repository read through an fs.FS answers as
+// the one opened by path: names, heads, branches, phases and lookups.
+func TestOpenFS(t *testing.T) {
+	for _, spec := range []testenv.Spec{testenv.Small, testenv.Obsolete} {
+		byPath, dir, _ := open(t, spec)
+		byFS, err := OpenFS(os.DirFS(dir + "/.hg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer byFS.Close()
+		if byFS.Root != "" || byFS.Changelog().Len() != byPath.Changelog().Len() {
+			t.Fatalf("OpenFS: Root %q, %d changesets", byFS.Root, byFS.Changelog().Len())
+		}
+		same := func(what string, get func(*Repo) (any, error)) {
+			t.Helper()
+			want, err := get(byPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := get(byFS)
+			if err != nil {
+				t.Fatalf("%s through fs.FS: %v", what, err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s through fs.FS = %v, want %v", what, got, want)
+			}
+		}
+		same("Visible", func(r *Repo) (any, error) { return r.Visible() })
+		same("Heads", func(r *Repo) (any, error) { return r.Heads() })
+		same("Branches", func(r *Repo) (any, error) { return r.Branches() })
+		same("Tags", func(r *Repo) (any, error) { return r.Tags() })
+		same("Bookmarks", func(r *Repo) (any, error) { return r.Bookmarks() })
+		same("ActiveBookmark", func(r *Repo) (any, error) { return r.ActiveBookmark() })
+		same("WorkingParent", func(r *Repo) (any, error) { return r.WorkingParent() })
+		tags, _ := byPath.Tags()
+		bms, _ := byPath.Bookmarks()
+		branches, _ := byPath.Branches()
+		syms := []string{"tip", "null", ".", "0", "-1", "x", "0000", "nonexistent"}
+		for name := range tags {
+			syms = append(syms, name)
+		}
+		for name := range bms {
+			syms = append(syms, name)
+		}
+		for _, b := range branches {
+			syms = append(syms, b.Name)
+		}
+		for rev := 0; rev < byPath.Changelog().Len(); rev++ {
+			syms = append(syms, byPath.Node(rev).String()[:8])
+		}
+		for _, sym := range syms {
+			same("Lookup "+sym, func(r *Repo) (any, error) {
+				rev, err := r.Lookup(sym)
+				return fmt.Sprint(rev, err), nil
+			})
+		}
 	}
 }

@@ -32,9 +32,12 @@
 //     Streamed / NewStreamCloneRequirements (what a stream clone keeps),
 //     DefaultRequirements (hg init's).
 //   - Layout: LayoutFor(requirements), Encode, StoreDir, RepoPath.
-//   - Store: Open, FS, Encode, FilelogIndex, Fncache, Walk (revlogs, in
+//   - Store: Open (a path), OpenFS (any fs.FS of a .hg directory: a
+//     cache mount's view; shares refused with ErrShared), FS, CacheFS, Encode, FilelogIndex, Fncache, Walk (revlogs, in
 //     stream order), SnapshotFiles (phaseroots, obsstore), CacheFiles
 //     (.hg/cache files a v2 stream carries).
+//   - The repository lock: Lock (mercurial/lock.py's symlink lock, stale
+//     locks broken, waits bounded; lock.go), LockPrefix.
 //   - Pure functions: EncodeDir, DecodeDir, EncodeFilename,
 //     DecodeFilename, HybridEncode, ParseFncache, FormatFncache.
 //   - Untrusted names: ValidateStoreName, ValidateStreamName,
@@ -95,7 +98,8 @@
 // # Errors
 //
 // Sentinels in errors.go (ErrNotRepository, ErrUnsupportedRequirement,
-// ErrCorruptRequires, ErrCorruptFncache, ErrUndecodable, ErrBadStoreName)
+// ErrCorruptRequires, ErrCorruptFncache, ErrUndecodable, ErrShared,
+// ErrLocked, ErrBadStoreName)
 // are wrapped with the path or name involved; use errors.Is, and
 // errors.As for *UnsupportedError.
 //
@@ -104,6 +108,7 @@
 // Everything here is a pure function or reads the directory when called;
 // a *Store is immutable after Open and safe for concurrent use. Walk
 // takes no lock: a stream server that needs a consistent snapshot must
-// hold the repository lock (.hg/store/lock) around Walk and the reads, as
-// hg does; files that vanish between listing and stat are skipped.
+// hold the repository lock (Lock: .hg/store/lock) around Walk and the
+// reads, as hg does; files that vanish between listing and stat are
+// skipped.
 package store

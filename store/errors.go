@@ -25,6 +25,14 @@ var (
 	// produced (hg: "undecodable revlog name").
 	ErrUndecodable = errors.New("undecodable revlog name")
 
+	// ErrShared: OpenFS was given a shared repository, whose store lives
+	// outside the .hg directory it can read.
+	ErrShared = errors.New("shared repository: the store lives elsewhere")
+
+	// ErrLocked: the repository lock stayed held by someone else until
+	// Lock's timeout (wrapped by *LockError).
+	ErrLocked = errors.New("repository is locked")
+
 	// ErrBadStoreName: an untrusted store path (from a stream) that is
 	// not a clean relative path inside the store.
 	ErrBadStoreName = errors.New("invalid store file name")

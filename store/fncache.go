@@ -20,6 +20,17 @@ import (
 // entries.
 func ReadFncache(path string) ([]string, error) {
 	data, err := os.ReadFile(path)
+	return parseFncacheFile(data, err, path)
+}
+
+// readFncacheFS is ReadFncache on an fs.FS; label names the file in
+// errors.
+func readFncacheFS(fsys fs.FS, name, label string) ([]string, error) {
+	data, err := fs.ReadFile(fsys, name)
+	return parseFncacheFile(data, err, label)
+}
+
+func parseFncacheFile(data []byte, err error, path string) ([]string, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

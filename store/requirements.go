@@ -262,53 +262,73 @@ func readRequirements(repoRoot string) (Requirements, string, error) {
 	if err != nil || !st.IsDir() {
 		return Requirements{}, "", notRepositoryError(repoRoot)
 	}
-	req, err := readRequiresFile(filepath.Join(hgDir, "requires"), true)
-	if err != nil {
-		return Requirements{}, "", err
-	}
 	shareDir := ""
-	if req.Has(ReqShared) || req.Has(ReqRelShared) {
-		shareDir, err = sharedPath(hgDir, req.Has(ReqRelShared))
+	req, err := requirementsFS(os.DirFS(hgDir), repoRoot, func(relative bool) (fs.FS, error) {
+		shareDir, err = sharedPath(hgDir, relative)
 		if err != nil {
-			return Requirements{}, "", err
+			return nil, err
 		}
-	}
-	if req.Has(ReqShareSafe) {
-		storeBase := hgDir
-		if shareDir != "" {
-			src, err := readRequiresFile(filepath.Join(shareDir, "requires"), true)
-			if err != nil {
-				return Requirements{}, "", err
-			}
-			if !src.Has(ReqShareSafe) {
-				return Requirements{}, "", fmt.Errorf("%s: share source does not support share-safe requirement", repoRoot)
-			}
-			storeBase = shareDir
-		}
-		sreq, err := readRequiresFile(filepath.Join(storeBase, "store", "requires"), false)
-		if err != nil {
-			return Requirements{}, "", err
-		}
-		req = req.Union(sreq)
-	} else if shareDir != "" {
-		src, err := readRequiresFile(filepath.Join(shareDir, "requires"), false)
-		if err != nil {
-			return Requirements{}, "", err
-		}
-		if src.Has(ReqShareSafe) {
-			return Requirements{}, "", fmt.Errorf("%s: version mismatch: source uses share-safe functionality while the current share does not", repoRoot)
-		}
-	}
-	if err := req.Check(); err != nil {
+		return os.DirFS(shareDir), nil
+	})
+	if err != nil {
 		return Requirements{}, "", err
 	}
 	return req, shareDir, nil
 }
 
+// requirementsFS reads the requirements of the .hg directory hg (label
+// names the repository in errors). share opens the share source's .hg
+// directory; without one a shared repository gives ErrShared.
+func requirementsFS(hg fs.FS, label string, share func(relative bool) (fs.FS, error)) (Requirements, error) {
+	req, err := readRequiresFile(hg, "requires", true)
+	if err != nil {
+		return Requirements{}, err
+	}
+	var src fs.FS
+	if req.Has(ReqShared) || req.Has(ReqRelShared) {
+		if share == nil {
+			return Requirements{}, fmt.Errorf("%s: %w", label, ErrShared)
+		}
+		if src, err = share(req.Has(ReqRelShared)); err != nil {
+			return Requirements{}, err
+		}
+	}
+	if req.Has(ReqShareSafe) {
+		storeBase := hg
+		if src != nil {
+			sreq, err := readRequiresFile(src, "requires", true)
+			if err != nil {
+				return Requirements{}, err
+			}
+			if !sreq.Has(ReqShareSafe) {
+				return Requirements{}, fmt.Errorf("%s: share source does not support share-safe requirement", label)
+			}
+			storeBase = src
+		}
+		sreq, err := readRequiresFile(storeBase, "store/requires", false)
+		if err != nil {
+			return Requirements{}, err
+		}
+		req = req.Union(sreq)
+	} else if src != nil {
+		sreq, err := readRequiresFile(src, "requires", false)
+		if err != nil {
+			return Requirements{}, err
+		}
+		if sreq.Has(ReqShareSafe) {
+			return Requirements{}, fmt.Errorf("%s: version mismatch: source uses share-safe functionality while the current share does not", label)
+		}
+	}
+	if err := req.Check(); err != nil {
+		return Requirements{}, err
+	}
+	return req, nil
+}
+
 // readRequiresFile reads one requires file; allowMissing treats a missing
 // file as empty (vfs.tryread).
-func readRequiresFile(path string, allowMissing bool) (Requirements, error) {
-	data, err := os.ReadFile(path)
+func readRequiresFile(fsys fs.FS, name string, allowMissing bool) (Requirements, error) {
+	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		if allowMissing && errors.Is(err, fs.ErrNotExist) {
 			return Requirements{}, nil

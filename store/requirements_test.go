@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +198,54 @@ func TestOpenShare(t *testing.T) {
 		if !st.Requirements.Has(ReqShared) && !st.Requirements.Has(ReqRelShared) || !st.Requirements.Has(ReqStore) {
 			t.Errorf("%s: requirements %v", name, st.Requirements)
 		}
+		// Through an fs.FS the share source is out of reach.
+		if _, err := OpenFS(os.DirFS(filepath.Join(dst, ".hg"))); !errors.Is(err, ErrShared) {
+			t.Errorf("%s: OpenFS = %v, want ErrShared", name, err)
+		}
+	}
+}
+
+// TestOpenFS checks that a store opened through an fs.FS lists, in every
+// layout, exactly what the one opened by path does.
+func TestOpenFS(t *testing.T) {
+	t.Parallel()
+	for _, l := range []Layout{LayoutBasic, LayoutEncoded, LayoutFncache, LayoutDotencode} {
+		root := layoutRepo(t, l)
+		byPath, err := Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byFS, err := OpenFS(os.DirFS(filepath.Join(root, ".hg")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byFS.Layout != l || byFS.Requirements.String() != byPath.Requirements.String() || byFS.Dir != "" {
+			t.Errorf("%v: OpenFS gives layout %v, requirements %v, Dir %q", l, byFS.Layout, byFS.Requirements, byFS.Dir)
+		}
+		for _, list := range []struct {
+			what string
+			get  func(*Store) (any, error)
+		}{
+			{"Walk", func(s *Store) (any, error) { return s.Walk() }},
+			{"SnapshotFiles", func(s *Store) (any, error) { return s.SnapshotFiles(true, true) }},
+			{"CacheFiles", func(s *Store) (any, error) { return s.CacheFiles() }},
+			{"Fncache", func(s *Store) (any, error) { return s.Fncache() }},
+		} {
+			want, err := list.get(byPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := list.get(byFS)
+			if err != nil {
+				t.Fatalf("%v: %s through fs.FS: %v", l, list.what, err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v: %s through fs.FS = %v, want %v", l, list.what, got, want)
+			}
+		}
+	}
+	if _, err := OpenFS(os.DirFS(t.TempDir() + "/missing")); !errors.Is(err, ErrNotRepository) {
+		t.Errorf("OpenFS(missing dir) = %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -86,12 +87,19 @@ func (l Layout) HasFncache() bool { return l == LayoutFncache || l == LayoutDote
 // Store is an opened local repository's store. It holds no open files;
 // its methods read the directory when called and are safe for concurrent
 // use.
+//
+// Root, Dir and CacheDir are set by Open only: a store opened with OpenFS
+// (a FUSE cache, any fs.FS) has no path on disk, and its users read it
+// through FS and CacheFS instead.
 type Store struct {
-	Root         string // repository root (the dir containing .hg)
-	Dir          string // absolute store directory (.hg/store, or .hg without "store"; the share source's for a share)
-	CacheDir     string // absolute .hg/cache (the share source's for a share)
+	Root         string // repository root (the dir containing .hg); "" with OpenFS
+	Dir          string // absolute store directory (.hg/store, or .hg without "store"; the share source's for a share); "" with OpenFS
+	CacheDir     string // absolute .hg/cache (the share source's for a share); "" with OpenFS
 	Requirements Requirements
 	Layout       Layout
+
+	fsys    fs.FS // the store directory
+	cacheFS fs.FS // .hg/cache
 }
 
 // Open opens the repository at repoRoot: reads its requirements (refusing,
@@ -118,18 +126,62 @@ func Open(repoRoot string) (*Store, error) {
 	if layout != LayoutBasic {
 		dir = filepath.Join(base, "store")
 	}
+	cache := filepath.Join(base, "cache")
 	return &Store{
 		Root:         root,
 		Dir:          dir,
-		CacheDir:     filepath.Join(base, "cache"),
+		CacheDir:     cache,
 		Requirements: req,
 		Layout:       layout,
+		fsys:         os.DirFS(dir),
+		cacheFS:      os.DirFS(cache),
 	}, nil
 }
 
-// FS returns the store directory as an fs.FS. Its files are *os.File and
-// so implement io.ReaderAt.
-func (s *Store) FS() fs.FS { return os.DirFS(s.Dir) }
+// OpenFS opens the repository whose .hg directory is hg (os.DirFS of a
+// .hg, or a mounted cache's view of one), with Open's checks. A shared
+// repository's store lives outside hg, so it is refused with ErrShared.
+func OpenFS(hg fs.FS) (*Store, error) {
+	if st, err := fs.Stat(hg, "."); err != nil || !st.IsDir() {
+		return nil, notRepositoryError(".hg")
+	}
+	req, err := requirementsFS(hg, ".hg", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.CheckReadable(); err != nil {
+		return nil, err
+	}
+	layout := LayoutFor(req)
+	dir := hg
+	if layout != LayoutBasic {
+		if dir, err = fs.Sub(hg, "store"); err != nil {
+			return nil, err
+		}
+	}
+	cache, err := fs.Sub(hg, "cache")
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Requirements: req, Layout: layout, fsys: dir, cacheFS: cache}, nil
+}
+
+// FS returns the store directory as an fs.FS. For a store from Open its
+// files are *os.File and so implement io.ReaderAt.
+func (s *Store) FS() fs.FS { return s.fsys }
+
+// CacheFS returns the .hg/cache directory as an fs.FS.
+func (s *Store) CacheFS() fs.FS { return s.cacheFS }
+
+// errPath names rel (slash separated, relative to the store directory)
+// in error messages: its path on disk, or the repository-relative one for
+// a store from OpenFS.
+func (s *Store) errPath(rel string) string {
+	if s.Dir != "" {
+		return filepath.Join(s.Dir, filepath.FromSlash(rel))
+	}
+	return path.Join(s.Layout.StoreDir(), rel)
+}
 
 // Encode maps an unencoded store path to its on-disk path relative to
 // Dir, per the store's layout.
@@ -146,5 +198,5 @@ func (s *Store) Fncache() ([]string, error) {
 	if !s.Layout.HasFncache() {
 		return nil, nil
 	}
-	return ReadFncache(filepath.Join(s.Dir, "fncache"))
+	return readFncacheFS(s.fsys, "fncache", s.errPath("fncache"))
 }

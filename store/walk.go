@@ -26,9 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -109,11 +107,11 @@ func compareWalk(a, b walkEntry) int {
 // under rel (recursively if asked; symlinks are neither files nor
 // directories, as with lstat), sorted by (type, name, size).
 func (s *Store) walkDir(rel string, recurse bool) ([]walkEntry, error) {
-	top := s.Dir
-	if rel != "" {
-		top = filepath.Join(s.Dir, filepath.FromSlash(rel))
+	top := rel
+	if top == "" {
+		top = "."
 	}
-	if st, err := os.Stat(top); err != nil || !st.IsDir() {
+	if st, err := fs.Stat(s.fsys, top); err != nil || !st.IsDir() {
 		return nil, nil
 	}
 	var out []walkEntry
@@ -121,9 +119,13 @@ func (s *Store) walkDir(rel string, recurse bool) ([]walkEntry, error) {
 	for len(visit) > 0 {
 		dir := visit[len(visit)-1]
 		visit = visit[:len(visit)-1]
-		ents, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(dir)))
+		name := dir
+		if name == "" {
+			name = "."
+		}
+		ents, err := fs.ReadDir(s.fsys, name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", s.errPath(dir), err)
 		}
 		for _, e := range ents {
 			p := e.Name()
@@ -168,12 +170,12 @@ func (s *Store) dataFiles() ([]walkEntry, error) {
 				return nil, fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
 			}
 			p := s.Encode(name)
-			st, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(p)))
+			st, err := fs.Stat(s.fsys, p)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", s.errPath(p), err)
 			}
 			out = append(out, walkEntry{typ: t | typeFilelog, name: name, path: p, size: st.Size()})
 		}
@@ -194,7 +196,7 @@ func (s *Store) dataFiles() ([]walkEntry, error) {
 			// (encodedstore.datafiles on top of basicstore._walk).
 			n, err := DecodeFilename(files[i].name)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Dir, err)
+				return nil, fmt.Errorf("%s: %w", s.errPath("."), err)
 			}
 			files[i].name = n
 		}
@@ -265,7 +267,7 @@ func (s *Store) SnapshotFiles(publishing, obsmarkers bool) ([]File, error) {
 	}
 	var out []File
 	for _, n := range names {
-		f, ok, err := statFile(s.Dir, n, s.Encode(n))
+		f, ok, err := statFile(s.fsys, n, s.Encode(n))
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +302,7 @@ func CacheFileNames() []string {
 func (s *Store) CacheFiles() ([]File, error) {
 	var out []File
 	for _, n := range CacheFileNames() {
-		f, ok, err := statFile(s.CacheDir, n, n)
+		f, ok, err := statFile(s.cacheFS, n, n)
 		if err != nil {
 			return nil, err
 		}
@@ -312,15 +314,14 @@ func (s *Store) CacheFiles() ([]File, error) {
 }
 
 // statFile is hg's "if vfs.exists(name): size = vfs.lstat(name)".
-func statFile(dir, name, rel string) (File, bool, error) {
-	full := filepath.Join(dir, filepath.FromSlash(rel))
-	if _, err := os.Stat(full); err != nil {
+func statFile(fsys fs.FS, name, rel string) (File, bool, error) {
+	if _, err := fs.Stat(fsys, rel); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return File{}, false, nil
 		}
 		return File{}, false, err
 	}
-	st, err := os.Lstat(full)
+	st, err := fs.Lstat(fsys, rel)
 	if err != nil {
 		return File{}, false, err
 	}

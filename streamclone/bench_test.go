@@ -45,7 +45,7 @@ func benchApply(b *testing.B, files, size int) {
 		go func() {
 			bw, _ := NewBundle2Writer(pw)
 			part, _ := bw.NewPart("stream2", true, []Param{
-				{"bytecount", strconv.Itoa(files * size)}, {"filecount", strconv.Itoa(files)}, {"requirements", quote(testReqs)},
+				{"bytecount", strconv.Itoa(files * size)}, {"filecount", strconv.Itoa(files)}, {"requirements", Quote(testReqs)},
 			}, nil)
 			for f := 0; f < files; f++ {
 				name := fmt.Sprintf("data/file%d.d", f)

@@ -162,7 +162,7 @@ func NewBundle2Reader(r io.Reader) (*Bundle2Reader, error) {
 func (br *Bundle2Reader) parseStreamParams(block string) error {
 	for _, p := range strings.Split(block, " ") {
 		name, value, hasValue := strings.Cut(p, "=")
-		name, value = unquote(name), unquote(value)
+		name, value = Unquote(name), Unquote(value)
 		if name == "" {
 			return corruptf("empty bundle2 stream parameter name")
 		}
@@ -508,9 +508,9 @@ func NewBundle2Writer(w io.Writer, params ...Param) (*Bundle2Writer, error) {
 		if strings.EqualFold(p.Name, "compression") {
 			return nil, fmt.Errorf("streamclone: compressed bundle2 output is not supported")
 		}
-		s := quote(p.Name)
+		s := Quote(p.Name)
 		if p.Value != "" {
-			s += "=" + quote(p.Value)
+			s += "=" + Quote(p.Value)
 		}
 		blocks = append(blocks, s)
 	}

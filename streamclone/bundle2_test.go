@@ -201,10 +201,10 @@ func TestBundle2Compression(t *testing.T) {
 }
 
 func TestQuote(t *testing.T) {
-	if got := quote("a,b c/d~e%"); got != "a%2Cb%20c/d~e%25" {
+	if got := Quote("a,b c/d~e%"); got != "a%2Cb%20c/d~e%25" {
 		t.Errorf("quote: %q", got)
 	}
-	if got := unquote("a%2Cb%2cc%zz%"); got != "a,b,c%zz%" {
+	if got := Unquote("a%2Cb%2cc%zz%"); got != "a,b,c%zz%" {
 		t.Errorf("unquote: %q", got)
 	}
 }

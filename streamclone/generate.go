@@ -204,7 +204,7 @@ func WriteStream2Part(ctx context.Context, bw *Bundle2Writer, st *store.Store, o
 	pw, err := bw.NewPart("stream2", true, []Param{
 		{"bytecount", strconv.FormatInt(total, 10)},
 		{"filecount", strconv.Itoa(len(entries))},
-		{"requirements", quote(reqs)},
+		{"requirements", Quote(reqs)},
 	}, nil)
 	if err != nil {
 		return err

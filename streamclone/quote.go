@@ -2,10 +2,11 @@ package streamclone
 
 import "strings"
 
-// quote is Python's urllib.parse.quote(s, safe='/'), which hg uses for
-// bundle2 stream parameters and the stream2 requirements parameter: all
+// Quote is Python's urllib.parse.quote(s, safe='/'), which hg uses for
+// bundle2 stream parameters, the stream2 requirements parameter and the
+// wire protocol's capabilities (package wireproto uses this one): all
 // bytes but ASCII letters, digits, "_.-~" and "/" become %XX (upper-case).
-func quote(s string) string {
+func Quote(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -22,9 +23,9 @@ func quote(s string) string {
 	return b.String()
 }
 
-// unquote is Python's urllib.parse.unquote_to_bytes: %XX sequences are
+// Unquote is Python's urllib.parse.unquote_to_bytes: %XX sequences are
 // decoded, malformed ones are kept as they are (never an error).
-func unquote(s string) string {
+func Unquote(s string) string {
 	if !strings.Contains(s, "%") {
 		return s
 	}

@@ -48,7 +48,7 @@ func (a *applier) applyStream2(p *Part) error {
 	if err != nil {
 		return err
 	}
-	if err := a.setRequirements(splitRequirements(unquote(rq))); err != nil {
+	if err := a.setRequirements(splitRequirements(Unquote(rq))); err != nil {
 		return err
 	}
 	a.expect(filecount, bytecount)

@@ -58,7 +58,7 @@ func stream2Bundle(t testing.TB, entries []v2Entry, files, bytes int, reqs strin
 		t.Fatal(err)
 	}
 	if err := bw.WritePart("stream2", true, []Param{
-		{"bytecount", strconv.Itoa(bytes)}, {"filecount", strconv.Itoa(files)}, {"requirements", quote(reqs)},
+		{"bytecount", strconv.Itoa(bytes)}, {"filecount", strconv.Itoa(files)}, {"requirements", Quote(reqs)},
 	}, nil, stream2Payload(entries)); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func FuzzStream2(f *testing.F) {
 		bw, _ := NewBundle2Writer(&buf)
 		bw.WritePart("stream2", true, []Param{
 			{"bytecount", strconv.FormatInt(nbytes, 10)}, {"filecount", strconv.FormatInt(files, 10)},
-			{"requirements", quote(string(reqs))},
+			{"requirements", Quote(string(reqs))},
 		}, nil, payload)
 		bw.Close()
 		sink, _, err := applyBundleMem(t, buf.Bytes(), Options{})

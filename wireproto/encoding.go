@@ -8,6 +8,8 @@ package wireproto
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hgfs/hgfs/streamclone"
 )
 
 // NullHex is the null node in hex, which a clone sends as "common".
@@ -63,57 +65,15 @@ func DecodeKeys(data []byte) (map[string]string, error) {
 }
 
 // Quote is Python's urllib.parse.quote(s, safe="/"): everything but
-// letters, digits, "_.-~/" is %XX-escaped.
-func Quote(s string) string {
-	const hexDigits = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-~/", c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&15])
-	}
-	return b.String()
-}
+// letters, digits, "_.-~/" is %XX-escaped. It is streamclone.Quote (the
+// same quoting serves bundle2 parameters and capabilities).
+func Quote(s string) string { return streamclone.Quote(s) }
 
-// Unquote is Python's urllib.parse.unquote for bytes: %XX sequences are
-// decoded and malformed ones are kept literally. It never fails; the error
-// is for future strictness and keeps call sites honest.
-func Unquote(s string) (string, error) {
-	if !strings.Contains(s, "%") {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			hi, ok1 := unhex(s[i+1])
-			lo, ok2 := unhex(s[i+2])
-			if ok1 && ok2 {
-				b.WriteByte(hi<<4 | lo)
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String(), nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
+// Unquote is Python's urllib.parse.unquote for bytes (streamclone.Unquote):
+// %XX sequences are decoded and malformed ones are kept literally. It
+// never fails; the error is for future strictness and keeps call sites
+// honest.
+func Unquote(s string) (string, error) { return streamclone.Unquote(s), nil }
 
 // formEncode is Python's urlencode(sorted(pairs)) as the HTTP peer sends
 // arguments: quote_plus of keys and values, "&"-joined, sorted by key.

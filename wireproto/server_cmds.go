@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/streamclone"
 )
 
 // allowStream is streamclone.allowservergeneration: streaming must be
@@ -128,7 +130,7 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		if err != nil {
 			return "", err
 		}
-		return encodeKeys(keys), nil
+		return string(streamclone.ListkeysPayload(keys)), nil
 	case "branchmap":
 		bh, err := v.branchHeads()
 		if err != nil {
@@ -185,19 +187,4 @@ func (s *Server) listKeys(v *view, namespace string) (map[string]string, error) 
 	// "obsolete" (base85 markers for pre-bundle2 clients) is not
 	// implemented: bundle2 clients get the obsstore in the stream.
 	return map[string]string{}, nil
-}
-
-// encodeKeys is pushkey.encodekeys: sorted "key\tvalue" lines joined by
-// newlines.
-func encodeKeys(keys map[string]string) string {
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	lines := make([]string, len(names))
-	for i, k := range names {
-		lines[i] = k + "\t" + keys[k]
-	}
-	return strings.Join(lines, "\n")
 }

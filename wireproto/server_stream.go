@@ -25,8 +25,10 @@ import (
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 )
 
@@ -51,14 +53,19 @@ const streamWriteBuffer = 256 << 10
 // lockForSnapshot takes the store lock. A store this process may not
 // write (a read-only checkout) cannot be locked by anyone else either, and
 // is streamed unlocked, where hg would fail.
-func (s *Server) lockForSnapshot(ctx context.Context, v *view) (*repoLock, error) {
-	l, err := takeLock(ctx, storeLockPath(v.r.Store.Dir), s.cfg.LockTimeout)
+func (s *Server) lockForSnapshot(ctx context.Context, v *view) (unlock func(), err error) {
+	unlock, err = store.Lock(ctx, v.r.Store.Dir, store.LockOptions{Timeout: s.cfg.LockTimeout, Poll: lockPollInterval})
 	if err != nil && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		s.logError("%s: streaming without the repository lock: %v", s.root, err)
-		return nil, nil
+		return func() {}, nil
 	}
-	return l, err
+	return unlock, err
 }
+
+// lockPollInterval is how often a held lock is retried. hg sleeps a
+// second between tries; a server holds the lock for milliseconds, so
+// waiters poll faster.
+const lockPollInterval = 20 * time.Millisecond
 
 // unlockOnWrite releases the snapshot lock at the first write through it.
 type unlockOnWrite struct {
@@ -78,13 +85,13 @@ func (u *unlockOnWrite) release() { u.once.Do(u.done) }
 // writer that gives both up at its first write (or at release).
 func (s *Server) snapshotWriter(ctx context.Context, v *view, w io.Writer) (*unlockOnWrite, error) {
 	s.snapMu.Lock()
-	l, err := s.lockForSnapshot(ctx, v)
+	unlock, err := s.lockForSnapshot(ctx, v)
 	if err != nil {
 		s.snapMu.Unlock()
 		return nil, err
 	}
 	return &unlockOnWrite{w: w, done: func() {
-		l.release()
+		unlock()
 		s.snapMu.Unlock()
 	}}, nil
 }
@@ -303,7 +310,7 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 			return nil, err
 		}
 		plan.listkeys = append(plan.listkeys, ns)
-		plan.keys[ns] = []byte(encodeKeys(keys))
+		plan.keys[ns] = streamclone.ListkeysPayload(keys)
 	}
 	if g.flag("phases", false) {
 		if !b2caps.HasValue("phases", "heads") {

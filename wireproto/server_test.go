@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -411,7 +412,7 @@ func TestLocked(t *testing.T) {
 	}
 	// A lock left by a dead process of this host is broken.
 	os.Remove(lock)
-	if err := os.Symlink(lockPrefix()+":999999999", lock); err != nil {
+	if err := os.Symlink(store.LockPrefix()+":999999999", lock); err != nil {
 		t.Fatal(err)
 	}
 	body := payload(t, rawGet(t, url, "stream_out", nil, ""), false)

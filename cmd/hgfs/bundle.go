@@ -10,7 +10,6 @@ import (
 
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
-	"github.com/hgfs/hgfs/wireproto"
 )
 
 func init() {
@@ -86,7 +85,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", errorsCause(err))
 	}
-	release, err := wireproto.LockStore(ctx, st.Dir, 10*time.Minute)
+	release, err := store.Lock(ctx, st.Dir, store.LockOptions{Timeout: 10 * time.Minute})
 	if err != nil {
 		f.Close()
 		os.Remove(dest)

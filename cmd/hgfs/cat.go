@@ -29,17 +29,9 @@ func runCat(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	defer r.Close()
-	spec := c.opts.String("rev")
-	if spec == "" {
-		spec = "."
-	}
-	rev, err := singleRev(r, spec)
+	rev, m, err := revManifest(c, r)
 	if err != nil {
 		return err
-	}
-	m, err := r.Manifest(rev)
-	if err != nil {
-		return abortf("%v", err).wrap(err)
 	}
 	selected := map[string]bool{}
 	var missing []string

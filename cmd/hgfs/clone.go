@@ -24,12 +24,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
@@ -655,17 +652,7 @@ func writeLocalBundle(ctx context.Context, st *store.Store, books map[string]str
 		return err
 	}
 	if len(books) > 0 {
-		names := make([]string, 0, len(books))
-		for n := range books {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		lines := make([]string, len(names))
-		for i, n := range names {
-			lines[i] = n + "\t" + books[n]
-		}
-		// pushkey.encodekeys: "\n"-joined "key\tvalue".
-		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: "bookmarks"}}, nil, []byte(strings.Join(lines, "\n"))); err != nil {
+		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: "bookmarks"}}, nil, streamclone.ListkeysPayload(books)); err != nil {
 			return err
 		}
 	}
@@ -702,111 +689,33 @@ func readLocalBookmarks(st *store.Store) (map[string]string, error) {
 	return books, nil
 }
 
-// lockStore takes a repository's store lock the way Mercurial does
-// (mercurial/lock.py): a symlink "lock" -> "<host>[/<pidns>]:<pid>",
-// created atomically; a lock held by a dead process on this host is
-// broken (under "lock.break"); a live one is waited for, up to [ui]
-// timeout seconds (hg's default 600), printing hg's "waiting for lock" (the desc is hg's, "repository <root>").
+// lockStore takes a repository's store lock as hg does (store.Lock),
+// waiting up to [ui] timeout seconds (hg's default 600) and printing hg's
+// "waiting for lock" and timeout messages; desc is hg's, "repository
+// <root>".
 func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(), err error) {
-	lockPath := filepath.Join(storeDir, "lock")
-	info := lockPrefix() + ":" + strconv.Itoa(os.Getpid())
 	timeout, _ := u.cfg.Int("ui", "timeout", 600)
-	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
-	warned := false
-	for {
-		err := os.Symlink(info, lockPath)
-		if err == nil {
-			return func() {
-				if cur, err := os.Readlink(lockPath); err == nil && cur == info {
-					os.Remove(lockPath)
-				}
-			}, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, abortf("could not lock %s: %v", desc, errorsCause(err))
-		}
-		locker, rerr := os.Readlink(lockPath)
-		if rerr != nil {
-			if errors.Is(rerr, os.ErrNotExist) {
-				continue // released meanwhile
-			}
-			// Old-style lock file: its content is the locker.
-			data, _ := os.ReadFile(lockPath)
-			locker = string(data)
-		}
-		if breakStaleLock(lockPath, locker) {
-			continue
-		}
-		if !warned {
+	release, err = store.Lock(ctx, storeDir, store.LockOptions{
+		Timeout: time.Duration(timeout) * time.Second,
+		Waiting: func(holder string) {
 			// lock.trylock's printwarning.
-			if host, pid, ok := strings.Cut(locker, ":"); ok {
+			if host, pid, ok := strings.Cut(holder, ":"); ok {
 				u.warn("waiting for lock on %s held by process '%s' on host '%s'\n", desc, pid, host)
 			} else {
-				u.warn("waiting for lock on %s held by '%s'\n", desc, locker)
+				u.warn("waiting for lock on %s held by '%s'\n", desc, holder)
 			}
-			warned = true
-		}
-		if time.Now().After(deadline) {
-			return nil, abortf("%s: timed out waiting for lock held by '%s'", desc, locker)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		},
+	})
+	var le *store.LockError
+	switch {
+	case err == nil:
+		return release, nil
+	case errors.As(err, &le) && le.Err == store.ErrLocked:
+		return nil, abortf("%s: timed out waiting for lock held by '%s'", desc, le.Holder)
+	case errors.As(err, &le):
+		return nil, abortf("could not lock %s: %v", desc, le.Err)
 	}
-}
-
-// lockPrefix is lock._getlockprefix: the host name and, on Linux, the
-// pid namespace's inode in hex.
-func lockPrefix() string {
-	host, _ := os.Hostname()
-	// The link reads "pid:[<inode>]", the inode in decimal.
-	if l, err := os.Readlink("/proc/self/ns/pid"); err == nil {
-		if i, j := strings.IndexByte(l, '['), strings.IndexByte(l, ']'); i >= 0 && j > i {
-			if ino, err := strconv.ParseUint(l[i+1:j], 10, 64); err == nil {
-				host += "/" + strconv.FormatUint(ino, 16)
-			}
-		}
-	}
-	return host
-}
-
-// breakStaleLock removes a lock held by a process of this host that no
-// longer exists (lock._testlock), under the "lock.break" lock so two
-// breakers cannot remove a fresh lock.
-func breakStaleLock(lockPath, locker string) bool {
-	host, pidText, ok := strings.Cut(locker, ":")
-	if !ok || host != lockPrefix() {
-		return false
-	}
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 || processAlive(pid) {
-		return false
-	}
-	breakPath := lockPath + ".break"
-	if err := os.Symlink(lockPrefix()+":"+strconv.Itoa(os.Getpid()), breakPath); err != nil {
-		return false
-	}
-	defer os.Remove(breakPath)
-	if cur, err := os.Readlink(lockPath); err != nil || cur != locker {
-		return false
-	}
-	return os.Remove(lockPath) == nil
-}
-
-// processAlive is procutil.testpid: kill(pid, 0) succeeds or is refused
-// for permission.
-func processAlive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	if runtime.GOOS == "windows" {
-		return true // FindProcess opened it: it exists
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return nil, err
 }
 
 // dirOptions reads the directory sink's background closer settings from

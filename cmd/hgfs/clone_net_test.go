@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -261,7 +262,7 @@ func TestCloneLocalLock(t *testing.T) {
 	lock := filepath.Join(src, ".hg", "store", "lock")
 
 	// Stale: this host, a pid that does not exist.
-	if err := os.Symlink(lockPrefix()+":999999999", lock); err != nil {
+	if err := os.Symlink(store.LockPrefix()+":999999999", lock); err != nil {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := hgfsClone(t, dir, "-U", src, "stale")
@@ -273,7 +274,7 @@ func TestCloneLocalLock(t *testing.T) {
 	}
 
 	// Live: held by this test process.
-	held := lockPrefix() + ":" + fmt.Sprint(os.Getpid())
+	held := store.LockPrefix() + ":" + fmt.Sprint(os.Getpid())
 	if err := os.Symlink(held, lock); err != nil {
 		t.Fatal(err)
 	}

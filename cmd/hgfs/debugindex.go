@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-
+	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 )
@@ -113,105 +111,5 @@ func runDebugindex(ctx context.Context, c *cmdContext, args []string) error {
 	if closeIt {
 		defer rl.Close()
 	}
-	writeIndex(c.ui, rl)
-	return nil
-}
-
-// indexColumn mirrors one column of mercurial/revlogutils/debug.py.
-type indexColumn struct {
-	name    string
-	size    int // 0: node width
-	verbose bool
-	value   func(rl *revlog.Revlog, rev int, e revlog.Entry, hexfn func(revlog.Node) string) string
-}
-
-// indexColumns: keep in sync with mercurial/revlogutils/debug.py
-// INDEX_ENTRY_DEBUG_COLUMN (revlog v1 values for rank, compression modes
-// and sidedata).
-var indexColumns = []indexColumn{
-	{"rev", 6, false, func(_ *revlog.Revlog, rev int, _ revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(rev)
-	}},
-	{"rank", 6, true, func(*revlog.Revlog, int, revlog.Entry, func(revlog.Node) string) string { return "-1" }},
-	{"linkrev", 6, false, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.LinkRev)
-	}},
-	{"nodeid", 0, false, func(_ *revlog.Revlog, _ int, e revlog.Entry, h func(revlog.Node) string) string { return h(e.Node) }},
-	{"p1-rev", 6, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.P1)
-	}},
-	{"p1-nodeid", 0, false, func(rl *revlog.Revlog, _ int, e revlog.Entry, h func(revlog.Node) string) string {
-		return h(nodeOf(rl, e.P1))
-	}},
-	{"p2-rev", 6, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.P2)
-	}},
-	{"p2-nodeid", 0, false, func(rl *revlog.Revlog, _ int, e revlog.Entry, h func(revlog.Node) string) string {
-		return h(nodeOf(rl, e.P2))
-	}},
-	{"full-size", 20, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.RawLen)
-	}},
-	{"delta-base", 6, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.BaseRev)
-	}},
-	{"flags", 2, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.Flags)
-	}},
-	{"comp-mode", 4, true, func(*revlog.Revlog, int, revlog.Entry, func(revlog.Node) string) string { return "2" }},
-	{"data-offset", 20, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.Offset)
-	}},
-	{"chunk-size", 10, true, func(_ *revlog.Revlog, _ int, e revlog.Entry, _ func(revlog.Node) string) string {
-		return fmt.Sprint(e.CompressedLen)
-	}},
-	{"sd-comp-mode", 7, true, func(*revlog.Revlog, int, revlog.Entry, func(revlog.Node) string) string { return "inline" }},
-	{"sidedata-offset", 20, true, func(*revlog.Revlog, int, revlog.Entry, func(revlog.Node) string) string { return "0" }},
-	{"sd-chunk-size", 10, true, func(*revlog.Revlog, int, revlog.Entry, func(revlog.Node) string) string { return "0" }},
-}
-
-func nodeOf(rl *revlog.Revlog, rev int) revlog.Node {
-	if rev < 0 || rev >= rl.Len() {
-		return revlog.NullNode
-	}
-	return rl.Entry(rev).Node
-}
-
-func writeIndex(u *ui, rl *revlog.Revlog) {
-	hexfn, idlen := revlog.Node.Short, 12
-	if u.debug {
-		hexfn, idlen = revlog.Node.String, 40
-	}
-	width := func(col indexColumn) int {
-		if col.size == 0 {
-			return idlen
-		}
-		return max(col.size, len(col.name))
-	}
-	var hdr []string
-	for _, col := range indexColumns {
-		if col.verbose && !u.verbose {
-			continue
-		}
-		hdr = append(hdr, fmt.Sprintf("%*s", width(col), col.name))
-	}
-	u.write("%s\n", strings.Join(hdr, " "))
-	var line []byte
-	for rev := 0; rev < rl.Len(); rev++ {
-		e := rl.Entry(rev)
-		line = line[:0]
-		first := true
-		for _, col := range indexColumns {
-			if col.verbose && !u.verbose {
-				continue
-			}
-			if !first {
-				line = append(line, ' ')
-			}
-			first = false
-			line = fmt.Appendf(line, "%*s", width(col), col.value(rl, rev, e, hexfn))
-		}
-		line = append(line, '\n')
-		u.out.Write(line)
-	}
+	return hgfmt.WriteIndex(c.ui.out, rl, c.ui.verbose, c.ui.debug)
 }

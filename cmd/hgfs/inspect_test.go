@@ -292,20 +292,3 @@ func TestLogLimitAndErrors(t *testing.T) {
 		t.Errorf("log outside a repository: exit %d, %q", code, e)
 	}
 }
-
-func TestHgDate(t *testing.T) {
-	for _, c := range []struct {
-		t    int64
-		tz   int
-		want string
-	}{
-		{0, 0, "Thu Jan 01 00:00:00 1970 +0000"},
-		{1700000000, -19800, "Wed Nov 15 03:43:20 2023 +0530"},
-		{1700000000, 25200, "Tue Nov 14 15:13:20 2023 -0700"},
-		{1 << 40, 0, "Tue Jan 19 03:14:07 2038 +0000"}, // clamped as hg does
-	} {
-		if got := hgDate(c.t, c.tz); got != c.want {
-			t.Errorf("hgDate(%d, %d) = %q, want %q", c.t, c.tz, got, c.want)
-		}
-	}
-}

@@ -29,17 +29,9 @@ func runManifest(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	defer r.Close()
-	spec := c.opts.String("rev")
-	if spec == "" {
-		spec = "."
-	}
-	rev, err := singleRev(r, spec)
+	_, m, err := revManifest(c, r)
 	if err != nil {
 		return err
-	}
-	m, err := r.Manifest(rev)
-	if err != nil {
-		return abortf("%v", err).wrap(err)
 	}
 	// Keep in sync with mercurial/commands.py manifest.
 	char := map[string]string{"l": "@", "x": "*", "": " ", "t": "d"}

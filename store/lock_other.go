@@ -1,6 +1,6 @@
 //go:build !unix
 
-package wireproto
+package store
 
 // processAlive cannot tell without OS support: a lock is never considered
 // stale (it then times out, as an old-style lock does in hg).

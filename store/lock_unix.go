@@ -1,6 +1,6 @@
 //go:build unix
 
-package wireproto
+package store
 
 import (
 	"errors"
