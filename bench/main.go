@@ -24,7 +24,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hgfs/hgfs/testenv"
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
 func main() {
@@ -76,7 +76,7 @@ func defaultCache() string {
 
 func newEnv(hgfs, hg, cache string) (*Env, error) {
 	var err error
-	env := &Env{Cache: cache, HgEnv: testenv.HgEnv()}
+	env := &Env{Cache: cache, HgEnv: hggen.Env()}
 	if env.Hgfs, err = filepath.Abs(hgfs); err != nil {
 		return nil, err
 	}

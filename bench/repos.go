@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hgfs/hgfs/testenv"
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
 // largeFiles is the size of the large repository (-files).
@@ -17,7 +17,7 @@ var largeFiles = 20000
 // cachedRepo returns a repository generated from spec under the cache
 // directory, generating it on first use. A marker file written last tells
 // a complete repository from one interrupted mid-generation.
-func cachedRepo(ctx context.Context, env *Env, name string, spec testenv.Spec) (string, error) {
+func cachedRepo(ctx context.Context, env *Env, name string, spec hggen.Spec) (string, error) {
 	dir := filepath.Join(env.Cache, name)
 	done := filepath.Join(env.Cache, name+".done")
 	if want := spec.Key(); readString(done) == want {
@@ -27,7 +27,7 @@ func cachedRepo(ctx context.Context, env *Env, name string, spec testenv.Spec) (
 		return "", err
 	}
 	fmt.Fprintf(os.Stderr, "  generating %s (once; cached in %s)\n", name, env.Cache)
-	if err := testenv.GenerateDir(dir, spec); err != nil {
+	if err := hggen.GenerateDir(dir, spec); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

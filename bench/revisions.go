@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/hgfs/hgfs/internal/hggen"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
-	"github.com/hgfs/hgfs/testenv"
 )
 
 // Reconstructing every revision of a filelog with a long delta chain.
@@ -37,7 +37,7 @@ func init() {
 		Name: "read all revisions (long chain)",
 		Goal: 0.5,
 		Setup: func(ctx context.Context, env *Env) (any, error) {
-			spec := testenv.Spec{Files: 1, LongChain: chainRevisions, NoCheckout: true, Seed: 2}
+			spec := hggen.Spec{Files: 1, LongChain: chainRevisions, NoCheckout: true, Seed: 2}
 			dir, err := cachedRepo(ctx, env, fmt.Sprintf("chain-%d", chainRevisions), spec)
 			if err != nil {
 				return nil, err

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hgfs/hgfs/testenv"
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
 // Serving stream clones: hgfs serve against hg serve on the same
@@ -50,12 +50,12 @@ type serveFixture struct {
 // serveRepos are the repositories served: many small files (the per-file
 // cost, make bench's large repository) and few large ones (the per-byte
 // cost, as in Mercurial's own measurement on a large store).
-var serveRepos = map[string]func() (string, testenv.Spec){
-	"many files": func() (string, testenv.Spec) {
-		return fmt.Sprintf("large-%d", largeFiles), testenv.Large(largeFiles)
+var serveRepos = map[string]func() (string, hggen.Spec){
+	"many files": func() (string, hggen.Spec) {
+		return fmt.Sprintf("large-%d", largeFiles), hggen.Large(largeFiles)
 	},
-	"large files": func() (string, testenv.Spec) {
-		return "serve-bigfiles-100x1M", testenv.Spec{Files: 100, FileSize: 1 << 20, NoCheckout: true, Seed: 3}
+	"large files": func() (string, hggen.Spec) {
+		return "serve-bigfiles-100x1M", hggen.Spec{Files: 100, FileSize: 1 << 20, NoCheckout: true, Seed: 3}
 	},
 }
 
@@ -177,7 +177,7 @@ func reportTransfer(what string) func(h, p []byte) error {
 	}
 }
 
-func startServers(ctx context.Context, env *Env, name string, spec testenv.Spec) (*serveFixture, error) {
+func startServers(ctx context.Context, env *Env, name string, spec hggen.Spec) (*serveFixture, error) {
 	repo, err := cachedRepo(ctx, env, name, spec)
 	if err != nil {
 		return nil, err

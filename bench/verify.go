@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/hgfs/hgfs/testenv"
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
 // hgfs verify against hg verify on a large generated repository. Both
@@ -20,7 +20,7 @@ func init() {
 		Name: "verify (large repo)",
 		Goal: 0.2,
 		Setup: func(ctx context.Context, env *Env) (any, error) {
-			return cachedRepo(ctx, env, fmt.Sprintf("large-%d", largeFiles), testenv.Large(largeFiles))
+			return cachedRepo(ctx, env, fmt.Sprintf("large-%d", largeFiles), hggen.Large(largeFiles))
 		},
 		Hgfs: func(env *Env, data any) *exec.Cmd {
 			return exec.Command(env.Hgfs, "-R", data.(string), "verify")

@@ -1,98 +1,49 @@
 package testenv
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
-// Repository generation.
-//
-// A Spec describes a repository; GenerateDir turns it into a plan (every
-// commit with its parents, files, user, date) and has real Mercurial write
-// it in two hg invocations: `hg init` with the format options, then the
-// hgfsgen extension (hgfsgen.py) which commits the plan with memctx, sets
-// bookmarks, phases and obsolescence markers and updates the working
-// directory — all in one process, so even the 20,000-file bench repository
-// takes seconds rather than minutes.
+// Repository generation lives in internal/hggen (the benchmark harness
+// uses it too); these names keep tests short.
 
-//go:embed hgfsgen.py
-var genExtension []byte
+type (
+	Spec   = hggen.Spec
+	Layout = hggen.Layout
+)
 
-// Layout is a store layout, from the newest to the oldest.
-type Layout string
-
-// Store layouts (keep in sync with mercurial/store.py: fncachestore with and
-// without dotencode, encodedstore, basicstore).
 const (
-	LayoutDefault     Layout = ""            // store + fncache + dotencode
-	LayoutNoDotencode Layout = "nodotencode" // store + fncache
-	LayoutNoFncache   Layout = "nofncache"   // store only (encodedstore)
-	LayoutNoStore     Layout = "nostore"     // revlogs directly under .hg (basicstore)
+	LayoutDefault     = hggen.LayoutDefault
+	LayoutNoDotencode = hggen.LayoutNoDotencode
+	LayoutNoFncache   = hggen.LayoutNoFncache
+	LayoutNoStore     = hggen.LayoutNoStore
 )
 
-// Spec describes a generated repository. The zero Spec is a tiny repository
-// in hg's default format.
-type Spec struct {
-	Files     int // plain files in the first commit (f/NNN/fileNNNN.txt)
-	Revisions int // further linear commits, each editing a few files
-	FileSize  int // approximate bytes per plain file (default 64)
-
-	Compression    string // "" (hg's default, zstd here), "zstd", "zlib", "none"
-	NoGeneralDelta bool   // format.usegeneraldelta=false (and no sparse-revlog)
-	Layout         Layout
-
-	BigFile   bool // a file whose history exceeds 128 KiB, so its revlog is split (.i + .d)
-	LongChain int  // commits each appending to chain.txt: a long delta chain
-	Encodings bool // file names exercising every store encoding rule
-	History   bool // copies, renames, exec bit, symlink, binary, named branch, merge, tags, bookmarks, phases
-	Obsolete  bool // obsolescence markers (implies History)
-
-	NoCheckout bool  // leave the working directory at the null revision
-	Seed       int64 // content randomness
-}
-
-// Named presets shared by the test suites.
 var (
-	// Small is a little of everything hg log/cat/manifest show.
-	Small = Spec{Files: 6, Revisions: 4, History: true, LongChain: 3}
-	// Encodings has file names for every store encoding rule plus a split revlog.
-	Encodings = Spec{Files: 2, Revisions: 1, Encodings: true, BigFile: true, History: true}
-	// Zlib, NoCompression and NoGeneralDelta vary the revlog format.
-	Zlib           = Spec{Files: 4, Revisions: 3, Compression: "zlib", History: true, BigFile: true, LongChain: 20}
-	NoCompression  = Spec{Files: 4, Revisions: 3, Compression: "none", LongChain: 10, BigFile: true}
-	NoGeneralDelta = Spec{Files: 4, Revisions: 3, NoGeneralDelta: true, Compression: "zlib", LongChain: 30, BigFile: true, History: true}
-	// Obsolete has hidden changesets.
-	Obsolete = Spec{Files: 3, Revisions: 2, History: true, Obsolete: true}
-	// LongChain has a filelog with a long delta chain.
-	LongChain = Spec{Files: 2, LongChain: 150}
+	Small          = hggen.Small
+	Encodings      = hggen.Encodings
+	Zlib           = hggen.Zlib
+	NoCompression  = hggen.NoCompression
+	NoGeneralDelta = hggen.NoGeneralDelta
+	Obsolete       = hggen.Obsolete
+	LongChain      = hggen.LongChain
+	EncodingNames  = hggen.EncodingNames
 )
 
 // OldLayouts returns Encodings in each older store layout.
-func OldLayouts() []Spec {
-	var out []Spec
-	for _, l := range []Layout{LayoutNoDotencode, LayoutNoFncache, LayoutNoStore} {
-		s := Encodings
-		s.Layout = l
-		out = append(out, s)
-	}
-	return out
-}
+func OldLayouts() []Spec { return hggen.OldLayouts() }
 
 // Large is a repository of n files and a short history, for benchmarks.
-func Large(n int) Spec {
-	return Spec{Files: n, Revisions: 20, FileSize: 200, LongChain: 50, NoCheckout: true, Seed: 1}
-}
+func Large(n int) Spec { return hggen.Large(n) }
 
-// Key is a stable textual form of the spec, for caching.
-func (s Spec) Key() string { return fmt.Sprintf("%+v", s) }
+// GenerateDir creates the repository described by spec at dir.
+func GenerateDir(dir string, spec Spec) error { return hggen.GenerateDir(dir, spec) }
 
 // Generate returns the root of a repository generated from spec, shared by
 // every test of the process that asks for the same spec. Tests must not
@@ -143,12 +94,6 @@ type genEntry struct {
 	err  error
 }
 
-var (
-	genMu    sync.Mutex
-	genCache = map[string]*genEntry{}
-	genDir   string
-)
-
 func genBase() (string, error) {
 	genMu.Lock()
 	defer genMu.Unlock()
@@ -173,353 +118,8 @@ func CopyRepo(t testing.TB, src string) string {
 	return dst
 }
 
-// GenerateDir creates the repository described by spec at dir (which must
-// not exist or be empty), using the hg on PATH. It needs no testing.T, so
-// benchmarks and the demo use it too.
-func GenerateDir(dir string, spec Spec) error {
-	hg, err := exec.LookPath("hg")
-	if err != nil {
-		//lint:ignore ST1005 a proper noun starts the message
-		return fmt.Errorf("Mercurial's hg is not on PATH: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	initArgs := []string{"init"}
-	for _, c := range spec.formatConfig() {
-		initArgs = append(initArgs, "--config", c)
-	}
-	if err := runHg(hg, dir, append(initArgs, dir)...); err != nil {
-		return err
-	}
-	plan := buildPlan(spec)
-	work, err := os.MkdirTemp("", "hgfsgen-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	ext := filepath.Join(work, "hgfsgen.py")
-	if err := os.WriteFile(ext, genExtension, 0o644); err != nil {
-		return err
-	}
-	pj, err := json.Marshal(plan)
-	if err != nil {
-		return err
-	}
-	planPath := filepath.Join(work, "plan.json")
-	if err := os.WriteFile(planPath, pj, 0o644); err != nil {
-		return err
-	}
-	args := []string{"--config", "extensions.hgfsgen=" + ext}
-	if len(plan.Obsolete) > 0 {
-		args = append(args, "--config", "experimental.evolution.createmarkers=true")
-	}
-	if err := runHg(hg, dir, append(args, "hgfsgen", planPath)...); err != nil {
-		return err
-	}
-	if len(plan.Obsolete) > 0 {
-		// Without this every hg command warns "obsolete feature not
-		// enabled but N markers found!".
-		hgrc := []byte("[experimental]\nevolution.createmarkers = true\n")
-		if err := os.WriteFile(filepath.Join(dir, ".hg", "hgrc"), hgrc, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func runHg(hg, dir string, args ...string) error {
-	cmd := exec.Command(hg, args...)
-	cmd.Dir = dir
-	cmd.Env = HgEnv()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("hg %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
-func (s Spec) formatConfig() []string {
-	var c []string
-	if s.Compression != "" {
-		c = append(c, "format.revlog-compression="+s.Compression)
-	}
-	if s.NoGeneralDelta {
-		c = append(c, "format.usegeneraldelta=false", "format.sparse-revlog=false")
-	}
-	switch s.Layout {
-	case LayoutNoDotencode:
-		c = append(c, "format.dotencode=false")
-	case LayoutNoFncache:
-		c = append(c, "format.usefncache=false")
-	case LayoutNoStore:
-		c = append(c, "format.usestore=false")
-	}
-	return c
-}
-
-// The plan hgfsgen.py executes.
-type plan struct {
-	Commits   []*planCommit  `json:"commits"`
-	Bookmarks map[string]int `json:"bookmarks,omitempty"`
-	LocalTags [][2]any       `json:"localtags,omitempty"`
-	Public    int            `json:"public"`
-	Secret    []int          `json:"secret,omitempty"`
-	Obsolete  [][2]int       `json:"obsolete,omitempty"`
-	Update    int            `json:"update"`
-}
-
-type planCommit struct {
-	Parents []int                `json:"parents"`
-	User    string               `json:"user"`
-	Date    [2]int64             `json:"date"`
-	Desc    string               `json:"desc"`
-	Branch  string               `json:"branch,omitempty"`
-	Close   bool                 `json:"close,omitempty"`
-	Files   map[string]*planFile `json:"files"`
-	state   map[string]*planFile // manifest after this commit
-}
-
-type planFile struct {
-	Data  []byte `json:"data"`
-	Flags string `json:"flags,omitempty"`
-	Copy  string `json:"copy,omitempty"`
-}
-
-// planner accumulates commits, tracking each one's full file state so
-// merges can carry the other parent's files.
-type planner struct {
-	p    plan
-	rng  *rand.Rand
-	tags []byte // .hgtags content so far (with {node:N} references)
-}
-
-var tzCycle = []int64{0, -3600, 18000, -19800, 25200}
-
-func (pl *planner) commit(parents []int, branch, desc string, changes map[string]*planFile) int {
-	n := len(pl.p.Commits)
-	state := map[string]*planFile{}
-	if len(parents) > 0 && parents[0] >= 0 {
-		for k, v := range pl.p.Commits[parents[0]].state {
-			state[k] = v
-		}
-	}
-	files := map[string]*planFile{}
-	if len(parents) > 1 {
-		// A merge takes the other side's files that p1 lacks or that
-		// changed there; memctx only records what it is told about.
-		for k, v := range pl.p.Commits[parents[1]].state {
-			if cur, ok := state[k]; !ok || (cur != v && !strings.HasPrefix(k, ".hgtags")) {
-				state[k] = v
-				files[k] = v
-			}
-		}
-	}
-	for k, v := range changes {
-		files[k] = v
-		if v == nil {
-			delete(state, k)
-		} else {
-			state[k] = v
-		}
-	}
-	users := []string{"test", "Alice Example <alice@example.com>", "bob"}
-	c := &planCommit{
-		Parents: parents,
-		User:    users[n%len(users)],
-		Date:    [2]int64{1700000000 + int64(n)*3671, tzCycle[n%len(tzCycle)]},
-		Desc:    desc,
-		Branch:  branch,
-		Files:   files,
-		state:   state,
-	}
-	pl.p.Commits = append(pl.p.Commits, c)
-	return n
-}
-
-func (pl *planner) text(n int, salt string) []byte {
-	var b strings.Builder
-	for b.Len() < n {
-		fmt.Fprintf(&b, "%s line %d %x\n", salt, b.Len(), pl.rng.Int63())
-	}
-	return []byte(b.String())
-}
-
-func (pl *planner) random(n int) []byte {
-	b := make([]byte, n)
-	pl.rng.Read(b)
-	return b
-}
-
-// EncodingNames are file names covering mercurial/store.py's encodings:
-// uppercase (_x), underscore (__), ~ and bytes >126 (~xx), Windows-reserved
-// characters, a leading dot or space (dotencode), reserved device names
-// (auxencode), trailing dots and spaces, directories ending .i/.d/.hg
-// (encodedir), and paths long enough for the hashed dh/ form.
-var EncodingNames = []string{
-	"README",
-	"Dir/Sub/UPPER.TXT",
-	"_underscore_",
-	"tilde~name",
-	"with space.txt",
-	".hidden",
-	"dir/.dotfile",
-	" leading-space",
-	"aux", "con.txt", "nul", "prn.c", "com1", "lpt1.txt", "AUX.upper", "dir/aux/nested",
-	"trailing.", "trailing ", "dir. /x",
-	"x.i/file", "x.d/file", "x.hg/file", "deep/y.i/z.d/w.hg/file",
-	"colon:star*quest?quote\"lt<gt>pipe|",
-	"unicodé/naïve-ü.txt",
-	"tab\there",
-	"ctrl\x01char",
-	strings.Repeat("long-dir-name/", 8) + "file-beyond-120-chars.txt",
-	strings.Repeat("Very-Long-Directory-Name.d/", 10) + strings.Repeat("L", 40) + ".TXT",
-}
-
-func buildPlan(s Spec) *plan {
-	pl := &planner{rng: rand.New(rand.NewSource(s.Seed)), p: plan{Public: -1, Update: -1}}
-	size := s.FileSize
-	if size <= 0 {
-		size = 64
-	}
-	plain := make([]string, s.Files)
-	first := map[string]*planFile{}
-	for i := range plain {
-		plain[i] = fmt.Sprintf("f/%03d/file%04d.txt", i/100, i)
-		first[plain[i]] = &planFile{Data: pl.text(size, plain[i])}
-	}
-	first["README"] = &planFile{Data: []byte("generated by hgfs testenv\n")}
-	if s.LongChain > 0 {
-		first["chain.txt"] = &planFile{Data: pl.text(3000, "chain")}
-	}
-	if s.Encodings {
-		for _, n := range EncodingNames {
-			first[n] = &planFile{Data: []byte("name: " + n + "\n")}
-		}
-	}
-	if s.BigFile {
-		first["big.bin"] = &planFile{Data: pl.random(60 << 10)}
-	}
-	if s.History || s.Obsolete {
-		first["bin/run.sh"] = &planFile{Data: []byte("#!/bin/sh\necho hi\n"), Flags: "x"}
-		first["link"] = &planFile{Data: []byte("README"), Flags: "l"}
-		first["data.bin"] = &planFile{Data: append([]byte("\x00\x01binary\x00"), pl.random(300)...)}
-		first["meta.txt"] = &planFile{Data: []byte("\x01\nstarts with the metadata marker\n")}
-	}
-	tip := pl.commit([]int{-1}, "", "initial import\n\nwith a longer description", first)
-
-	var chain []byte
-	if s.LongChain > 0 {
-		chain = first["chain.txt"].Data
-	}
-	for i := 0; i < s.Revisions; i++ {
-		ch := map[string]*planFile{}
-		for k := 0; k < 3 && len(plain) > 0; k++ {
-			p := plain[pl.rng.Intn(len(plain))]
-			ch[p] = &planFile{Data: pl.text(size, fmt.Sprintf("%s r%d", p, i))}
-		}
-		if s.BigFile && i < 2 {
-			ch["big.bin"] = &planFile{Data: pl.random(60 << 10)}
-		}
-		if s.Encodings && i == 0 {
-			for _, n := range EncodingNames[:8] {
-				ch[n] = &planFile{Data: []byte("changed: " + n + "\n")}
-			}
-		}
-		if len(ch) == 0 {
-			ch["README"] = &planFile{Data: []byte(fmt.Sprintf("revision %d\n", i))}
-		}
-		tip = pl.commit([]int{tip}, "", fmt.Sprintf("edit %d", i), ch)
-	}
-	if s.BigFile && s.Revisions < 2 {
-		tip = pl.commit([]int{tip}, "", "grow big.bin", map[string]*planFile{"big.bin": {Data: pl.random(80 << 10)}})
-	}
-	// Each chain step rewrites one line and every tenth appends one, so
-	// every revision is a small delta on the previous one while the file
-	// stays small (the plan, and hg's work, stay linear in LongChain).
-	lines := strings.SplitAfter(string(chain), "\n")
-	for i := 0; i < s.LongChain; i++ {
-		step := fmt.Sprintf("chain step %d %x\n", i, pl.rng.Int63())
-		if i%10 == 9 || len(lines) == 0 {
-			lines = append(lines, step)
-		} else {
-			lines[(i*7)%len(lines)] = step
-		}
-		tip = pl.commit([]int{tip}, "", fmt.Sprintf("chain %d", i), map[string]*planFile{"chain.txt": {Data: []byte(strings.Join(lines, ""))}})
-	}
-
-	if s.History || s.Obsolete {
-		tip = pl.history(tip, s)
-	}
-	if !s.NoCheckout {
-		pl.p.Update = tip
-	}
-	return &pl.p
-}
-
-// history adds copies, renames, a named branch with a merge, tags,
-// bookmarks, phases and (optionally) obsolete changesets after tip.
-func (pl *planner) history(tip int, s Spec) int {
-	st := pl.p.Commits[tip].state
-	readme := st["README"]
-	tip = pl.commit([]int{tip}, "", "copy and rename", map[string]*planFile{
-		"copied/README.copy": {Data: readme.Data, Copy: "README"},
-		"meta-renamed.txt":   {Data: st["meta.txt"].Data, Copy: "meta.txt"},
-		"meta.txt":           nil,
-		"bin/run.sh":         {Data: []byte("#!/bin/sh\necho changed mode\n")}, // loses x
-		"bin/tool":           {Data: []byte("#!/bin/sh\n"), Flags: "x"},
-	})
-	base := tip
-	pl.tag(base, "v1.0")
-	tip = len(pl.p.Commits) - 1
-	// Named branch "stable" from base, two commits.
-	br := pl.commit([]int{base}, "stable", "start stable", map[string]*planFile{
-		"stable.txt": {Data: []byte("stable 1\n")},
-	})
-	br = pl.commit([]int{br}, "stable", "fix on stable", map[string]*planFile{
-		"stable.txt":         {Data: []byte("stable 2\n")},
-		"copied/README.copy": {Data: []byte("edited on stable\n")},
-	})
-	stableHead := br
-	// default continues, then merges stable in.
-	tip = pl.commit([]int{tip}, "", "work on default", map[string]*planFile{
-		"default.txt": {Data: []byte("default\n")},
-	})
-	tip = pl.commit([]int{tip, stableHead}, "", "merge stable", map[string]*planFile{})
-	pl.tag(tip, "v2.0")
-	pl.tag(stableHead, "stable-tag")
-	tip = len(pl.p.Commits) - 1
-	// A second head on stable, and a closed branch.
-	br = pl.commit([]int{stableHead}, "stable", "more stable", map[string]*planFile{
-		"stable.txt": {Data: []byte("stable 3\n")},
-	})
-	old := pl.commit([]int{br}, "old-branch", "old branch", map[string]*planFile{"old.txt": {Data: []byte("old\n")}})
-	old = pl.commit([]int{old}, "old-branch", "close old branch", map[string]*planFile{})
-	pl.p.Commits[old].Close = true
-	pl.p.Bookmarks = map[string]int{"feature": br, "main-bm": tip}
-	pl.p.LocalTags = [][2]any{{base, "local-tag"}}
-	pl.p.Public = base
-	tip = pl.commit([]int{tip}, "", "last on default", map[string]*planFile{
-		"default.txt": {Data: []byte("default 2\n")},
-	})
-	sec := pl.commit([]int{tip}, "", "secret work", map[string]*planFile{"secret.txt": {Data: []byte("s\n")}})
-	pl.p.Secret = []int{sec}
-	if s.Obsolete {
-		// An amended changeset (obsolete with a successor) and a pruned one.
-		a := pl.commit([]int{tip}, "", "to be amended", map[string]*planFile{"amend.txt": {Data: []byte("v1\n")}})
-		b := pl.commit([]int{tip}, "", "amended", map[string]*planFile{"amend.txt": {Data: []byte("v2\n")}})
-		p := pl.commit([]int{b}, "", "pruned", map[string]*planFile{"pruned.txt": {Data: []byte("x\n")}})
-		pl.p.Obsolete = [][2]int{{a, b}, {p, -1}}
-		tip = b
-	}
-	return tip
-}
-
-// tag commits a .hgtags line naming commit rev on top of the current tip
-// of rev's branch line (the last commit).
-func (pl *planner) tag(rev int, name string) {
-	last := len(pl.p.Commits) - 1
-	pl.tags = append(pl.tags, fmt.Sprintf("{node:%d} %s\n", rev, name)...)
-	data := append([]byte{}, pl.tags...)
-	pl.commit([]int{last}, pl.p.Commits[last].Branch, "Added tag "+name, map[string]*planFile{".hgtags": {Data: data}})
-}
+var (
+	genMu    sync.Mutex
+	genCache = map[string]*genEntry{}
+	genDir   string
+)

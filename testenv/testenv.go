@@ -10,6 +10,7 @@ package testenv
 import (
 	"bytes"
 	"fmt"
+	"github.com/hgfs/hgfs/internal/hggen"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,17 +48,7 @@ func HgPath(t testing.TB) string {
 // HgEnv is the environment hg runs in for tests: no user or system hgrc
 // (HGRCPATH empty), plain output, a fixed user and UTF-8, so outputs are
 // comparable byte for byte.
-func HgEnv() []string {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "HG") || k == "LANG" || k == "LC_ALL" || k == "TZ" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HGRCPATH=", "HGPLAIN=1", "HGUSER=test", "HGENCODING=utf-8", "HGENCODINGMODE=strict", "LANG=C", "LC_ALL=C", "TZ=UTC")
-}
+func HgEnv() []string { return hggen.Env() }
 
 // Hg runs hg in dir with args and returns its stdout; a non-zero exit fails
 // the test with hg's stderr.
