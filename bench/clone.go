@@ -1,0 +1,497 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hgfs/hgfs/internal/hggen"
+)
+
+// Stream clone into a directory (issue 3), on two stores: "many files",
+// make bench's large repository (-files, 20,000 by default; the per-file
+// cost), and "large revlogs", four filelogs of 60 MiB each (the per-byte
+// cost):
+//
+//   - `hgfs clone --stream -U URL` against `hg clone --stream -U URL`, both
+//     from one `hg serve` started for the case;
+//   - applying the same v2 stream bundle (`hg bundle -a -t
+//     'none-v2;stream=v2'`): `hgfs clone BUNDLE DEST` against `hg unbundle
+//     BUNDLE` in a repository made by `hg init` before the timer starts.
+//     For v2 bundles that is what hg itself does (`hg
+//     debugapplystreamclonebundle` only takes packed1); leaving `hg init`
+//     out of hg's time favours hg;
+//   - both against `tar -x` of the source's `.hg` (one tarball, made once):
+//     the cost of creating the same files at all.
+//
+// Goals: 0.25x hg's time; 1.3x tar's. The third goal, peak RSS under
+// 64 MiB whatever the store size, is read from the "hgfs RSS" column.
+//
+// Every pair of runs is checked: the revlogs (.i/.d under .hg/store) of
+// both destinations must have the same names and sizes.
+//
+// The harness has no per-run setup or teardown hook, so cases here use
+// the command builders (called just before each timed command) to clear
+// the previous run's destination untimed, and Check to report a builder's
+// failure and, after the last repetition, to stop servers and remove
+// scratch directories (see lifecycle).
+
+func init() {
+	for _, k := range storeKinds {
+		registerClone(k)
+	}
+}
+
+// storeKind is one of the stores the clone cases run on.
+type storeKind struct {
+	label string
+	repo  func(ctx context.Context, env *Env) (string, error)
+}
+
+var storeKinds = []storeKind{
+	{"many files", largeRepo},
+	{"large revlogs", bigRevlogRepo},
+}
+
+// largeRepo is make bench's large generated repository (-files).
+func largeRepo(ctx context.Context, env *Env) (string, error) {
+	return cachedRepo(ctx, env, fmt.Sprintf("large-%d", largeFiles), hggen.Large(largeFiles))
+}
+
+// The large-revlog store: bigFiles files of bigFileSize incompressible
+// bytes, rewritten bigCommits times, so each filelog is a .i and a
+// bigCommits*bigFileSize .d (full snapshots: the revisions share nothing).
+const (
+	bigFiles    = 4
+	bigFileSize = 20 << 20
+	bigCommits  = 3
+)
+
+// bigRevlogRepo generates the large-revlog store with hg directly (one
+// commit per round, random content from a fixed seed) and caches it.
+func bigRevlogRepo(ctx context.Context, env *Env) (string, error) {
+	name := fmt.Sprintf("bigrevlogs-%dx%dMiBx%d", bigFiles, bigFileSize>>20, bigCommits)
+	return cachedPath(env, name, "v1", func(dir string) error {
+		fmt.Fprintf(os.Stderr, "  generating %s (once; cached in %s)\n", name, env.Cache)
+		if err := runQuiet(exec.Command(env.Hg, "init", dir), env); err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewSource(4))
+		buf := make([]byte, bigFileSize)
+		for c := 0; c < bigCommits; c++ {
+			for i := 0; i < bigFiles; i++ {
+				rng.Read(buf)
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%d.bin", i)), buf, 0o644); err != nil {
+					return err
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			commit := exec.Command(env.Hg, "-R", dir, "commit", "-q", "-A", "-u", "test", "-d", fmt.Sprintf("%d 0", 1700000000+c), "-m", fmt.Sprintf("round %d", c))
+			if err := runQuiet(commit, env); err != nil {
+				return err
+			}
+		}
+		// The working copy is not part of what is cloned.
+		if err := runQuiet(exec.Command(env.Hg, "-R", dir, "update", "-q", "null"), env); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// storeInputs are a store's cached inputs: the repository, its v2 stream
+// bundle and a tarball of its .hg.
+type storeInputs struct {
+	repo, bundle, tarball string
+}
+
+var inputsMemo = map[string]*storeInputs{}
+
+func loadInputs(ctx context.Context, env *Env, k storeKind) (*storeInputs, error) {
+	if in := inputsMemo[k.label]; in != nil {
+		return in, nil
+	}
+	repo, err := k.repo(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(repo)
+	// The repository's own marker names its version, so a regenerated
+	// repository invalidates the bundle and the tarball.
+	key := readString(filepath.Join(env.Cache, base+".done"))
+	in := &storeInputs{repo: repo}
+	if in.bundle, err = cachedPath(env, base+".stream-v2.hg", key, func(p string) error {
+		return runQuiet(exec.Command(env.Hg, "-R", repo, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", p), env)
+	}); err != nil {
+		return nil, err
+	}
+	if in.tarball, err = cachedPath(env, base+".hg.tar", key, func(p string) error {
+		return runQuiet(exec.Command("tar", "-cf", p, "-C", repo, ".hg"), env)
+	}); err != nil {
+		return nil, err
+	}
+	inputsMemo[k.label] = in
+	return in, nil
+}
+
+// cachedPath returns env.Cache/name, made by mk on first use. A marker
+// written last, holding key, tells a complete result from an interrupted
+// one and from one made for another key.
+func cachedPath(env *Env, name, key string, mk func(path string) error) (string, error) {
+	p := filepath.Join(env.Cache, name)
+	done := p + ".done"
+	if readString(done) == key && key != "" {
+		return p, nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return "", err
+	}
+	if err := os.Remove(done); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := mk(p); err != nil {
+		os.RemoveAll(p)
+		return "", fmt.Errorf("making %s: %w", name, err)
+	}
+	return p, os.WriteFile(done, []byte(key), 0o644)
+}
+
+func registerClone(k storeKind) {
+	sfx := " (" + k.label + ")"
+	type cloneState struct {
+		lifecycle
+		in   *storeInputs
+		srv  *hgServe
+		hgfs string // hgfs's destination
+		peer string // the peer's destination
+	}
+	setup := func(st *cloneState, serve bool) func(ctx context.Context, env *Env) (any, error) {
+		return func(ctx context.Context, env *Env) (any, error) {
+			st.begin()
+			var err error
+			if st.in, err = loadInputs(ctx, env, k); err != nil {
+				return nil, err
+			}
+			work, err := st.scratch(env, "clone")
+			if err != nil {
+				return nil, err
+			}
+			st.hgfs, st.peer = filepath.Join(work, "hgfs"), filepath.Join(work, "peer")
+			if serve {
+				if st.srv, err = startHgServe(env, st.in.repo); err != nil {
+					return nil, err
+				}
+				st.onFinish(st.srv.stop)
+			}
+			return st, nil
+		}
+	}
+	// fresh clears a destination before a run; mkdir makes it anew (tar
+	// and hg unbundle need it to exist, the clones need it absent).
+	fresh := func(st *cloneState, dir string, mkdir bool) error {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if mkdir {
+			return os.MkdirAll(dir, 0o755)
+		}
+		return nil
+	}
+	hgfsServe := func(env *Env, d any) *exec.Cmd {
+		st := d.(*cloneState)
+		if err := fresh(st, st.hgfs, false); err != nil {
+			return failCmd(err)
+		}
+		return hgfsCmd(env, "clone", "-q", "--stream", "-U", st.srv.url, st.hgfs)
+	}
+	hgfsBundle := func(env *Env, d any) *exec.Cmd {
+		st := d.(*cloneState)
+		if err := fresh(st, st.hgfs, false); err != nil {
+			return failCmd(err)
+		}
+		return hgfsCmd(env, "clone", "-q", st.in.bundle, st.hgfs)
+	}
+	tarX := func(env *Env, d any) *exec.Cmd {
+		st := d.(*cloneState)
+		if err := fresh(st, st.peer, true); err != nil {
+			return failCmd(err)
+		}
+		return exec.Command("tar", "-xf", st.in.tarball, "-C", st.peer)
+	}
+	check := func(st *cloneState) func(h, p []byte) error {
+		return st.check(func(_, _ []byte) error { return sameRevlogs(st.hgfs, st.peer) })
+	}
+
+	{
+		st := &cloneState{}
+		register(&Case{Name: "clone --stream from hg serve" + sfx, Goal: 0.25, Setup: setup(st, true),
+			Hgfs: hgfsServe,
+			Peer: func(env *Env, d any) *exec.Cmd {
+				if err := fresh(st, st.peer, false); err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "clone", "-q", "--stream", "-U", st.srv.url, st.peer)
+			},
+			Check: check(st)})
+	}
+	{
+		st := &cloneState{}
+		register(&Case{Name: "apply v2 stream bundle vs hg unbundle" + sfx, Goal: 0.25, Setup: setup(st, false),
+			Hgfs: hgfsBundle,
+			Peer: func(env *Env, d any) *exec.Cmd {
+				if err := fresh(st, st.peer, false); err != nil {
+					return failCmd(err)
+				}
+				if err := runQuiet(exec.Command(env.Hg, "init", st.peer), env); err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "-R", st.peer, "unbundle", "-q", st.in.bundle)
+			},
+			Check: check(st)})
+	}
+	{
+		st := &cloneState{}
+		register(&Case{Name: "clone --stream from hg serve vs tar -x" + sfx, Goal: 1.3, Setup: setup(st, true),
+			Hgfs: hgfsServe, Peer: tarX, Check: check(st)})
+	}
+	{
+		st := &cloneState{}
+		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 1.3, Setup: setup(st, false),
+			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
+	}
+}
+
+// sameRevlogs checks that two repositories' stores hold the same revlogs
+// with the same sizes.
+func sameRevlogs(a, b string) error {
+	la, err := revlogSizes(a)
+	if err != nil {
+		return err
+	}
+	lb, err := revlogSizes(b)
+	if err != nil {
+		return err
+	}
+	if len(la) == 0 {
+		return fmt.Errorf("%s: no revlogs", a)
+	}
+	for name, size := range la {
+		if other, ok := lb[name]; !ok {
+			return fmt.Errorf("%s is in %s but not in %s", name, a, b)
+		} else if other != size {
+			return fmt.Errorf("%s: %d bytes in %s, %d in %s", name, size, a, other, b)
+		}
+	}
+	for name := range lb {
+		if _, ok := la[name]; !ok {
+			return fmt.Errorf("%s is in %s but not in %s", name, b, a)
+		}
+	}
+	return nil
+}
+
+// revlogSizes maps each .i and .d under root/.hg/store to its size.
+func revlogSizes(root string) (map[string]int64, error) {
+	store := filepath.Join(root, ".hg", "store")
+	sizes := map[string]int64{}
+	err := filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !(strings.HasSuffix(p, ".i") || strings.HasSuffix(p, ".d")) {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sizes[p[len(store):]] = fi.Size()
+		return nil
+	})
+	return sizes, err
+}
+
+// lifecycle is what the cases in clone.go, mount.go and views.go add to
+// the harness: a way out for errors in command builders (which cannot
+// return one: they return a failing command or record the error for
+// Check), and a teardown after the last repetition (Check of run -n).
+// A case that fails midway never reaches that Check; its teardown runs
+// at the next of these cases' Setup instead (finishAll), servers die with
+// the bench process (Pdeathsig), and mounts are unmounted by the timed
+// command's guard (see guarded).
+type lifecycle struct {
+	runs    int
+	err     error
+	finish  []func()
+	scratch func(env *Env, name string) (string, error)
+}
+
+// pending are the lifecycles begun and not yet finished.
+var pending []*lifecycle
+
+func (l *lifecycle) begin() {
+	finishAll()
+	l.runs, l.err, l.finish = 0, nil, nil
+	l.scratch = func(env *Env, name string) (string, error) {
+		dir := filepath.Join(env.Cache, "work", name)
+		if err := os.RemoveAll(dir); err != nil {
+			return "", err
+		}
+		l.onFinish(func() { os.RemoveAll(dir) })
+		return dir, os.MkdirAll(dir, 0o755)
+	}
+	pending = append(pending, l)
+}
+
+// onFinish adds f to the teardown; teardown runs in reverse order.
+func (l *lifecycle) onFinish(f func()) { l.finish = append(l.finish, f) }
+
+// fail records err for Check to report.
+func (l *lifecycle) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+func (l *lifecycle) teardown() {
+	for i := len(l.finish) - 1; i >= 0; i-- {
+		l.finish[i]()
+	}
+	l.finish = nil
+}
+
+// finishAll tears down every case begun and not finished.
+func finishAll() {
+	for _, l := range pending {
+		l.teardown()
+	}
+	pending = nil
+}
+
+// check wraps a case's own check: it reports recorded errors first and
+// tears the case down after the last repetition or on error.
+func (l *lifecycle) check(f func(h, p []byte) error) func(h, p []byte) error {
+	return func(h, p []byte) error {
+		l.runs++
+		err := l.err
+		if err == nil && f != nil {
+			err = f(h, p)
+		}
+		if err != nil || l.runs >= repeats() {
+			l.teardown()
+		}
+		return err
+	}
+}
+
+// repeats is the harness's -n.
+func repeats() int {
+	if f := flag.Lookup("n"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if n, ok := g.Get().(int); ok && n > 0 {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+// failCmd is the command a builder returns when preparing its run failed:
+// it fails, and the harness reports err.
+func failCmd(err error) *exec.Cmd {
+	return exec.Command("sh", "-c", `printf '%s\n' "$1" >&2; exit 1`, "sh", "preparing the run: "+err.Error())
+}
+
+func hgfsCmd(env *Env, args ...string) *exec.Cmd {
+	c := exec.Command(env.Hgfs, args...)
+	c.Env = env.HgEnv
+	return c
+}
+
+func hgCmd(env *Env, args ...string) *exec.Cmd {
+	c := exec.Command(env.Hg, args...)
+	c.Env = env.HgEnv
+	return c
+}
+
+// runQuiet runs an untimed preparation command in hg's environment.
+func runQuiet(c *exec.Cmd, env *Env) error {
+	if c.Env == nil {
+		c.Env = env.HgEnv
+	}
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", c, err, out)
+	}
+	return nil
+}
+
+// hgServe is an `hg serve` on 127.0.0.1 for one case.
+type hgServe struct {
+	url string
+	cmd *exec.Cmd
+}
+
+var portRe = regexp.MustCompile(`:(\d+)/`)
+
+func startHgServe(env *Env, repo string) (*hgServe, error) {
+	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", "/dev/null")
+	cmd.Env = env.HgEnv
+	// The server dies with the bench process, whatever happens to it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &hgServe{cmd: cmd}
+	lines := make(chan string, 1)
+	go func() {
+		br := bufio.NewReader(out)
+		l, _ := br.ReadString('\n')
+		lines <- l
+		io.Copy(io.Discard, br)
+	}()
+	select {
+	case l := <-lines:
+		m := portRe.FindStringSubmatch(l)
+		if m == nil {
+			s.stop()
+			return nil, fmt.Errorf("%s printed %q", cmd, l)
+		}
+		// It prints "localhost", which may resolve to ::1; it listens on
+		// 127.0.0.1 only.
+		s.url = "http://127.0.0.1:" + m[1] + "/"
+		return s, nil
+	case <-time.After(60 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("%s did not start", cmd)
+	}
+}
+
+func (s *hgServe) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
