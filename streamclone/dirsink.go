@@ -185,7 +185,7 @@ func (s *DirSink) Create(name string, size int64) (io.WriteCloser, error) {
 	if err := s.mkdirs(filepath.Dir(full)); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := createExcl(full)
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +291,17 @@ func syncDir(dir string) error {
 	return err
 }
 
+// sinkFile is what the directory sink writes through: an *os.File, or a
+// rawFile on unix (see rawfile_unix.go).
+type sinkFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Close() error
+	Name() string
+}
+
 type dirFile struct {
-	f       *os.File
+	f       sinkFile
 	name    string
 	size, n int64
 	closer  *closer
@@ -327,7 +336,7 @@ func (d *dirFile) Close() error {
 	return closeFile(d.f, d.durable)
 }
 
-func closeFile(f *os.File, durable bool) error {
+func closeFile(f sinkFile, durable bool) error {
 	var err error
 	if durable {
 		err = f.Sync()
@@ -345,7 +354,7 @@ func closeFile(f *os.File, durable bool) error {
 // queue of MaxQueue files. The first error is kept and reported by the
 // next submit and by wait.
 type closer struct {
-	q       chan *os.File
+	q       chan sinkFile
 	wg      sync.WaitGroup
 	durable bool
 
@@ -367,7 +376,7 @@ func newCloser(opt DirOptions) *closer {
 	if queue <= 0 {
 		queue = 384
 	}
-	c := &closer{q: make(chan *os.File, queue), durable: opt.Durable}
+	c := &closer{q: make(chan sinkFile, queue), durable: opt.Durable}
 	c.wg.Add(threads)
 	for i := 0; i < threads; i++ {
 		go func() {
@@ -393,7 +402,7 @@ func (c *closer) failed() error {
 }
 
 // submit queues f, blocking while the queue is full.
-func (c *closer) submit(f *os.File) error {
+func (c *closer) submit(f sinkFile) error {
 	if err := c.failed(); err != nil {
 		f.Close()
 		return err
