@@ -133,7 +133,7 @@ func Open(repoRoot string) (*Store, error) {
 		CacheDir:     cache,
 		Requirements: req,
 		Layout:       layout,
-		fsys:         os.DirFS(dir),
+		fsys:         NewDirFS(dir),
 		cacheFS:      os.DirFS(cache),
 	}, nil
 }

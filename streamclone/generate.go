@@ -14,7 +14,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -109,7 +108,7 @@ func streamedRequirements(st *store.Store) []string {
 
 // copyEntry writes exactly e.size bytes of e's file to w.
 func copyEntry(ctx context.Context, e genEntry, w io.Writer, buf []byte) error {
-	f, err := os.Open(e.path)
+	f, err := store.OpenRead(e.path)
 	if err != nil {
 		return err
 	}
