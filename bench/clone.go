@@ -360,12 +360,6 @@ func (l *lifecycle) begin() {
 func (l *lifecycle) onFinish(f func()) { l.finish = append(l.finish, f) }
 
 // fail records err for Check to report.
-func (l *lifecycle) fail(err error) {
-	if l.err == nil {
-		l.err = err
-	}
-}
-
 func (l *lifecycle) teardown() {
 	for i := len(l.finish) - 1; i >= 0; i-- {
 		l.finish[i]()
