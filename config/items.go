@@ -41,9 +41,8 @@ var (
 	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
 	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "5ms", "how long the background committer gathers changes into one index commit"}
-	HgfsQueueSize                 = Known{"hgfs", "queue-size", "4096", "files waiting for the background committer before writers wait"}
-	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data and index at each commit; false is UNSAFE (a crash can lose committed data)"}
-	HgfsChunkSize                 = Known{"hgfs", "stream-chunk-size", "32768", "bundle2 payload chunk size for served streams"}
+	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
+	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 
 // All lists every known setting, sorted by key.
@@ -52,7 +51,7 @@ func All() []Known {
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,
-		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable, HgfsChunkSize}
+		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

@@ -363,11 +363,11 @@ func (cl *cloner) fromRemote(source string) error {
 	u := cl.c.ui
 	sshCmd := cl.c.opts.String("ssh")
 	if sshCmd == "" {
-		sshCmd = u.cfg.String("ui", "ssh", "ssh")
+		sshCmd = u.cfg.Get(config.UISSH)
 	}
 	remoteCmd := cl.c.opts.String("remotecmd")
 	if remoteCmd == "" {
-		remoteCmd = u.cfg.String("ui", "remotecmd", "hg")
+		remoteCmd = u.cfg.Get(config.UIRemoteCmd)
 	}
 	remote := &remoteOutput{}
 	defer remote.flush(u)

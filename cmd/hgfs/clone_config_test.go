@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/streamclone"
@@ -25,5 +26,27 @@ func TestDirOptionsFromConfig(t *testing.T) {
 	cfg.Set("worker", "backgroundclosethreadcount", "0", "test")
 	if _, err := dirOptions(cfg); err == nil {
 		t.Errorf("zero closer threads accepted")
+	}
+}
+
+func TestCacheOptionsFromConfig(t *testing.T) {
+	cfg := config.New()
+	opt, err := cacheOptions(cfg)
+	if err != nil || opt.CommitInterval != 5*time.Millisecond || opt.QueueCap != 16384 || opt.NoSync {
+		t.Fatalf("defaults: %+v %v", opt, err)
+	}
+	cfg.Set("hgfs", "commit-interval", "20ms", "test")
+	cfg.Set("hgfs", "queue-size", "64", "test")
+	cfg.Set("hgfs", "durable", "false", "test")
+	opt, err = cacheOptions(cfg)
+	if err != nil || opt.CommitInterval != 20*time.Millisecond || opt.QueueCap != 64 || !opt.NoSync {
+		t.Errorf("configured: %+v %v", opt, err)
+	}
+	for k, v := range map[string]string{"commit-interval": "soon", "queue-size": "0", "durable": "maybe"} {
+		bad := config.New()
+		bad.Set("hgfs", k, v, "test")
+		if _, err := cacheOptions(bad); err == nil {
+			t.Errorf("hgfs.%s=%s accepted", k, v)
+		}
 	}
 }

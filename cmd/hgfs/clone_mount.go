@@ -75,7 +75,12 @@ func (cl *cloner) prepareMount() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return abortf("cannot create cache '%s': %v", dir, errorsCause(err))
 	}
-	fsys, err := fsnode.Create(dir, fsnode.Options{})
+	copt, err := cacheOptions(c.ui.cfg)
+	if err != nil {
+		cl.removeCache(t)
+		return err
+	}
+	fsys, err := fsnode.Create(dir, copt)
 	if err != nil {
 		cl.removeCache(t)
 		return abortf("cannot create cache '%s': %v", dir, err)

@@ -12,7 +12,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
 )
@@ -142,7 +144,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		srv = rs
 	} else {
 		var err error
-		fsys, err = openOrCreateCache(source)
+		fsys, err = openOrCreateCache(c.ui.cfg, source)
 		if err != nil {
 			return abortf("cache %s: %v", source, err)
 		}
@@ -183,18 +185,22 @@ func isRepo(dir string) bool {
 
 // openOrCreateCache opens the cache in dir, creating one when dir is
 // missing or empty.
-func openOrCreateCache(dir string) (*fsnode.FS, error) {
+func openOrCreateCache(cfg *configSet, dir string) (*fsnode.FS, error) {
+	opt, err := cacheOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		return fsnode.Create(dir, fsnode.Options{})
+		return fsnode.Create(dir, opt)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return fsnode.Open(dir, fsnode.Options{})
+	return fsnode.Open(dir, opt)
 }
 
 // daemonize re-executes hgfs with --foreground in a new session and waits
@@ -219,6 +225,10 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 			return abortf("log file: %v", err)
 		}
 		defer out.Close()
+	}
+	// The daemon reads the hgrc files itself; --config overrides go along.
+	for _, kv := range c.opts.List("config") {
+		args = append(args, "--config", kv)
 	}
 	args = append(args, "--", source, mp)
 	r, w, err := os.Pipe()
@@ -303,4 +313,27 @@ func (n *notifier) send(msg string) {
 	fmt.Fprint(n.f, msg)
 	n.f.Close()
 	n.f = nil
+}
+
+// cacheOptions reads the cache's settings from [hgfs] (config/items.go).
+func cacheOptions(cfg *configSet) (fsnode.Options, error) {
+	var opt fsnode.Options
+	iv := cfg.Get(config.HgfsCommitInterval)
+	d, err := time.ParseDuration(iv)
+	if err != nil || d <= 0 {
+		return opt, abortf("hgfs.commit-interval is not a positive duration ('%s')", iv)
+	}
+	opt.CommitInterval = d
+	if opt.QueueCap, err = cfg.GetInt(config.HgfsQueueSize); err != nil {
+		return opt, abortf("%v", err)
+	}
+	if opt.QueueCap < 1 {
+		return opt, abortf("hgfs.queue-size must be at least 1")
+	}
+	durable, err := cfg.GetBool(config.HgfsDurable)
+	if err != nil {
+		return opt, abortf("%v", err)
+	}
+	opt.NoSync = !durable
+	return opt, nil
 }
