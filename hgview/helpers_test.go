@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 	if tmpRoot != "" {
 		os.RemoveAll(tmpRoot)
 	}
+	testenv.RemoveGenerated()
 	os.Exit(code)
 }
 
