@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/winfsp/cgofuse/fuse"
 
@@ -19,98 +18,14 @@ import (
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// cgoMount is a cache mounted in-process through cgofuse and libfuse3,
-// the adapter WinFsp runs, here over the Linux kernel.
-type cgoMount struct {
-	mp, cache string
-	fsys      *fsnode.FS
-	srv       *CgofuseServer
-}
-
-// newCgoMount creates a cache and mounts it through cgofuse. At cleanup
-// it checks for file descriptors left open on the mount, unmounts
-// (retrying while busy), closes the cache and fscks it.
-func newCgoMount(t testing.TB) *cgoMount {
+// newCgoMount creates a cache and mounts it in-process through cgofuse
+// and libfuse3, the adapter WinFsp runs, here over the Linux kernel; the
+// cleanup is newMount's.
+func newCgoMount(t testing.TB) *testMount {
 	t.Helper()
-	testenv.RequireFUSE(t)
-	m := &cgoMount{cache: t.TempDir(), mp: t.TempDir()}
-	fsys, err := fsnode.Create(m.cache, fsnode.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.fsys = fsys
-	m.mount(t)
-	t.Cleanup(func() { m.close(t) })
-	return m
-}
-
-func (m *cgoMount) mount(t testing.TB) {
-	t.Helper()
-	srv, err := MountCgofuse(m.fsys, m.mp, Options{FsName: m.cache})
-	if err != nil {
-		m.fsys.Close()
-		m.fsys = nil
-		t.Fatal(err)
-	}
-	m.srv = srv
-}
-
-func (m *cgoMount) unmount(t testing.TB) {
-	t.Helper()
-	if m.srv == nil {
-		return
-	}
-	if fds := testenv.OpenFDsUnder(m.mp); len(fds) > 0 {
-		t.Errorf("file descriptors left open on the mount: %s", strings.Join(fds, ", "))
-	}
-	var err error
-	for delay := 5 * time.Millisecond; delay < 2*time.Second; delay *= 2 {
-		if err = m.srv.Unmount(); err == nil || !strings.Contains(err.Error(), "busy") {
-			break
-		}
-		time.Sleep(delay)
-	}
-	if err != nil {
-		t.Errorf("unmount: %v; unmounting lazily", err)
-		if err := m.srv.LazyUnmount(); err != nil {
-			t.Errorf("lazy unmount: %v", err)
-		}
-	}
-	m.srv.Wait()
-	m.srv = nil
-}
-
-// remount restarts the daemon's side: unmount, close, fsck, reopen, mount.
-func (m *cgoMount) remount(t testing.TB) {
-	t.Helper()
-	m.unmount(t)
-	if err := m.fsys.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	m.fsys = nil
-	checkFsck(t, m.cache)
-	fsys, err := fsnode.Open(m.cache, fsnode.Options{})
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	m.fsys = fsys
-	m.mount(t)
-}
-
-func (m *cgoMount) close(t testing.TB) {
-	t.Helper()
-	m.unmount(t)
-	if m.fsys != nil {
-		if err := m.fsys.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		m.fsys = nil
-		checkFsck(t, m.cache)
-	}
-}
-
-func (m *cgoMount) path(elem ...string) string {
-	return filepath.Join(append([]string{m.mp}, elem...)...)
+	return newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return MountCgofuse(fsys, mp, opt)
+	})
 }
 
 // TestCgofuseConformance runs fsnode's POSIX conformance suite through

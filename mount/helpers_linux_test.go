@@ -15,12 +15,21 @@ import (
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// testMount is a cache mounted in-process.
+// testServer is what both adapters' servers offer the tests.
+type testServer interface {
+	Unmount() error
+	LazyUnmount() error
+	Wait()
+}
+
+// testMount is a cache mounted in-process, through go-fuse (newMount) or
+// cgofuse (newCgoMount, in builds with the cgofuse tag).
 type testMount struct {
 	mp    string
 	cache string
 	fsys  *fsnode.FS
-	srv   *Server
+	srv   testServer
+	mnt   func(fsys *fsnode.FS, mp string, opt Options) (testServer, error)
 }
 
 // newMount creates a cache in a temporary directory and mounts it. At
@@ -28,8 +37,15 @@ type testMount struct {
 // (retrying while busy), closes the cache and fscks it.
 func newMount(t testing.TB) *testMount {
 	t.Helper()
+	return newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return Mount(fsys, mp, opt)
+	})
+}
+
+func newMountWith(t testing.TB, mnt func(*fsnode.FS, string, Options) (testServer, error)) *testMount {
+	t.Helper()
 	testenv.RequireFUSE(t)
-	m := &testMount{cache: t.TempDir(), mp: t.TempDir()}
+	m := &testMount{cache: t.TempDir(), mp: t.TempDir(), mnt: mnt}
 	fsys, err := fsnode.Create(m.cache, fsnode.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,9 +58,10 @@ func newMount(t testing.TB) *testMount {
 
 func (m *testMount) mount(t testing.TB) {
 	t.Helper()
-	srv, err := Mount(m.fsys, m.mp, Options{FsName: m.cache})
+	srv, err := m.mnt(m.fsys, m.mp, Options{FsName: m.cache})
 	if err != nil {
 		m.fsys.Close()
+		m.fsys = nil
 		t.Fatal(err)
 	}
 	m.srv = srv
