@@ -67,6 +67,12 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	hg -R "$MNT" update
 	ls -la "$MNT"
 
+	heading "revisions as plain files: mnt/.hgfs/ (read-only views)"
+	echo "\$ ls mnt/.hgfs/rev/v1.0/docs"; ls "$MNT/.hgfs/rev/v1.0/docs"
+	echo "\$ diff mnt/.hgfs/rev/0/README mnt/.hgfs/rev/tip/README"
+	diff "$MNT/.hgfs/rev/0/README" "$MNT/.hgfs/rev/tip/README" || true
+	echo "\$ cat mnt/.hgfs/revlogs/00changelog.i/index"; cat "$MNT/.hgfs/revlogs/00changelog.i/index"
+
 	heading "hgfs stats mnt   (the background committer)"
 	"$HGFS" stats "$MNT"
 
