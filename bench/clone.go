@@ -3,18 +3,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -439,43 +436,13 @@ type hgServe struct {
 	cmd *exec.Cmd
 }
 
-var portRe = regexp.MustCompile(`:(\d+)/`)
-
 func startHgServe(env *Env, repo string) (*hgServe, error) {
 	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", "/dev/null")
-	cmd.Env = env.HgEnv
-	// The server dies with the bench process, whatever happens to it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	out, err := cmd.StdoutPipe()
+	url, err := startServer(env, cmd)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &hgServe{cmd: cmd}
-	lines := make(chan string, 1)
-	go func() {
-		br := bufio.NewReader(out)
-		l, _ := br.ReadString('\n')
-		lines <- l
-		io.Copy(io.Discard, br)
-	}()
-	select {
-	case l := <-lines:
-		m := portRe.FindStringSubmatch(l)
-		if m == nil {
-			s.stop()
-			return nil, fmt.Errorf("%s printed %q", cmd, l)
-		}
-		// It prints "localhost", which may resolve to ::1; it listens on
-		// 127.0.0.1 only.
-		s.url = "http://127.0.0.1:" + m[1] + "/"
-		return s, nil
-	case <-time.After(60 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("%s did not start", cmd)
-	}
+	return &hgServe{url: url, cmd: cmd}, nil
 }
 
 func (s *hgServe) stop() {

@@ -203,44 +203,54 @@ func startServers(ctx context.Context, env *Env, name string, spec hggen.Spec) (
 		return nil, fmt.Errorf("hg heads: %w", err)
 	}
 	f.heads = strings.TrimSpace(string(heads))
-	re := regexp.MustCompile(`:(\d+)/`)
-	start := func(cmd *exec.Cmd) (string, int, error) {
-		cmd.Env = env.HgEnv
-		// The servers die with the bench process.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return "", 0, err
-		}
-		if err := cmd.Start(); err != nil {
-			return "", 0, err
-		}
-		lines := make(chan string, 1)
-		go func() {
-			br := bufio.NewReader(out)
-			l, _ := br.ReadString('\n')
-			lines <- l
-			io.Copy(io.Discard, br)
-		}()
-		select {
-		case l := <-lines:
-			m := re.FindStringSubmatch(l)
-			if m == nil {
-				cmd.Process.Kill()
-				return "", 0, fmt.Errorf("%s printed %q", cmd, l)
-			}
-			return "http://127.0.0.1:" + m[1] + "/", cmd.Process.Pid, nil
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			return "", 0, fmt.Errorf("%s did not start", cmd)
-		}
-	}
-	if f.hgfsURL, f.hgfsPid, err = start(exec.Command(env.Hgfs, "serve", "-R", repo, "-p", "0")); err != nil {
+	hgfsCmd := exec.Command(env.Hgfs, "serve", "-R", repo, "-p", "0")
+	if f.hgfsURL, err = startServer(env, hgfsCmd); err != nil {
 		return nil, err
 	}
-	if f.hgURL, f.hgPid, err = start(exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url",
-		"-A", "/dev/null", "-E", "/dev/null")); err != nil {
+	f.hgfsPid = hgfsCmd.Process.Pid
+	hgCmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url",
+		"-A", "/dev/null", "-E", "/dev/null")
+	if f.hgURL, err = startServer(env, hgCmd); err != nil {
 		return nil, err
 	}
+	f.hgPid = hgCmd.Process.Pid
 	return f, nil
+}
+
+var listenPortRe = regexp.MustCompile(`:(\d+)/`)
+
+// startServer starts a server command (hg serve --print-url or hgfs serve
+// -p 0) that dies with the bench process, and returns its URL once it
+// prints where it listens. Both print "localhost", which may resolve to
+// ::1; they listen on 127.0.0.1 only.
+func startServer(env *Env, cmd *exec.Cmd) (string, error) {
+	cmd.Env = env.HgEnv
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	lines := make(chan string, 1)
+	go func() {
+		br := bufio.NewReader(out)
+		l, _ := br.ReadString('\n')
+		lines <- l
+		io.Copy(io.Discard, br)
+	}()
+	select {
+	case l := <-lines:
+		if m := listenPortRe.FindStringSubmatch(l); m != nil {
+			return "http://127.0.0.1:" + m[1] + "/", nil
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		return "", fmt.Errorf("%s printed %q", cmd, l)
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return "", fmt.Errorf("%s did not start", cmd)
+	}
 }

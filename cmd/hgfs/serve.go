@@ -141,7 +141,11 @@ func openLog(c *cmdContext, name string) (io.Writer, func(), error) {
 	if err != nil {
 		return nil, nil, abortf("%v", err)
 	}
-	return &syncWriter{w: f}, func() { f.Close() }, nil
+	return &syncWriter{w: f}, func() {
+		if err := f.Close(); err != nil {
+			c.ui.warn("hgfs: closing %s: %v\n", name, err)
+		}
+	}, nil
 }
 
 type syncWriter struct {
