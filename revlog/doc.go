@@ -1,6 +1,6 @@
-// Package revlog reads Mercurial revlogs: the append-only files (.i index,
-// optional .d data) in which Mercurial stores every version of the
-// changelog, the manifests and each tracked file.
+// Package revlog reads and appends to Mercurial revlogs: the append-only
+// files (.i index, optional .d data) in which Mercurial stores every
+// version of the changelog, the manifests and each tracked file.
 //
 // The specification is Mercurial 6.3's own source: mercurial/revlog.py,
 // revlogutils/constants.py and flagutil.py, pure/parsers.py, pure/mpatch.py,
@@ -94,9 +94,23 @@
 // Close releases the data file; calls after Close fail with fs.ErrClosed
 // (index accessors keep working: the index is in memory).
 //
+// # Writing
+//
+// A Writer (write.go) appends revisions, given as full texts or as
+// deltas from a changegroup, choosing the stored delta as hg does
+// (deltas.go), computing deltas when needed (diff.go) and compressing
+// chunks (compress_write.go). Arguments to AddDelta are untrusted and
+// checked like revlog bytes: unknown bases and parents give
+// ErrUnknownBase, a text that does not hash to its node a *CorruptError;
+// a rejected revision leaves nothing behind. Writes are buffered: bytes
+// reach the files when the buffer fills, at Flush or at Close, data (.d)
+// before index (.i), without fsync (durability is the transaction's: the
+// Journal hooks are called where hg calls tr.add and tr.replace). A
+// Writer is for one goroutine.
+//
 // # Not supported
 //
-// Writing (appending revisions) is a separate concern. Revlog version 0,
+// Revlog version 0,
 // revlogv2 and changelogv2 (with their docket files and sidedata), and
 // persistent nodemaps (they are an optional cache; this package builds
 // its own node map) are not read.

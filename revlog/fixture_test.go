@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 	if fixtureRoot != "" {
 		os.RemoveAll(fixtureRoot)
 	}
+	testenv.RemoveGenerated() // BenchmarkWriterApply's repository
 	os.Exit(code)
 }
 
