@@ -30,6 +30,10 @@ type Case struct {
 	Hgfs  func(env *Env, data any) *exec.Cmd
 	Peer  func(env *Env, data any) *exec.Cmd
 	Check func(hgfsOut, peerOut []byte) error
+	// Syscalls, when set, runs each side once more under strace -f -c
+	// after the timed runs and reports the write calls and all calls
+	// (strace slows both sides; these runs are not timed).
+	Syscalls bool
 }
 
 var cases []*Case
@@ -45,6 +49,8 @@ type Env struct {
 	Cache string   // directory for generated data reused across runs
 	HgEnv []string // hg's environment: no hgrc, plain output
 	Time  string   // GNU time, for peak RSS ("" if not installed)
+	// Strace is strace, for the Syscalls cases ("" if not installed).
+	Strace string
 }
 
 // sample is one timed run of a child process.
@@ -109,6 +115,7 @@ type result struct {
 	c                *Case
 	hgfs, peer       time.Duration
 	hgfsRSS, peerRSS int64
+	sys              *[2]syscallCounts // hgfs, peer (Syscalls cases)
 	err              error
 }
 
@@ -150,5 +157,77 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 		res.hgfsRSS, res.peerRSS = max(res.hgfsRSS, hs.maxRSS), max(res.peerRSS, ps.maxRSS)
 	}
 	res.hgfs, res.peer = median(ht), median(pt)
+	if c.Syscalls {
+		if env.Strace == "" {
+			logf("  %s: strace not installed, no system call counts\n", c.Name)
+			return res
+		}
+		h, err := countSyscalls(ctx, env, c.Hgfs(env, data))
+		if err != nil {
+			res.err = fmt.Errorf("hgfs under strace: %w", err)
+			return res
+		}
+		p, err := countSyscalls(ctx, env, c.Peer(env, data))
+		if err != nil {
+			res.err = fmt.Errorf("peer under strace: %w", err)
+			return res
+		}
+		res.sys = &[2]syscallCounts{h, p}
+		if c.Check != nil {
+			if err := c.Check(nil, nil); err != nil {
+				res.err = fmt.Errorf("outputs disagree after strace runs: %w", err)
+			}
+		}
+	}
 	return res
+}
+
+// syscallCounts are strace -c totals of one run.
+type syscallCounts struct {
+	writes int64 // write, pwrite64, writev, pwritev, pwritev2
+	total  int64
+}
+
+// countSyscalls runs cmd under strace -f -c and sums its summary table.
+func countSyscalls(ctx context.Context, env *Env, cmd *exec.Cmd) (syscallCounts, error) {
+	f, err := os.CreateTemp("", "hgfs-bench-strace-")
+	if err != nil {
+		return syscallCounts{}, err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	wrapped := exec.CommandContext(ctx, env.Strace, append([]string{"-f", "-c", "-o", f.Name(), cmd.Path}, cmd.Args[1:]...)...)
+	wrapped.Env, wrapped.Dir = cmd.Env, cmd.Dir
+	if out, err := wrapped.CombinedOutput(); err != nil {
+		return syscallCounts{}, fmt.Errorf("%s: %v\n%s", wrapped.String(), err, out)
+	}
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		return syscallCounts{}, err
+	}
+	var c syscallCounts
+	// Rows: "% time  seconds  usecs/call  calls  [errors]  syscall".
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 || strings.HasPrefix(line, "%") || strings.HasPrefix(line, "-") {
+			continue
+		}
+		name := fields[len(fields)-1]
+		if name == "total" {
+			continue
+		}
+		calls, err := strconv.ParseInt(fields[3], 10, 64)
+		if err != nil {
+			continue
+		}
+		c.total += calls
+		switch name {
+		case "write", "pwrite64", "writev", "pwritev", "pwritev2":
+			c.writes += calls
+		}
+	}
+	if c.total == 0 {
+		return c, fmt.Errorf("no strace summary in %s", f.Name())
+	}
+	return c, nil
 }

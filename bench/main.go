@@ -91,6 +91,9 @@ func newEnv(hgfs, hg, cache string) (*Env, error) {
 	} else {
 		fmt.Fprintln(os.Stderr, "bench: /usr/bin/time not found (package time): peak RSS figures include the bench process")
 	}
+	if t, err := exec.LookPath("strace"); err == nil {
+		env.Strace = t
+	}
 	if env.Self, err = os.Executable(); err != nil {
 		return nil, err
 	}
@@ -120,6 +123,23 @@ func printTable(out *os.File, results []result) (failed bool) {
 			ratio, mib(r.hgfsRSS), mib(r.peerRSS), goal(r.c), met)
 	}
 	w.Flush()
+	var sys []result
+	for _, r := range results {
+		if r.err == nil && r.sys != nil {
+			sys = append(sys, r)
+		}
+	}
+	if len(sys) > 0 {
+		fmt.Fprintln(out)
+		w = tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "system calls (strace -f -c)	hgfs writes	peer writes	ratio	hgfs calls	peer calls	ratio	")
+		for _, r := range sys {
+			h, p := r.sys[0], r.sys[1]
+			fmt.Fprintf(w, "%s	%d	%d	%.3fx	%d	%d	%.3fx	\n", r.c.Name, h.writes, p.writes,
+				float64(h.writes)/float64(max(p.writes, 1)), h.total, p.total, float64(h.total)/float64(max(p.total, 1)))
+		}
+		w.Flush()
+	}
 	return failed
 }
 

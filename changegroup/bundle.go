@@ -120,7 +120,7 @@ func OpenBundle(r io.Reader) (*Bundle, error) {
 	case strings.HasPrefix(m, "HG"):
 		return nil, unsupportedf("unknown bundle version %q", m[2:])
 	}
-	return nil, corruptf("not a Mercurial bundle (header %q)", m)
+	return nil, also(ErrCorrupt, fmt.Errorf("%w (header %q)", ErrNotBundle, m))
 }
 
 func (b *Bundle) truncated(err error, what string) error {

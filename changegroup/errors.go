@@ -24,6 +24,10 @@ var (
 	// a bundle2 whose content is a stream2 part). It carries store files,
 	// not a changegroup: apply it with a stream clone instead.
 	ErrStreamBundle = errors.New("bundle is a stream clone bundle")
+
+	// ErrNotBundle: the input does not start like any Mercurial bundle
+	// (hg: "not a Mercurial bundle"). It also matches ErrCorrupt.
+	ErrNotBundle = errors.New("not a Mercurial bundle")
 )
 
 // corruptf wraps ErrCorrupt with context.

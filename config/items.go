@@ -26,6 +26,8 @@ var (
 	UISSH       = Known{"ui", "ssh", "ssh", "command used for ssh:// sources (as --ssh)"}
 	UIRemoteCmd = Known{"ui", "remotecmd", "hg", "hg command run on the ssh remote (as --remotecmd)"}
 
+	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
+
 	WorkerBackgroundClose         = Known{"worker", "backgroundclose", "true", "close files written by a clone on background goroutines"}
 	WorkerBackgroundCloseMinFiles = Known{"worker", "backgroundcloseminfilecount", "2048", "use background closing only for clones of at least this many files"}
 	WorkerBackgroundCloseMaxQueue = Known{"worker", "backgroundclosemaxqueue", "384", "files waiting to be closed before writers wait"}
@@ -42,16 +44,17 @@ var (
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
 	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "5ms", "how long the background committer gathers changes into one index commit"}
 	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
+	HgfsWriteBatch                = Known{"hgfs", "write-batch", "8388608", "bytes of finished filelogs unbundle and pull keep in memory before writing them together (fewer writes; 0 writes each filelog when its group ends)"}
 	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 
 // All lists every known setting, sorted by key.
 func All() []Known {
-	all := []Known{UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+	all := []Known{CommandsUpdateRequireDest, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,
-		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable}
+		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable, HgfsWriteBatch}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

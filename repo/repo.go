@@ -95,7 +95,9 @@ func (r *Repo) Manifestlog() *revlog.Revlog { return r.ml }
 // caller closes the result.
 func (r *Repo) File(path string) (*revlog.Revlog, error) {
 	name := r.Store.FilelogIndex(path)
-	rl, err := revlog.Open(r.Store.FS(), name)
+	// The data file's name is encoded on its own: hashed names (dh/)
+	// digest the whole logical name, suffix included.
+	rl, err := revlog.OpenWithData(r.Store.FS(), name, r.Store.Encode("data/"+path+".d"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", path, ErrNoFile)

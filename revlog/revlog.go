@@ -37,6 +37,14 @@ type Revlog struct {
 // io.ReaderAt (as *os.File does) it is read in place, else it is read
 // whole into memory.
 func Open(fsys fs.FS, name string) (*Revlog, error) {
+	return OpenWithData(fsys, name, "")
+}
+
+// OpenWithData is Open with the data file's name given: stores with
+// hashed names ("dh/...") encode the .d name with its own digest, so it
+// cannot be derived from the index name (Store.Encode of the logical .d
+// name gives it). An empty data name is derived as Open does.
+func OpenWithData(fsys fs.FS, name, data string) (*Revlog, error) {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("revlog: %w", err)
@@ -44,6 +52,9 @@ func Open(fsys fs.FS, name string) (*Revlog, error) {
 	r, err := newRevlog(name, b)
 	if err != nil {
 		return nil, err
+	}
+	if data != "" {
+		r.dataName = data
 	}
 	r.fsys = fsys
 	return r, nil

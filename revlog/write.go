@@ -106,8 +106,13 @@ type WriterOptions struct {
 	// changelog.delayupdate): its new revisions reach the file after
 	// everything they refer to. The memory held is the transaction's
 	// changelog data, as in hg.
-	Delay   bool
-	Journal Journal // may be nil (tests, tools)
+	Delay bool
+	// DataName is the on-disk name of the data file, relative to dir.
+	// Empty means the index name with ".d" for ".i", which is wrong only
+	// for hashed store names ("dh/..."), whose digest covers the suffix:
+	// callers with a store pass Store.Encode of the logical .d name.
+	DataName string
+	Journal  Journal // may be nil (tests, tools)
 }
 
 // Writer appends revisions to one revlog. It is not safe for concurrent
@@ -155,6 +160,11 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 	if opt.Compression == "" {
 		opt.Compression = CompressionZlib
 	}
+	if opt.DataName == "" {
+		opt.DataName = strings.TrimSuffix(name, ".i") + ".d"
+	} else if !fs.ValidPath(opt.DataName) {
+		return nil, fmt.Errorf("revlog: invalid data name %q", opt.DataName)
+	}
 	comp, err := newCompressor(opt.Compression, opt.ZstdLevel)
 	if err != nil {
 		return nil, err
@@ -162,7 +172,7 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 	w := &Writer{
 		dir:      dir,
 		name:     name,
-		dataName: strings.TrimSuffix(name, ".i") + ".d",
+		dataName: opt.DataName,
 		opt:      opt,
 		comp:     comp,
 		bufSize:  opt.BufferSize,
@@ -824,7 +834,15 @@ func (w *Writer) split() error {
 	}
 	inl = nil
 
-	df, err := os.OpenFile(w.path(w.dataName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+	dpath := w.path(w.dataName)
+	df, err := os.OpenFile(dpath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A new revlog splitting before its first flush: its directory
+		// may not exist yet.
+		if err = os.MkdirAll(filepath.Dir(dpath), 0o777); err == nil {
+			df, err = os.OpenFile(dpath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -998,6 +1016,15 @@ func (w *Writer) Close() error {
 	w.dfile, w.ifile = nil, nil
 	return err
 }
+
+// Pending returns how many bytes wait in the buffers for Flush.
+func (w *Writer) Pending() int { return len(w.ibuf) + len(w.dbuf) }
+
+// EndGroup tells the writer no more revisions will be added before Flush
+// or Close: it frees its text cache and keeps only the pending bytes, so
+// a caller can keep many finished writers around and flush them
+// together (one journal write for a whole changegroup's filelogs).
+func (w *Writer) EndGroup() { w.cache.clear() }
 
 // Discard drops the pending bytes and closes the files without writing:
 // for a transaction being rolled back, whose playback truncates whatever

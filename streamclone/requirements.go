@@ -126,3 +126,12 @@ func hasReq(reqs []string, r string) bool {
 	}
 	return false
 }
+
+// RequiresFiles returns the contents of .hg/requires and, with share-safe,
+// .hg/store/requires ("" when that file is not written) for a new
+// repository with reqs.
+func RequiresFiles(reqs []string) (wc, st string) { return requiresFiles(reqs) }
+
+// DummyChangelog is what hg writes as .hg/00changelog.i in every new
+// repository so that clients from before requirements fail on it.
+const DummyChangelog = dummyChangelog

@@ -35,6 +35,8 @@ type Peer interface {
 	// GetBundle runs getbundle with already encoded arguments (see
 	// StreamCloneArgs) and returns the decompressed bundle.
 	GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error)
+	// Known reports which of nodes the server has (discovery).
+	Known(ctx context.Context, nodes []string) ([]bool, error)
 	// Close ends the connection; for ssh it waits for the remote process.
 	Close() error
 }

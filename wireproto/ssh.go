@@ -436,10 +436,17 @@ func (p *SSHPeer) remoteGone(err error) error {
 
 // call runs a command with a framed response.
 func (p *SSHPeer) call(cmd string, args []sshArg) ([]byte, error) {
+	return p.callStar(cmd, args, nil)
+}
+
+// callStar is call for commands whose argument spec ends in "*" (known,
+// getbundle): the server then reads a "* <count>" line too, even when
+// there are no extra arguments, as sshpeer._sendrequest always sends it.
+func (p *SSHPeer) callStar(cmd string, args []sshArg, star map[string]string) ([]byte, error) {
 	if err := p.begin(); err != nil {
 		return nil, err
 	}
-	if err := p.send(cmd, args, nil); err != nil {
+	if err := p.send(cmd, args, star); err != nil {
 		return nil, err
 	}
 	data, err := readFrame(p.stdout, p.opt.maxResponse())

@@ -3,11 +3,12 @@ package main
 // hgfs clone: a stream clone from hg serve (HTTP), ssh, a local
 // repository or a stream bundle file, into a new directory.
 //
-// The negotiation is hg's (exchange._pullbundle2, streamclone.py):
-// a server whose bundle2 capability lists stream=v2 is asked for a
-// getbundle with stream=1 and cg=0; otherwise one advertising "stream" or
-// "streamreqs" gets the legacy stream_out; otherwise there is no stream to
-// take and the clone aborts (hgfs does not apply changegroups yet).
+// The negotiation is hg's (exchange._pullbundle2, streamclone.py): with
+// --stream (or a server advertising stream-preferred), a server whose
+// bundle2 capability lists stream=v2 is asked for a getbundle with
+// stream=1 and cg=0; otherwise one advertising "stream" or "streamreqs"
+// gets the legacy stream_out. Without a stream, the clone pulls
+// changegroups into a new repository (clone_cg.go).
 //
 // Failure leaves nothing that looks like a repository: the DirSink stages
 // everything under DEST/.hg.partial and renames it to DEST/.hg only when
@@ -29,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -39,17 +41,22 @@ func init() {
 	register(&command{
 		name:     "clone",
 		synopsis: "[OPTION]... SOURCE [DEST]",
-		help: `make a copy of an existing repository by streaming its store
+		help: `make a copy of an existing repository
 
     Create a copy of the repository SOURCE in the new directory DEST (by
     default the base name of SOURCE). SOURCE may be an http(s):// URL of
-    hg serve or hgweb, an ssh:// URL, a local repository, or a stream clone
-    bundle file (packed1 from 'hg debugcreatestreamclonebundle', or a
-    bundle2 made with 'hg bundle -a -t "none-v2;stream=v2"').
+    hg serve or hgweb, an ssh:// URL, a local repository, or a bundle file:
+    a stream clone bundle (packed1 from 'hg debugcreatestreamclonebundle',
+    or 'hg bundle -a -t "none-v2;stream=v2"') or a changegroup bundle
+    ('hg bundle -a').
 
-    hgfs always clones by streaming the store files (hg's --stream;
-    the option is accepted for compatibility). A server that does not allow
-    stream clones is refused: hgfs cannot apply changegroups yet.
+    As with hg, a network clone applies changegroups (the same path as
+    'hgfs pull' into an empty repository) unless --stream is given or the
+    server prefers streaming (server.preferuncompressed); --stream copies
+    the store files as they are, which is the fast way to clone a large
+    repository. A local repository is always copied by streaming its store.
+    If streaming is requested but the server does not allow it, the clone
+    warns and applies changegroups.
 
     hgfs does not check out a working copy yet: the clone always behaves
     as with -U; run 'hg update' in DEST to get one.
@@ -64,7 +71,7 @@ func init() {
     Returns 0 on success.`,
 		options: append([]option{
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
-			{0, "stream", optBool, "", "clone with minimal data processing (always on)"},
+			{0, "stream", optBool, "", "clone with minimal data processing"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
 			{'e', "ssh", optString, "", "specify ssh command to use"},
 			{0, "remotecmd", optString, "", "specify hg command to run on the remote side"},
@@ -391,6 +398,19 @@ func (cl *cloner) fromRemote(source string) error {
 		return abortf("%v", err)
 	}
 
+	canStream := b2.HasValue("stream", "v2") || caps.Has("stream") || caps.Has("streamreqs")
+	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
+		caps.Has("stream-preferred")
+	if !wantStream || !canStream {
+		if cl.mount != nil {
+			return noStreamError()
+		}
+		if wantStream {
+			u.warn("warning: stream clone requested but server has them disabled\n")
+		}
+		return cl.pullClone(peer, remote)
+	}
+
 	switch {
 	case b2.HasValue("stream", "v2"):
 		heads, err := peer.Heads(ctx)
@@ -462,7 +482,7 @@ func orRevlogv1(reqs []string) []string {
 }
 
 func noStreamError() error {
-	return abortf("source does not support stream clones").withHint("the server does not allow streaming (server.uncompressed); a later hgfs will clone with changegroups, use 'hg clone' meanwhile")
+	return abortf("source does not support stream clones").withHint("a clone into a mount is filled from a stream and the server does not allow streaming (server.uncompressed); clone without --mount")
 }
 
 // formatBookmarks renders bookmarks as .hg/bookmarks holds them: "node
@@ -574,11 +594,21 @@ func (cl *cloner) fromBundle(path string) error {
 		return abortf("%s: %v", path, errorsCause(err))
 	}
 	defer f.Close()
+	// A changegroup bundle (hg bundle -a) is cloned by applying it.
+	if _, perr := changegroup.OpenBundle(f); !errors.Is(perr, changegroup.ErrStreamBundle) {
+		if cl.mount != nil {
+			return abortf("%s: not a stream clone bundle", cl.c.abs(path)).withHint("a mounted clone is filled from stream bundles only ('hg bundle -a -t \"none-v2;stream=v2\"' or 'hg debugcreatestreamclonebundle')")
+		}
+		return cl.bundleClone(path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return abortf("%s: %v", path, errorsCause(err))
+	}
 	_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
 		return streamclone.ApplyBundle(cl.ctx, f, s, o)
 	})
 	if errors.Is(err, streamclone.ErrNotStream) {
-		return abortf("%s: not a stream clone bundle", cl.c.abs(path)).withHint("hgfs clones from stream bundles only ('hg bundle -a -t \"none-v2;stream=v2\"' or 'hg debugcreatestreamclonebundle')")
+		return abortf("%s: not a stream clone bundle", cl.c.abs(path))
 	}
 	return applyError(cl.ctx, cl.c.ui, err)
 }

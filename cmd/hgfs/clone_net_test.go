@@ -111,7 +111,7 @@ func TestCloneTruncatedStream(t *testing.T) {
 	srv := newFakeServer(t, src, 0.6, false)
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "dest")
-	stdout, stderr, code := hgfsClone(t, dir, srv.URL+"/", dest)
+	stdout, stderr, code := hgfsClone(t, dir, "--stream", srv.URL+"/", dest)
 	if code != 255 || !strings.Contains(stderr, "stream ended unexpectedly") || !strings.HasPrefix(stderr, "abort: ") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -137,7 +137,7 @@ func TestCloneInterrupt(t *testing.T) {
 			if existing {
 				os.Mkdir(dest, 0o755)
 			}
-			cmd := exec.Command(bin, "clone", "-U", srv.URL+"/", dest)
+			cmd := exec.Command(bin, "clone", "--stream", "-U", srv.URL+"/", dest)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Start(); err != nil {
@@ -313,7 +313,7 @@ func TestCloneServerAbort(t *testing.T) {
 	f := srv.Config.Handler.(*fakeServer)
 	f.bundle, f.cut = b.Bytes(), b.Len()
 	dir := t.TempDir()
-	_, stderr, code := hgfsClone(t, dir, srv.URL+"/", filepath.Join(dir, "d"))
+	_, stderr, code := hgfsClone(t, dir, "--stream", srv.URL+"/", filepath.Join(dir, "d"))
 	want := "remote: abort: stream data requested but server does not allow this feature\nabort: pull failed on remote\n(the client may be buggy)\n"
 	if code != 255 || stderr != want {
 		t.Errorf("exit %d\n%q\nwant\n%q", code, stderr, want)

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/store"
+	"github.com/hgfs/hgfs/txn"
+	"github.com/hgfs/hgfs/wireproto"
+)
+
+func init() {
+	register(&command{
+		name:     "pull",
+		synopsis: "[-R REPO] [-r REV]... [SOURCE]",
+		help: `pull changes from the specified source
+
+    Pull changes from a remote repository (hg serve or hgweb over http(s)://,
+    or ssh://) into the local repository, as 'hg pull' does: discovery with
+    the remote's heads and known commands, then one getbundle carrying a
+    changegroup, phase heads and bookmarks, applied in a transaction under
+    the repository lock. SOURCE defaults to the repository's [paths]
+    default. Changesets arrive public from a publishing server, else in the
+    phases the server reports. Remote bookmarks are added or moved forward;
+    a diverged one is stored as NAME@N.
+
+    Local paths and bundle files are not pull sources (use 'hgfs unbundle'
+    for bundles). Obsolescence markers are not exchanged. hgfs does not
+    update the working directory (-u is refused).
+
+    Returns 0 on success, 1 if an update had unresolved files.`,
+		options: []option{
+			{'u', "update", optBool, "", "update to new branch head if new descendants were pulled (not supported)"},
+			{'r', "rev", optList, "", "a remote changeset intended to be added"},
+			{'e', "ssh", optString, "", "specify ssh command to use"},
+			{0, "remotecmd", optString, "", "specify hg command to run on the remote side"},
+		},
+		run: runPull,
+	})
+}
+
+func runPull(ctx context.Context, c *cmdContext, args []string) error {
+	if len(args) > 1 {
+		return &usageError{msg: "invalid arguments"}
+	}
+	if c.opts.Bool("update") {
+		return abortf("hgfs does not update working directories").withHint("run 'hg update' after pulling")
+	}
+	root, err := c.repoRoot()
+	if err != nil {
+		return err
+	}
+	source := ""
+	if len(args) == 1 {
+		source = args[0]
+	} else {
+		cfg := config.New()
+		if err := cfg.ReadFile(filepath.Join(root, ".hg", "hgrc")); err != nil {
+			return abortf("%v", err)
+		}
+		source = cfg.String("paths", "default", "")
+		if source == "" {
+			return abortf("default repository not configured!").withHint("see 'hg help config.paths'")
+		}
+	}
+	if !wireproto.IsRemote(source) {
+		return abortf("hgfs pulls from http(s):// and ssh:// sources only: %s", source).withHint("serve the repository with 'hg serve' or 'hgfs serve', or use 'hgfs unbundle' for bundle files")
+	}
+	c.ui.status("pulling from %s\n", hidePassword(source))
+	peer, remote, err := openPeer(ctx, c, source)
+	if err != nil {
+		return err
+	}
+	defer peer.Close()
+	defer remote.flush(c.ui)
+
+	var heads []string
+	for _, rev := range c.opts.List("rev") {
+		n, err := peer.Lookup(ctx, rev)
+		if err != nil {
+			return peerError(ctx, err)
+		}
+		heads = append(heads, n)
+	}
+	res, err := exchange.Pull(ctx, root, peer, hidePassword(source), exchange.PullOptions{
+		Options: sessionOptions(c),
+		Heads:   heads,
+	})
+	remote.flush(c.ui)
+	if err != nil {
+		return pullError(ctx, c, err)
+	}
+	if res.Nothing {
+		return nil
+	}
+	return postIncoming(c, root, res.ModHeads)
+}
+
+// openPeer connects to a remote source with the --ssh/--remotecmd
+// settings; remote collects what the server side prints.
+func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer, *remoteOutput, error) {
+	u := c.ui
+	sshCmd := c.opts.String("ssh")
+	if sshCmd == "" {
+		sshCmd = u.cfg.Get(config.UISSH)
+	}
+	remoteCmd := c.opts.String("remotecmd")
+	if remoteCmd == "" {
+		remoteCmd = u.cfg.Get(config.UIRemoteCmd)
+	}
+	remote := &remoteOutput{}
+	peer, err := wireproto.Open(ctx, source, wireproto.Options{
+		SSHCommand:    sshCmd,
+		RemoteCommand: remoteCmd,
+		Stderr:        remote,
+		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
+	})
+	if err != nil {
+		remote.flush(u)
+		return nil, nil, peerError(ctx, err)
+	}
+	remote.flush(u)
+	return peer, remote, nil
+}
+
+// pullError renders a failed pull: session errors as hg's, remote ones as
+// the clone's, anything else as an abort after the rollback notice.
+func pullError(ctx context.Context, c *cmdContext, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, txn.ErrAbandoned) || errors.Is(err, store.ErrLocked) {
+		return sessionError(err)
+	}
+	return applyError(ctx, c.ui, err)
+}

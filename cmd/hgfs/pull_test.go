@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// TestPull pulls from a real hg serve, over HTTP and ssh, into
+// repositories that have part of the history, and compares with hg pull
+// doing the same: output, changesets, phases, bookmarks, hg verify.
+func TestPull(t *testing.T) {
+	testenv.HgPath(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir) // non-publishing, bookmarks, a draft
+	pub := filepath.Join(dir, "pub")
+	testenv.Hg(t, dir, "clone", "-q", "-U", src, pub)
+	os.WriteFile(filepath.Join(pub, ".hg", "hgrc"), []byte("[phases]\npublish = true\n"), 0o644)
+
+	ssh := fakeSSHScript(t, dir, "")
+	cases := []struct {
+		name   string
+		url    string
+		args   []string
+		hgArgs []string
+		start  string // revision the destinations start from ("" = empty)
+	}{
+		{name: "http-empty", url: testenv.Serve(t, src)},
+		{name: "http-partial", url: testenv.Serve(t, src), start: "0"},
+		{name: "http-publishing", url: testenv.Serve(t, pub), start: "0"},
+		{name: "http-uptodate", url: testenv.Serve(t, src), start: "2"},
+		{name: "ssh-partial", url: "ssh://user@host/" + src, args: []string{"-e", ssh}, hgArgs: []string{"--ssh", ssh}, start: "1"},
+		{name: "http-rev", url: testenv.Serve(t, src), args: []string{"-r", "1"}, hgArgs: []string{"-r", "1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hgRepo := filepath.Join(dir, tc.name+"-hg")
+			hgfsRepo := filepath.Join(dir, tc.name+"-hgfs")
+			for _, r := range []string{hgRepo, hgfsRepo} {
+				if tc.start == "" {
+					testenv.Hg(t, dir, "init", r)
+				} else {
+					testenv.Hg(t, dir, "clone", "-q", "-U", "-r", tc.start, src, r)
+				}
+			}
+			want := string(testenv.Hg(t, hgRepo, append(append([]string{"pull"}, tc.hgArgs...), tc.url)...))
+			got, stderr, code := hgfsIn(hgfsRepo, append(append([]string{"pull"}, tc.args...), tc.url)...)
+			if code != 0 {
+				t.Fatalf("hgfs pull: exit %d\n%s%s", code, got, stderr)
+			}
+			if got != want {
+				t.Errorf("output differs:\n%s", testenv.Diff("hg", want, "hgfs", got))
+			}
+			if w, g := repoState(t, hgRepo, true), repoState(t, hgfsRepo, true); w != g {
+				t.Errorf("repository differs:\n%s", testenv.Diff("hg", w, "hgfs", g))
+			}
+		})
+	}
+}
+
+// TestCloneChangegroup clones without --stream, as hg does by default:
+// from hg serve and from a changegroup bundle file.
+func TestCloneChangegroup(t *testing.T) {
+	testenv.HgPath(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	url := testenv.Serve(t, src)
+	bundle := filepath.Join(dir, "all.hg")
+	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "bzip2-v2", bundle)
+	for _, tc := range []struct{ name, source string }{{"http", url}, {"bundle", bundle}} {
+		t.Run(tc.name, func(t *testing.T) {
+			hgDest := filepath.Join(dir, tc.name+"-hg")
+			hgfsDest := filepath.Join(dir, tc.name+"-hgfs")
+			want := string(testenv.Hg(t, dir, "clone", "-U", tc.source, hgDest))
+			got, stderr, code := hgfsClone(t, dir, "-U", tc.source, hgfsDest)
+			if code != 0 {
+				t.Fatalf("hgfs clone: exit %d\n%s%s", code, got, stderr)
+			}
+			if got != want {
+				t.Errorf("output differs:\n%s", testenv.Diff("hg", want, "hgfs", got))
+			}
+			if w, g := repoState(t, hgDest, true), repoState(t, hgfsDest, true); w != g {
+				t.Errorf("repository differs:\n%s", testenv.Diff("hg", w, "hgfs", g))
+			}
+			if _, err := os.Stat(filepath.Join(hgfsDest, ".hg.partial")); err == nil {
+				t.Error(".hg.partial left behind")
+			}
+			hgrc, _ := os.ReadFile(filepath.Join(hgfsDest, ".hg", "hgrc"))
+			wantRC, _ := os.ReadFile(filepath.Join(hgDest, ".hg", "hgrc"))
+			if string(hgrc) != string(wantRC) {
+				t.Errorf("hgrc:\n%s", testenv.Diff("hg", string(wantRC), "hgfs", string(hgrc)))
+			}
+		})
+	}
+}

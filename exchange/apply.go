@@ -1,0 +1,343 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hgfs/hgfs/changegroup"
+	"github.com/hgfs/hgfs/revlog"
+)
+
+// Sentinel errors.
+var (
+	// ErrCorrupt: a changegroup contradicts itself or the repository
+	// (unknown linknode, empty file group, bad file name).
+	ErrCorrupt = errors.New("invalid changegroup")
+	// ErrUnsupported: content this package does not apply (tree
+	// manifests, stream bundles given to unbundle).
+	ErrUnsupported = errors.New("unsupported")
+	// ErrSessionDone: the session was already committed or aborted.
+	ErrSessionDone = errors.New("session already finished")
+)
+
+// Phase numbers (phases.py).
+const (
+	Public = 0
+	Draft  = 1
+	Secret = 2
+)
+
+// ApplyResult is what one changegroup added.
+type ApplyResult struct {
+	Changesets int // new changelog revisions
+	Revisions  int // new filelog revisions
+	Files      int // file groups received
+	// Return is cg1unpacker.apply's value: 1 + change in heads (never 0).
+	Return int
+	// Added are the new changelog revisions, in order.
+	Added []int
+}
+
+// ApplyChangegroup adds the changegroup read from cg, as
+// cg1unpacker.apply does for srctype "unbundle" or "pull": changelog,
+// manifests, files; new changesets registered in targetPhase (Draft for
+// unbundle and pull; the caller then moves phases as the source says).
+func (s *Session) ApplyChangegroup(ctx context.Context, cg *changegroup.Reader, targetPhase int) (*ApplyResult, error) {
+	if s.done {
+		return nil, ErrSessionDone
+	}
+	res, err := s.apply(ctx, cg, targetPhase)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return res, nil
+}
+
+func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase int) (*ApplyResult, error) {
+	cl := s.cl
+	oldHeads := headSet(cl)
+	clStart := cl.Len()
+	res := &ApplyResult{}
+
+	kind, _, err := cg.NextGroup()
+	if err != nil {
+		return nil, groupErr(err, "changelog")
+	}
+	if kind != changegroup.Changelog {
+		return nil, fmt.Errorf("%w: changegroup does not start with the changelog", ErrCorrupt)
+	}
+	s.status("adding changesets\n")
+	var d changegroup.Delta
+	var dupRevs []int
+	for {
+		ok, err := cg.NextDelta(&d)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		s.debug("add changeset %s\n", revlog.Node(d.Node).Short())
+		rev, added, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags)
+		if err != nil {
+			return nil, err
+		}
+		if !added && rev < clStart {
+			dupRevs = append(dupRevs, rev)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	clEnd := cl.Len()
+	res.Changesets = clEnd - clStart
+	for r := clStart; r < clEnd; r++ {
+		res.Added = append(res.Added, r)
+	}
+	linkRev := func(n [20]byte) (int, error) {
+		r, ok := cl.Rev(n)
+		if !ok {
+			return 0, fmt.Errorf("%w: revision links to unknown changeset %s", ErrCorrupt, revlog.Node(n))
+		}
+		return r, nil
+	}
+
+	kind, _, err = cg.NextGroup()
+	if err != nil {
+		return nil, groupErr(err, "manifest")
+	}
+	if kind != changegroup.Manifest {
+		return nil, fmt.Errorf("%w: manifests expected after the changelog", ErrCorrupt)
+	}
+	s.status("adding manifests\n")
+	if _, _, err := s.addGroup(ctx, cg, s.ml, "00manifest.i", linkRev); err != nil {
+		return nil, err
+	}
+
+	s.status("adding file changes\n")
+	for {
+		kind, name, err := cg.NextGroup()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if kind != changegroup.File {
+			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
+		}
+		if err := validFileName(name); err != nil {
+			return nil, err
+		}
+		res.Files++
+		s.debug("adding %s revisions\n", name)
+		n, err := s.addFileGroup(ctx, cg, name, linkRev)
+		if err != nil {
+			return nil, err
+		}
+		res.Revisions += n
+	}
+
+	// Heads, as apply counts them: an empty repository has the null head.
+	heads := headSet(cl)
+	deltaHeads := 0
+	if len(oldHeads) > 0 {
+		deltaHeads = len(heads) - len(oldHeads)
+		for h := range heads {
+			if oldHeads[h] {
+				continue
+			}
+			closes, err := closesBranch(cl, h)
+			if err != nil {
+				return nil, err
+			}
+			if closes {
+				deltaHeads--
+			}
+		}
+	}
+	if len(res.Added) > 0 {
+		s.phases.registerNew(cl, targetPhase, res.Added)
+	}
+	_ = dupRevs // phaseall is only set for push/serve sources
+	s.Changesets += res.Changesets
+	s.Revisions += res.Revisions
+	s.Files += res.Files
+	s.HeadsDelta += deltaHeads
+	if deltaHeads < 0 {
+		res.Return = deltaHeads - 1
+	} else {
+		res.Return = deltaHeads + 1
+	}
+	s.recordResult(res.Return)
+	return res, nil
+}
+
+// recordResult folds one apply result into ModHeads as
+// bundle2.combinechangegroupresults does.
+func (s *Session) recordResult(ret int) {
+	s.nApplied++
+	if ret < -1 {
+		s.headsSum += ret + 1
+	} else if ret > 1 {
+		s.headsSum += ret - 1
+	}
+	switch {
+	case s.headsSum > 0:
+		s.ModHeads = 1 + s.headsSum
+	case s.headsSum < 0:
+		s.ModHeads = -1 + s.headsSum
+	default:
+		s.ModHeads = 1
+	}
+}
+
+func groupErr(err error, what string) error {
+	if err == io.EOF {
+		return fmt.Errorf("%w: changegroup ends before its %s group", ErrCorrupt, what)
+	}
+	return err
+}
+
+// addGroup adds one group's deltas to w, returning how many deltas the
+// group held and how many revisions were new.
+func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlog.Writer, what string,
+	linkRev func([20]byte) (int, error)) (seen, added int, err error) {
+	var d changegroup.Delta
+	for ; ; seen++ {
+		ok, err := cg.NextDelta(&d)
+		if err != nil {
+			return seen, added, err
+		}
+		if !ok {
+			return seen, added, nil
+		}
+		lr, err := linkRev(d.LinkNode)
+		if err != nil {
+			return seen, added, fmt.Errorf("%s: %w", what, err)
+		}
+		_, isNew, err := w.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, lr, d.Flags)
+		if err != nil {
+			return seen, added, err
+		}
+		if isNew {
+			added++
+		}
+		if seen&255 == 255 {
+			if err := ctx.Err(); err != nil {
+				return seen, added, err
+			}
+		}
+	}
+}
+
+// addFileGroup adds a filelog group, closing the writer when it ends so
+// that a changegroup of many files keeps few descriptors open.
+func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name string,
+	linkRev func([20]byte) (int, error)) (int, error) {
+	idx := filelogName(name)
+	w, err := s.openWriter(idx, false)
+	if err != nil {
+		return 0, err
+	}
+	seen, n, err := s.addGroup(ctx, cg, w, name, linkRev)
+	if err != nil {
+		w.Discard()
+		return 0, err
+	}
+	if seen == 0 {
+		w.Discard()
+		return 0, fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
+	}
+	w.EndGroup()
+	s.pending = append(s.pending, pendingFile{w: w, name: name})
+	s.pendingBytes += w.Pending()
+	batch := s.opt.WriteBatch
+	if batch == 0 {
+		batch = DefaultWriteBatch
+	}
+	if s.pendingBytes >= batch || len(s.pending) >= maxPendingFiles {
+		if err := s.flushPending(); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// Finished filelog writers are flushed in batches: their journal entries
+// then reach the journal with one write per batch, and each file gets one
+// write per batch (two once split), instead of hg's writes per revision.
+const (
+	// DefaultWriteBatch is Options.WriteBatch's default.
+	DefaultWriteBatch = 8 << 20
+	maxPendingFiles   = 4096
+)
+
+// pendingFile is a filelog whose group is complete but not yet flushed.
+type pendingFile struct {
+	w    *revlog.Writer
+	name string // tracked file path
+}
+
+// flushPending writes and closes the finished filelogs, recording them
+// in the fncache.
+func (s *Session) flushPending() error {
+	for i, p := range s.pending {
+		if err := p.w.Close(); err != nil {
+			// The rest are discarded by Abort.
+			s.pending = s.pending[i+1:]
+			return err
+		}
+		s.addFncache(filelogName(p.name))
+		if !p.w.Inline() {
+			s.addFncache("data/" + p.name + ".d")
+		}
+	}
+	s.pending = s.pending[:0]
+	s.pendingBytes = 0
+	return nil
+}
+
+// headSet returns the changelog's heads (revisions without children); an
+// empty changelog has the null head, as changelog.heads() says.
+func headSet(cl *revlog.Writer) map[int]bool {
+	n := cl.Len()
+	if n == 0 {
+		return map[int]bool{revlog.NullRev: true}
+	}
+	hasChild := make([]bool, n)
+	for r := 0; r < n; r++ {
+		e := cl.Entry(r)
+		if e.P1 >= 0 {
+			hasChild[e.P1] = true
+		}
+		if e.P2 >= 0 {
+			hasChild[e.P2] = true
+		}
+	}
+	heads := map[int]bool{}
+	for r := 0; r < n; r++ {
+		if !hasChild[r] {
+			heads[r] = true
+		}
+	}
+	return heads
+}
+
+func closesBranch(cl *revlog.Writer, rev int) (bool, error) {
+	if rev < 0 {
+		return false, nil
+	}
+	text, err := cl.Revision(rev)
+	if err != nil {
+		return false, err
+	}
+	cs, err := revlog.ParseChangeset(text)
+	if err != nil {
+		return false, err
+	}
+	_, ok := cs.Extra["close"]
+	return ok, nil
+}

@@ -1,0 +1,186 @@
+package exchange
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/txn"
+)
+
+// Bookmarks live in .hg/bookmarks, or .hg/store/bookmarks with the
+// bookmarksinstore requirement (bookmarks.bookmarksvfs); lines are
+// "<hex node> <name>\n", sorted by name (bmstore._write).
+
+func (s *Session) bookmarksLoc() (txn.Location, string) {
+	if s.st.Requirements.Has("bookmarksinstore") {
+		return txn.Store, filepath.Join(s.st.Dir, "bookmarks")
+	}
+	return txn.Plain, filepath.Join(s.root, ".hg", "bookmarks")
+}
+
+func (s *Session) loadBookmarks() error {
+	if s.bookmarks != nil {
+		return nil
+	}
+	_, p := s.bookmarksLoc()
+	data, err := os.ReadFile(p)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s.bookmarks = map[string]revlog.Node{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			continue
+		}
+		h, name, ok := strings.Cut(line, " ")
+		raw, herr := hex.DecodeString(h)
+		if !ok || herr != nil || len(raw) != 20 {
+			// hg warns "malformed line in .hg/bookmarks" and skips it.
+			continue
+		}
+		s.bookmarks[name] = revlog.Node(raw)
+	}
+	return nil
+}
+
+func (s *Session) setBookmark(name string, n revlog.Node) {
+	if old, ok := s.bookmarks[name]; ok && old == n {
+		return
+	}
+	s.bookmarks[name] = n
+	s.bmDirty = true
+}
+
+func (s *Session) deleteBookmark(name string) {
+	if _, ok := s.bookmarks[name]; ok {
+		delete(s.bookmarks, name)
+		s.bmDirty = true
+	}
+}
+
+func (s *Session) writeBookmarks() error {
+	names := make([]string, 0, len(s.bookmarks))
+	for n := range s.bookmarks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s %s\n", s.bookmarks[n], n)
+	}
+	loc, _ := s.bookmarksLoc()
+	return s.tx.WriteFileIn(loc, "bookmarks", b.Bytes())
+}
+
+func decodeHexBookmarks(keys map[string]string) (map[string]revlog.Node, error) {
+	out := make(map[string]revlog.Node, len(keys))
+	for name, h := range keys {
+		n, err := parseHex(h)
+		if err != nil {
+			return nil, fmt.Errorf("bookmark %q: %w", name, err)
+		}
+		out[name] = n
+	}
+	return out, nil
+}
+
+// isAncestor reports whether a is an ancestor of (or equal to) b.
+func isAncestor(cl graph, a, b int) bool {
+	if a == b {
+		return true
+	}
+	if a > b || a < 0 {
+		return false
+	}
+	seen := map[int]bool{b: true}
+	stack := []int{b}
+	for len(stack) > 0 {
+		r := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e := cl.Entry(r)
+		for _, p := range []int{e.P1, e.P2} {
+			if p == a {
+				return true
+			}
+			if p > a && !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false
+}
+
+// MergeRemoteBookmarks updates the local bookmarks from a remote's, as
+// bookmarks.merging_from_remote does: a remote bookmark on a changeset
+// present here is added ("adding remote bookmark X"); one that moved
+// forward (the local one is its ancestor) follows ("updating bookmark X");
+// one that diverged is stored as X@N, N the first free number from 1
+// ("divergent bookmark X stored as X@N"; hg prefers the [paths] name of
+// the source, which hgfs does not track). Bookmarks deleted remotely stay.
+func (s *Session) MergeRemoteBookmarks(remote map[string]revlog.Node) error {
+	if err := s.loadBookmarks(); err != nil {
+		return err
+	}
+	type change struct {
+		name string
+		node revlog.Node
+		msg  string
+	}
+	var changes []change
+	names := make([]string, 0, len(remote))
+	for n := range remote {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rn := remote[name]
+		rr, ok := s.cl.Rev(rn)
+		if !ok {
+			continue // points to a changeset we do not have
+		}
+		ln, have := s.bookmarks[name]
+		switch {
+		case !have:
+			changes = append(changes, change{name, rn, fmt.Sprintf("adding remote bookmark %s\n", name)})
+		case ln == rn:
+		default:
+			lr, lok := s.cl.Rev(ln)
+			if lok && isAncestor(s.cl, lr, rr) {
+				changes = append(changes, change{name, rn, fmt.Sprintf("updating bookmark %s\n", name)})
+			} else if lok && isAncestor(s.cl, rr, lr) {
+				// The local bookmark is ahead: nothing to do.
+			} else {
+				div := ""
+				for i := 1; i < 100; i++ {
+					cand := fmt.Sprintf("%s@%d", name, i)
+					if cur, ok := s.bookmarks[cand]; !ok || cur == rn {
+						div = cand
+						break
+					}
+				}
+				if div == "" {
+					s.status("cannot add divergent bookmark %s: too many divergent bookmarks\n", name)
+					continue
+				}
+				changes = append(changes, change{div, rn, fmt.Sprintf("divergent bookmark %s stored as %s\n", name, div)})
+			}
+		}
+	}
+	for _, c := range changes {
+		if s.quietBookmarks {
+			s.debug("%s", c.msg)
+		} else {
+			s.status("%s", c.msg)
+		}
+		s.setBookmark(c.name, c.node)
+	}
+	return nil
+}

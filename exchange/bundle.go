@@ -1,0 +1,121 @@
+package exchange
+
+import (
+	"context"
+	"io"
+
+	"github.com/hgfs/hgfs/changegroup"
+	"github.com/hgfs/hgfs/revlog"
+)
+
+// BookmarkMode says what a bundle's bookmarks part does (bundle2's
+// op.modes['bookmarks']).
+type BookmarkMode int
+
+const (
+	// BookmarksApply sets and deletes the bookmarks as the part says
+	// (hg unbundle).
+	BookmarksApply BookmarkMode = iota
+	// BookmarksRecord keeps them in BundleResult for the caller to merge
+	// (hg pull).
+	BookmarksRecord
+)
+
+// BundleResult is what ApplyBundle saw besides the changegroups.
+type BundleResult struct {
+	Changegroups int
+	// Bookmarks are the remote bookmarks (a bookmarks part, or a listkeys
+	// part of namespace "bookmarks") when recorded.
+	Bookmarks map[string]revlog.Node
+	// HasBookmarks is set when the bundle carried bookmarks at all.
+	HasBookmarks bool
+	// Listkeys holds listkeys parts by namespace.
+	Listkeys map[string]map[string]string
+	// PhaseHeads is set when a phase-heads part was applied.
+	PhaseHeads bool
+}
+
+// ApplyBundle applies the parts of b in order, as bundle2.processbundle
+// does for the parts hgfs knows: changegroups, phase-heads, bookmarks,
+// listkeys. Caches (hgtagsfnodes, rev-branch-cache) and obsolescence
+// markers are skipped: hg rebuilds the caches on demand, and hgfs does not
+// exchange obsolescence markers (documented in the command help).
+func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode BookmarkMode) (*BundleResult, error) {
+	if s.done {
+		return nil, ErrSessionDone
+	}
+	res := &BundleResult{Listkeys: map[string]map[string]string{}}
+	for {
+		p, err := b.NextPart()
+		if err == io.EOF {
+			return res, nil
+		}
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		switch p.Type {
+		case "changegroup":
+			phase := Draft
+			if p.TargetPhase >= 0 {
+				phase = p.TargetPhase
+			}
+			if _, err := s.ApplyChangegroup(ctx, p.Changegroup, phase); err != nil {
+				return nil, err // already aborted
+			}
+			res.Changegroups++
+		case "phase-heads":
+			s.applyPhaseHeads(p.PhaseHeads)
+			res.PhaseHeads = true
+		case "bookmarks":
+			res.HasBookmarks = true
+			if mode == BookmarksApply {
+				if err := s.loadBookmarks(); err != nil {
+					return nil, s.fail(err)
+				}
+				for name, n := range p.Bookmarks {
+					s.setBookmark(name, n)
+				}
+				for _, name := range p.DeletedBookmarks {
+					s.deleteBookmark(name)
+				}
+				continue
+			}
+			res.Bookmarks = map[string]revlog.Node{}
+			for name, n := range p.Bookmarks {
+				res.Bookmarks[name] = n
+			}
+		case "listkeys":
+			ns := p.Params["namespace"]
+			res.Listkeys[ns] = p.Listkeys
+			if ns == "bookmarks" && !res.HasBookmarks {
+				marks, err := decodeHexBookmarks(p.Listkeys)
+				if err != nil {
+					return nil, s.fail(err)
+				}
+				res.HasBookmarks = true
+				res.Bookmarks = marks
+			}
+		}
+	}
+}
+
+// applyPhaseHeads is phases.updatephases: for each phase, the heads not
+// already in it move the boundary (advance only).
+func (s *Session) applyPhaseHeads(heads []changegroup.PhaseHead) {
+	byPhase := map[int][]revlog.Node{}
+	for _, h := range heads {
+		byPhase[h.Phase] = append(byPhase[h.Phase], h.Node)
+	}
+	for _, ph := range []int{Public, Draft, Secret} {
+		var move []revlog.Node
+		cur := s.phases.phaseOf(s.cl)
+		for _, n := range byPhase[ph] {
+			if r, ok := s.cl.Rev(n); ok && cur[r] != ph {
+				move = append(move, n)
+			}
+		}
+		if len(move) > 0 {
+			s.AdvancePhase(ph, move)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// Package exchange adds history to a local repository: it applies
+// changegroups (from bundle files, from a server's getbundle reply) into
+// the repository's revlogs inside a Mercurial-compatible transaction, and
+// runs the pull that fetches them (discovery, getbundle, phases,
+// bookmarks). It is what `hgfs unbundle`, `hgfs pull` and a non-stream
+// `hgfs clone` share.
+//
+// The specification is Mercurial 6.3: changegroup.py (cg1unpacker.apply,
+// _addchangegroupfiles), exchange.py (pull, _pullbundle2, readbundle),
+// bundle2.py (part handlers), phases.py (registernew, advanceboundary),
+// bookmarks.py, setdiscovery.py, scmutil.registersummarycallback and
+// commands.postincoming for what is printed.
+//
+// # Terminology
+//
+//   - Session: a locked repository with an open transaction and the revlog
+//     writers of one apply (Begin ... Commit or Abort).
+//   - Changegroup: the changelog, manifest and filelog deltas of a set of
+//     changesets (package changegroup decodes them).
+//   - Linkrev: the changelog revision a manifest or file revision belongs
+//     to; changegroups carry it as the changeset's node (linknode), mapped
+//     here through the changelog written first.
+//   - Phase roots: the store file phaseroots ("<phase> <hex node>" lines);
+//     a changeset's phase is the highest phase of the roots among its
+//     ancestors (itself included), public when there is none.
+//
+// # Order of writes and what readers see
+//
+// The changelog is written first (its revision numbers are the linkrevs of
+// everything else) but reaches its file last: the changelog writer is
+// opened with Delay, so its buffered revisions are flushed only at Commit,
+// after every manifest and filelog revision is on disk. A reader that
+// ignores the lock therefore never sees a changeset whose manifest or files
+// are missing, as with hg's delayed changelog (changelog.delayupdate).
+// Manifests and filelogs are buffered and flushed when their group ends
+// (filelogs) or at Commit (manifest), data file before index.
+//
+// fncache, phaseroots and bookmarks are rewritten at Commit with temporary
+// file plus rename, each first backed up in the transaction, so a rollback
+// restores them.
+//
+// # Errors
+//
+// Any error aborts the session: the transaction plays back (revlogs
+// truncated to their size before it, new files removed, backups restored)
+// and the repository is as before. A crash instead leaves the journal,
+// which `hgfs recover` or `hg recover` plays back. Bad changegroups name
+// what is wrong: a delta whose base or parent is unknown, a revision whose
+// text does not match its node, a linknode that is not a changeset of the
+// repository or the changegroup, an empty file group, truncation.
+//
+// # Concurrency
+//
+// A Session is used by one goroutine. The store lock keeps other writers
+// (hg or hgfs) out for its whole life.
+package exchange

@@ -1,0 +1,248 @@
+package exchange
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hgfs/hgfs/changegroup"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/wireproto"
+)
+
+// PullOptions tune Pull.
+type PullOptions struct {
+	Options
+	// Heads limits the pull to these remote changesets and their
+	// ancestors (hex nodes; already resolved with the remote's lookup);
+	// empty pulls every remote head.
+	Heads []string
+	// QuietBookmarks sends the bookmark messages ("adding remote bookmark
+	// X") to Debug, as hg's clone does (ui.quietbookmarkmove).
+	QuietBookmarks bool
+}
+
+// PullResult summarises a pull.
+type PullResult struct {
+	// Nothing is set when the remote had no changeset missing here (hg's
+	// "no changes found").
+	Nothing bool
+	// ModHeads is what postincoming receives (0 when nothing was added).
+	ModHeads int
+	// Discovery is the discovery outcome.
+	Discovery *DiscoveryResult
+}
+
+// Pull fetches into the repository at root the changesets of peer that it
+// lacks, as exchange.pull does over bundle2: lock, discovery ("searching
+// for changes", or "requesting all changes" into an empty repository),
+// getbundle with a changegroup, phase heads and bookmarks, applied in one
+// transaction named "pull\n<url>"; then phases and bookmarks follow the
+// remote. Obsolescence markers are not exchanged.
+func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt PullOptions) (*PullResult, error) {
+	if !peer.Capabilities().Has("getbundle") {
+		return nil, fmt.Errorf("%w: the server cannot send changegroups (no getbundle)", ErrUnsupported)
+	}
+	b2, err := peer.Capabilities().Bundle2()
+	if err != nil {
+		return nil, err
+	}
+	if b2 == nil || !b2.Has("changegroup") {
+		return nil, fmt.Errorf("%w: the server does not speak bundle2 changegroups", ErrUnsupported)
+	}
+	s, err := Begin(ctx, root, "pull\n"+url, opt.Options)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.pull(ctx, peer, b2, opt)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return res, nil
+}
+
+func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bundle2Caps, opt PullOptions) (*PullResult, error) {
+	res := &PullResult{}
+	disc, err := FindCommon(ctx, s.cl, peer)
+	if err != nil {
+		return nil, err
+	}
+	if s.cl.Len() > 0 {
+		// setdiscovery prints this once the first round is answered.
+		s.status("searching for changes\n")
+	}
+	res.Discovery = disc
+	heads := opt.Heads
+	if len(heads) == 0 {
+		heads = disc.RemoteHeads
+	}
+	missing := false
+	for _, h := range heads {
+		n, err := parseHex(h)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := s.cl.Rev(n); !ok {
+			missing = true
+		}
+	}
+	if !missing {
+		// Nothing to fetch; bookmarks and phases may still move.
+		s.status("no changes found\n")
+		res.Nothing = true
+		if err := s.pullKeys(ctx, peer, heads); err != nil {
+			return nil, err
+		}
+		return res, s.commitOrDrop()
+	}
+	if len(opt.Heads) == 0 && len(disc.Common) == 0 {
+		s.status("requesting all changes\n")
+	}
+	body, err := peer.GetBundle(ctx, wireproto.PullArgs(b2, disc.Common, heads))
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	b, err := changegroup.OpenBundle(body)
+	if err != nil {
+		return nil, err
+	}
+	br, err := s.ApplyBundle(ctx, b, BookmarksRecord)
+	if err != nil {
+		return nil, err // aborted
+	}
+	if err := b.Close(); err != nil {
+		return nil, err
+	}
+	if !br.PhaseHeads {
+		if err := s.pullPhasesListkeys(ctx, peer, heads, br.Listkeys["phases"]); err != nil {
+			return nil, err
+		}
+	}
+	if opt.QuietBookmarks {
+		s.quietBookmarks = true
+	}
+	if br.HasBookmarks {
+		if err := s.MergeRemoteBookmarks(br.Bookmarks); err != nil {
+			return nil, err
+		}
+	} else if err := s.pullBookmarksListkeys(ctx, peer); err != nil {
+		return nil, err
+	}
+	res.ModHeads = s.ModHeads
+	return res, s.Commit()
+}
+
+// pullKeys updates phases and bookmarks when no changegroup came.
+func (s *Session) pullKeys(ctx context.Context, peer wireproto.Peer, heads []string) error {
+	if err := s.pullPhasesListkeys(ctx, peer, heads, nil); err != nil {
+		return err
+	}
+	return s.pullBookmarksListkeys(ctx, peer)
+}
+
+func (s *Session) pullBookmarksListkeys(ctx context.Context, peer wireproto.Peer) error {
+	keys, err := peer.ListKeys(ctx, "bookmarks")
+	if err != nil {
+		return err
+	}
+	marks, err := decodeHexBookmarks(keys)
+	if err != nil {
+		return err
+	}
+	return s.MergeRemoteBookmarks(marks)
+}
+
+// pullPhasesListkeys is exchange._pullapplyphases with the phases pushkey
+// namespace: a publishing remote (or one without phases) makes everything
+// pulled public; otherwise what the remote has public becomes public.
+func (s *Session) pullPhasesListkeys(ctx context.Context, peer wireproto.Peer, heads []string, keys map[string]string) error {
+	if keys == nil {
+		var err error
+		if keys, err = peer.ListKeys(ctx, "phases"); err != nil {
+			return err
+		}
+	}
+	var subset []revlog.Node
+	for _, h := range heads {
+		if n, err := parseHex(h); err == nil {
+			subset = append(subset, n)
+		}
+	}
+	publishing := keys["publishing"] == "True"
+	if len(keys) == 0 || publishing {
+		s.AdvancePhase(Public, subset)
+		return nil
+	}
+	// Non-publishing: the remote's draft roots; every pulled changeset
+	// that descends from none of them is public (phases.analyzeremotephases).
+	var roots []int
+	for k, v := range keys {
+		if k == "publishing" || v != "1" {
+			continue
+		}
+		n, err := parseHex(k)
+		if err != nil {
+			continue
+		}
+		if r, ok := s.cl.Rev(n); ok {
+			roots = append(roots, r)
+		}
+	}
+	set := map[int]bool{}
+	for _, r := range roots {
+		set[r] = true
+	}
+	draft := descendants(s.cl, set)
+	var public []revlog.Node
+	// Public heads are the heads of ancestors(subset) - draft. Walk the ancestors of the subset; a revision outside draft whose
+	// children in the walk are all draft (or that is a subset head) is a
+	// public head.
+	n := s.cl.Len()
+	inAnc := make([]bool, n)
+	for _, h := range subset {
+		if r, ok := s.cl.Rev(h); ok {
+			inAnc[r] = true
+		}
+	}
+	for r := n - 1; r >= 0; r-- {
+		if !inAnc[r] {
+			continue
+		}
+		e := s.cl.Entry(r)
+		if e.P1 >= 0 {
+			inAnc[e.P1] = true
+		}
+		if e.P2 >= 0 {
+			inAnc[e.P2] = true
+		}
+	}
+	hasPublicChild := make([]bool, n)
+	for r := 0; r < n; r++ {
+		if !inAnc[r] || draft[r] {
+			continue
+		}
+		e := s.cl.Entry(r)
+		if e.P1 >= 0 {
+			hasPublicChild[e.P1] = true
+		}
+		if e.P2 >= 0 {
+			hasPublicChild[e.P2] = true
+		}
+	}
+	for r := 0; r < n; r++ {
+		if inAnc[r] && !draft[r] && !hasPublicChild[r] {
+			public = append(public, s.cl.Node(r))
+		}
+	}
+	s.AdvancePhase(Public, public)
+	return nil
+}
+
+// commitOrDrop commits when something changed (phases, bookmarks) and
+// otherwise aborts the empty transaction quietly, as hg creates none.
+func (s *Session) commitOrDrop() error {
+	if s.phases.dirty || s.bmDirty || s.cl.Len() != s.origLen {
+		return s.Commit()
+	}
+	return s.Abort()
+}

@@ -1,0 +1,322 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
+	"github.com/hgfs/hgfs/txn"
+)
+
+// Options tune a Session.
+type Options struct {
+	// Status receives the progress lines hg prints at the same points
+	// ("adding changesets\n", ...); nil discards them.
+	Status func(msg string)
+	// Debug receives hg's --debug lines ("add changeset 1234abcd\n"...).
+	Debug func(msg string)
+	// Warn receives the transaction's messages ("transaction abort!",
+	// "rollback completed"), which hg writes to stderr.
+	Warn func(msg string)
+	// Lock tunes how long the store lock is waited for.
+	Lock store.LockOptions
+	// WriteBatch is how many bytes of finished filelogs are kept before
+	// they are written together; 0 means DefaultWriteBatch, negative
+	// writes each filelog when its group ends.
+	WriteBatch int
+}
+
+// Session is a repository locked for writing with an open transaction.
+type Session struct {
+	root string
+	st   *store.Store
+	opt  Options
+
+	unlock func()
+	tx     *txn.Tx
+	wopt   revlog.WriterOptions
+
+	cl *revlog.Writer // changelog, delayed until Commit
+	ml *revlog.Writer // flat manifest
+
+	pending      []pendingFile // finished filelogs not yet flushed
+	pendingBytes int
+
+	origLen int // changelog length when the session began
+
+	fncache      map[string]bool // entries (unencoded store names); nil without the fncache layout
+	fncacheDirty bool
+
+	phases    *phaseRoots
+	origPhase []int                  // phases before the session
+	bookmarks map[string]revlog.Node // nil until loaded
+	bmDirty   bool
+	// quietBookmarks routes bookmark moves to Debug (ui.quietbookmarkmove).
+	quietBookmarks bool
+
+	// Summary counters, as tr.changes['changegroup-count-*'].
+	Changesets, Revisions, Files, HeadsDelta int
+	// ModHeads is combinechangegroupresults over the changegroups applied
+	// (what postincoming uses): 0 when none was applied.
+	ModHeads int
+	nApplied int
+	headsSum int
+	done     bool
+}
+
+// Begin locks the repository at root and opens a transaction named desc
+// ("unbundle", "pull\n<url>"), as localrepo.transaction does.
+func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error) {
+	st, err := store.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	if st.Requirements.Has("treemanifest") {
+		return nil, fmt.Errorf("%w: repositories with tree manifests are not supported", ErrUnsupported)
+	}
+	unlock, err := store.Lock(ctx, st.Dir, opt.Lock)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{root: root, st: st, opt: opt, unlock: unlock}
+	if err := s.begin(desc); err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// WriterOptions returns the revlog writer options a store's requirements
+// imply (localrepo.resolverevlogstorevfsoptions).
+func WriterOptions(req store.Requirements) revlog.WriterOptions {
+	o := revlog.WriterOptions{
+		Compression:  "zlib",
+		GeneralDelta: req.Has("generaldelta"),
+		SparseRevlog: req.Has("sparserevlog"),
+	}
+	if req.Has("revlog-compression-zstd") {
+		o.Compression = "zstd"
+	}
+	if o.SparseRevlog {
+		o.GeneralDelta = true
+	}
+	return o
+}
+
+func (s *Session) begin(desc string) error {
+	s.wopt = WriterOptions(s.st.Requirements)
+	// The changelog length for journal.desc: read it before the
+	// transaction exists (the writer would journal nothing yet anyway).
+	clLen, err := changelogLen(s.st)
+	if err != nil {
+		return err
+	}
+	s.origLen = clLen
+	tx, err := txn.Begin(s.root, s.st.Dir, desc, clLen)
+	if err != nil {
+		return err
+	}
+	s.tx = tx
+	tx.Report = s.opt.Warn
+	if s.cl, err = s.openWriter("00changelog.i", true); err != nil {
+		return s.fail(err)
+	}
+	if s.ml, err = s.openWriter("00manifest.i", false); err != nil {
+		return s.fail(err)
+	}
+	if s.st.Layout.HasFncache() {
+		names, err := s.st.Fncache()
+		if err != nil {
+			return s.fail(err)
+		}
+		s.fncache = make(map[string]bool, len(names))
+		for _, n := range names {
+			s.fncache[n] = true
+		}
+	}
+	if s.phases, err = readPhaseRoots(s.st.Dir); err != nil {
+		return s.fail(err)
+	}
+	s.origPhase = s.phases.phaseOf(s.cl)
+	return nil
+}
+
+func changelogLen(st *store.Store) (int, error) {
+	r, err := revlog.Open(st.FS(), st.Encode("00changelog.i"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.Len(), nil
+}
+
+// Root is the repository root.
+func (s *Session) Root() string { return s.root }
+
+// Store is the repository's store.
+func (s *Session) Store() *store.Store { return s.st }
+
+// Changelog is the changelog writer (revisions added in this session are
+// visible through it).
+func (s *Session) Changelog() *revlog.Writer { return s.cl }
+
+// OrigLen is the changelog length before the session.
+func (s *Session) OrigLen() int { return s.origLen }
+
+func (s *Session) status(format string, args ...any) {
+	if s.opt.Status != nil {
+		s.opt.Status(fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *Session) debug(format string, args ...any) {
+	if s.opt.Debug != nil {
+		s.opt.Debug(fmt.Sprintf(format, args...))
+	}
+}
+
+// fail aborts the session and returns err (joined with any abort failure).
+func (s *Session) fail(err error) error {
+	if aerr := s.Abort(); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
+}
+
+// addFncache records a store file (unencoded name) in the fncache.
+func (s *Session) addFncache(name string) {
+	if s.fncache == nil || s.fncache[name] {
+		return
+	}
+	s.fncache[name] = true
+	s.fncacheDirty = true
+}
+
+// Commit flushes every revlog (changelog last), writes fncache, phaseroots
+// and bookmarks, closes the transaction and releases the lock.
+func (s *Session) Commit() error {
+	if s.done {
+		return ErrSessionDone
+	}
+	if err := s.flushPending(); err != nil {
+		return s.fail(err)
+	}
+	if err := s.ml.Close(); err != nil {
+		return s.fail(err)
+	}
+	if s.fncacheDirty {
+		names := make([]string, 0, len(s.fncache))
+		for n := range s.fncache {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if err := s.replaceFile("fncache", store.FormatFncache(names)); err != nil {
+			return s.fail(err)
+		}
+	}
+	if s.phases.dirty {
+		if err := s.replaceFile("phaseroots", s.phases.format()); err != nil {
+			return s.fail(err)
+		}
+	}
+	if s.bmDirty {
+		if err := s.writeBookmarks(); err != nil {
+			return s.fail(err)
+		}
+	}
+	// The changelog last: its new revisions become visible once everything
+	// they refer to is on disk.
+	if err := s.cl.Close(); err != nil {
+		return s.fail(err)
+	}
+	summary := s.summary()
+	s.done = true
+	err := s.tx.Close()
+	s.release()
+	if err != nil {
+		return err
+	}
+	for _, line := range summary {
+		s.status("%s", line)
+	}
+	return nil
+}
+
+// Abort rolls the transaction back and releases the lock.
+func (s *Session) Abort() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	var errs []error
+	// Writers are discarded, not flushed: the playback truncates whatever
+	// reached the files.
+	writers := []*revlog.Writer{s.cl, s.ml}
+	for _, p := range s.pending {
+		writers = append(writers, p.w)
+	}
+	s.pending = nil
+	for _, w := range writers {
+		if w != nil {
+			if err := w.Discard(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if s.tx != nil {
+		if err := s.tx.Abort(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.release()
+	return errors.Join(errs...)
+}
+
+func (s *Session) release() {
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
+	}
+}
+
+// replaceFile rewrites a store file (name relative to the store) after
+// backing it up in the transaction.
+func (s *Session) replaceFile(name string, data []byte) error {
+	return s.tx.WriteFile(name, data)
+}
+
+// openWriter opens the revlog whose unencoded index name is name. Its
+// journal entries carry unencoded names, as hg's (the transaction's
+// opener is the store's encoding vfs), so `hg recover` finds them; they
+// are buffered until the writer's first write to a file.
+func (s *Session) openWriter(name string, delay bool) (*revlog.Writer, error) {
+	o := s.wopt
+	o.Delay = delay
+	o.Changelog = name == "00changelog.i"
+	o.Censorable = strings.HasPrefix(name, "data/")
+	o.Journal = s.tx.RevlogJournal(name)
+	o.DataName = s.st.Encode(strings.TrimSuffix(name, ".i") + ".d")
+	return revlog.OpenWriter(s.st.Dir, s.st.Encode(name), o)
+}
+
+// filelogName is the unencoded store name of a tracked file's index.
+func filelogName(file string) string { return "data/" + file + ".i" }
+
+// validFileName rejects changegroup file names that could escape the store
+// or that hg could not store.
+func validFileName(name string) error {
+	if name == "" || strings.ContainsAny(name, "\x00\n\r") || strings.HasPrefix(name, "/") ||
+		path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.Contains(name, "/../") {
+		return fmt.Errorf("%w: invalid file name %q in changegroup", ErrCorrupt, name)
+	}
+	return nil
+}
