@@ -22,7 +22,7 @@ func (g *memGraph) Entry(r int) revlog.Entry {
 	return revlog.Entry{P1: g.parents[r][0], P2: g.parents[r][1], Node: g.nodes[r]}
 }
 func (g *memGraph) Rev(n revlog.Node) (int, bool) { r, ok := g.revs[n]; return r, ok }
-func (g *memGraph) Node(r int) revlog.Node         { return g.nodes[r] }
+func (g *memGraph) Node(r int) revlog.Node        { return g.nodes[r] }
 
 // randomDAG makes n revisions with branches and merges; node i is
 // derived from its label so two graphs can share revisions.
