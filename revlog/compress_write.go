@@ -56,9 +56,15 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 		return e, nil
 	}
 	// No checksum: python-zstandard, which hg uses, writes none either.
+	// A 2 MiB window is what zstd's level 3 parameters give large inputs
+	// (windowLog 21), so ratios match hg's; the default 8 MiB window made
+	// each concurrent encoder hold 16 MiB of history for revlog chunks
+	// that are mostly a few KiB.
 	e, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
 		zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(2<<20),
+		zstd.WithLowerEncoderMem(true),
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, err

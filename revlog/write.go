@@ -138,7 +138,7 @@ type Writer struct {
 	chainSize []int64 // their stored size, plus the snapshot's
 	snap      []int8  // issnapshot memo: 0 unknown, 1 yes, 2 no
 
-	ifile, dfile   *os.File // opened read-write on first need
+	ifile, dfile   wfile // opened read-write on first need
 	iDisk, dDisk   int64    // bytes of each file on disk
 	ibuf, dbuf     []byte   // pending appends
 	iStart, dStart int64    // sizes when opened: the journal offsets
@@ -485,7 +485,14 @@ func (w *Writer) readChunk(rev int) ([]byte, error) {
 
 // file returns the index (index true) or data file, opening it for
 // reading and writing (creating it, and its directory, if needed).
-func (w *Writer) file(index bool) (*os.File, error) {
+// wfile is an open revlog file (wfile_unix.go, wfile_other.go).
+type wfile interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+}
+
+func (w *Writer) file(index bool) (wfile, error) {
 	fp, name := &w.dfile, w.dataName
 	if index {
 		fp, name = &w.ifile, w.name
@@ -494,10 +501,10 @@ func (w *Writer) file(index bool) (*os.File, error) {
 		return *fp, nil
 	}
 	p := w.path(name)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := openWFile(p, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(p), 0o777); err == nil {
-			f, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+			f, err = openWFile(p, false)
 		}
 	}
 	if err != nil {
@@ -835,12 +842,12 @@ func (w *Writer) split() error {
 	inl = nil
 
 	dpath := w.path(w.dataName)
-	df, err := os.OpenFile(dpath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+	df, err := openWFile(dpath, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new revlog splitting before its first flush: its directory
 		// may not exist yet.
 		if err = os.MkdirAll(filepath.Dir(dpath), 0o777); err == nil {
-			df, err = os.OpenFile(dpath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+			df, err = openWFile(dpath, true)
 		}
 	}
 	if err != nil {
@@ -976,7 +983,7 @@ func (w *Writer) writeOut(index bool) error {
 		buf, disk = &w.ibuf, &w.iDisk
 	}
 	err := w.flushJournal()
-	var f *os.File
+	var f wfile
 	if err == nil {
 		f, err = w.file(index)
 	}
@@ -1006,7 +1013,7 @@ func (w *Writer) Close() error {
 	w.closed = true
 	w.cache.clear()
 	w.comp.release()
-	for _, f := range []*os.File{w.dfile, w.ifile} {
+	for _, f := range []wfile{w.dfile, w.ifile} {
 		if f != nil {
 			if cerr := f.Close(); err == nil {
 				err = cerr
@@ -1037,7 +1044,7 @@ func (w *Writer) Discard() error {
 	w.ibuf, w.dbuf = nil, nil
 	w.cache.clear()
 	var err error
-	for _, f := range []*os.File{w.dfile, w.ifile} {
+	for _, f := range []wfile{w.dfile, w.ifile} {
 		if f != nil {
 			if cerr := f.Close(); err == nil {
 				err = cerr
