@@ -138,11 +138,11 @@ type Writer struct {
 	chainSize []int64 // their stored size, plus the snapshot's
 	snap      []int8  // issnapshot memo: 0 unknown, 1 yes, 2 no
 
-	ifile, dfile   wfile // opened read-write on first need
-	iDisk, dDisk   int64    // bytes of each file on disk
-	ibuf, dbuf     []byte   // pending appends
-	iStart, dStart int64    // sizes when opened: the journal offsets
-	iAdded, dAdded bool     // Journal.Add called
+	ifile, dfile   wfile  // opened read-write on first need
+	iDisk, dDisk   int64  // bytes of each file on disk
+	ibuf, dbuf     []byte // pending appends
+	iStart, dStart int64  // sizes when opened: the journal offsets
+	iAdded, dAdded bool   // Journal.Add called
 	cache          textCache
 	broken         error
 	closed         bool
