@@ -54,16 +54,53 @@
 // # Kernel caching
 //
 // The daemon holds the cache exclusively, so the cache changes only
-// through the mount, and the kernel already invalidates what its own
-// requests change. Entries, negative entries and attributes are therefore
-// cached for one second, and file pages are kept across opens
-// (FOPEN_KEEP_CACHE; see openFlags). Writes are write-through (no
-// writeback cache), so fsnode sees every write when it happens and its own
-// O_APPEND and size logic stays authoritative. Permissions are checked by the kernel
-// (default_permissions); without AllowOther only the mounting user gets
-// in. Locks (fcntl and flock) are left to the kernel, which implements
-// them locally: exact for a mount served on one host. hg itself locks with
-// symlinks, which fsnode provides.
+// through the mount, and the kernel already updates or invalidates what
+// its own requests change. Entries, negative entries and attributes of
+// cache nodes are therefore cached for an hour (nodeTimeout), and file
+// pages are kept across opens (FOPEN_KEEP_CACHE; see openFlags): each
+// expiry would cost a LOOKUP or GETATTR round trip, and reading a tree
+// after listing it (find | xargs cat, hg's checkout after its clone)
+// otherwise looked every name up again once the listing was a second old.
+// The control directory keeps one-second timeouts (views follow commits).
+// Writes are write-through (no writeback cache), so fsnode sees every
+// write when it happens and its own O_APPEND and size logic stays
+// authoritative; a writeback cache would also make close(2) wait for the
+// dirty pages. Locks (fcntl and flock) are left to the kernel, which
+// implements them locally: exact for a mount served on one host. hg
+// itself locks with symlinks, which fsnode provides.
+//
+// # Permissions
+//
+// Without AllowOther only the mounting user gets in. Permissions are
+// checked by the kernel from the modes hgfs reports (default_permissions).
+// With Options.RootPermissions, a cache mounted by root without
+// AllowOther leaves that option out (rootOnly): root's checks always pass
+// but for executing a file without execute bits, which the kernel checks
+// anyway, and access(2)/chdir(2), which then reach Access. That saves
+// the GETATTR of the parent directory the kernel otherwise sends before
+// the next lookup in a directory whose entries changed: one round trip
+// per file tar or hg creates. It is for the mount daemon only. A process
+// that serves its own mount and starts programs with their working
+// directory on it (the tests) must not use it: the child's chdir, between
+// vfork and exec, waits for the ACCESS answer, the parent thread is stuck
+// in vfork, and a garbage collection starting then can stop neither, so
+// the server never answers.
+//
+// # Request cost
+//
+// Every FUSE request is a round trip between two processes: tens of
+// microseconds, against one or two for a local system call, and mostly
+// spent waking the other side. What is left per file is what the kernel
+// insists on: tar -x as root sends LOOKUP (negative), CREATE, WRITE,
+// three SETATTRs (times, owner, mode), the GETATTR the kernel asks before
+// a chown to clear set-id bits itself, and RELEASE; hg's stream clone
+// sends LOOKUP (negative, for its unlink), LOOKUP (its mkdir of the
+// existing directory, which the kernel always revalidates), CREATE,
+// IOCTL (Python's isatty, which FUSE cannot decline once and for all),
+// WRITE and RELEASE. RELEASE is asynchronous: close(2) only queues it.
+// Mount therefore puts the daemon's threads in SCHED_BATCH
+// (sched_linux.go), so that a daemon thread woken by the RELEASE does not
+// preempt the process that just closed the file.
 //
 // # Lifecycle and durability
 //

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -39,7 +41,14 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		st := fsys.Stats()
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Stats: &st}
 	})
-	srv, err := fuse.NewServer(raw, mp, mountOptions(opt))
+	schedule()
+	mo := mountOptions(opt)
+	if rootOnly(opt) {
+		// See rootOnly: the kernel's checks could only ever pass, and
+		// each one after a directory changed costs a GETATTR.
+		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
+	}
+	srv, err := fuse.NewServer(raw, mp, mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
@@ -53,6 +62,30 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	return s, nil
+}
+
+// schedule moves the serving process to SCHED_BATCH (see
+// batchScheduling); failing that, the mount works as well, only close()
+// waits longer, so the error is logged and not returned.
+func schedule() {
+	if err := batchScheduling(); err != nil {
+		log.Printf("hgfs mount: %v", err)
+	}
+}
+
+// rootOnly reports whether Options.RootPermissions applies. A daemon
+// running as root without allow_other lets in only processes whose fsuid
+// and fsgid are 0, and their permission checks always pass (root
+// overrides modes and ownership) except for executing a file without any
+// execute bit, which the kernel checks itself even without
+// default_permissions, and access(2) and chdir(2), which it then asks the
+// daemon (rawFS.Access). With default_permissions the kernel refreshes a
+// directory's attributes (a GETATTR round trip) before the next lookup in
+// it after an entry in it changed: one more request for every file tar
+// or hg creates. The one difference: a root process stripped of
+// CAP_DAC_OVERRIDE is no longer held to the modes.
+func rootOnly(opt Options) bool {
+	return opt.RootPermissions && !opt.AllowOther && os.Geteuid() == 0
 }
 
 // mountOptions are the kernel-facing choices shared by both mount kinds.

@@ -26,6 +26,17 @@ type Options struct {
 	// ReadOnly mounts with the kernel's "ro" flag: every modifying
 	// request fails with EROFS before it reaches hgfs.
 	ReadOnly bool
+	// RootPermissions, for a cache mounted by root without AllowOther
+	// (go-fuse adapter), leaves out the kernel's default_permissions:
+	// only root can use such a mount and its checks always pass, so the
+	// GETATTR the kernel sends before a lookup in a directory whose
+	// entries changed (one per file tar or hg creates) is saved. Only for
+	// a daemon process: chdir(2) into the mount then asks the daemon
+	// (ACCESS), and a process serving its own mount that starts a
+	// program with its working directory there deadlocks if a garbage
+	// collection starts while the child, between vfork and exec, waits
+	// for that answer. See doc.go, Permissions.
+	RootPermissions bool
 }
 
 // ErrUnsupported is returned by Mount on platforms without an adapter yet.

@@ -7,16 +7,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -24,6 +27,26 @@ import (
 // directory.
 func TestPOSIX(t *testing.T) {
 	m := newMount(t)
+	for name, fn := range posixCases {
+		t.Run(name, func(t *testing.T) {
+			dir := m.path(name)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, dir)
+		})
+	}
+}
+
+// TestPOSIXRootPermissions runs the same cases on a mount with
+// Options.RootPermissions, which drops default_permissions when the tests
+// run as root (elsewhere it changes nothing). The cases start no
+// programs in the mount (see the option for why that matters).
+func TestPOSIXRootPermissions(t *testing.T) {
+	m := newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		opt.RootPermissions = true
+		return Mount(fsys, mp, opt)
+	})
 	for name, fn := range posixCases {
 		t.Run(name, func(t *testing.T) {
 			dir := m.path(name)
@@ -232,6 +255,92 @@ var posixCases = map[string]func(t *testing.T, dir string){
 		var st syscall.Stat_t
 		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Nlink != 0 {
 			t.Fatalf("fstat unlinked: nlink %d, %v", st.Nlink, err)
+		}
+	},
+	// Access compares access(2) on the mount with the native file system
+	// for every mode class: the kernel decides with default_permissions,
+	// the adapter's Access without it (a root mount; see rootOnly).
+	"Access": func(t *testing.T, dir string) {
+		native := t.TempDir()
+		for _, mode := range []uint32{0o644, 0o755, 0o444, 0o000, 0o100, 0o010, 0o001} {
+			for _, isDir := range []bool{false, true} {
+				name := fmt.Sprintf("f%o-%v", mode, isDir)
+				results := make([]string, 0, 2)
+				for _, base := range []string{dir, native} {
+					p := filepath.Join(base, name)
+					if isDir {
+						if err := os.Mkdir(p, 0o755); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						writeFile(t, p, "x")
+					}
+					if err := os.Chmod(p, os.FileMode(mode)); err != nil {
+						t.Fatal(err)
+					}
+					var r []string
+					for mask := uint32(0); mask <= 7; mask++ {
+						r = append(r, fmt.Sprint(syscall.Access(p, mask)))
+					}
+					results = append(results, strings.Join(r, ","))
+					if err := os.Chmod(p, 0o755); err != nil { // so cleanup can remove it
+						t.Fatal(err)
+					}
+				}
+				if results[0] != results[1] {
+					t.Errorf("%s: access on the mount %s, native %s", name, results[0], results[1])
+				}
+			}
+		}
+	},
+	// CachedAttrsFollowChanges: the kernel keeps entries and attributes
+	// of cache nodes for a long time (nodeTimeout), so every change made
+	// through one name must show at once through every cached one.
+	"CachedAttrsFollowChanges": func(t *testing.T, dir string) {
+		a, b, sub := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "sub")
+		writeFile(t, a, "12345")
+		if err := os.Link(a, b); err != nil {
+			t.Fatal(err)
+		}
+		before, dirBefore := stat(t, a), stat(t, dir) // cached from here on
+		if _, err := os.Stat(filepath.Join(dir, "later")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("stat later: %v", err) // a negative entry, cached
+		}
+		writeFile(t, b, "1234567890")
+		if st := stat(t, a); st.Size != 10 || st.Nlink != 2 {
+			t.Fatalf("after writing b: a has size %d nlink %d", st.Size, st.Nlink)
+		}
+		if err := os.Truncate(b, 3); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := stat(t, a)
+		if st.Size != 3 || st.Mode&0o777 != 0o600 || st.Ctim == before.Ctim && st.Mtim == before.Mtim {
+			t.Fatalf("after truncate and chmod of b: a has size %d mode %o, times unchanged %v", st.Size, st.Mode&0o777, st.Mtim == before.Mtim)
+		}
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if st := stat(t, dir); st.Nlink != dirBefore.Nlink+1 {
+			t.Fatalf("directory nlink %d after mkdir, was %d", st.Nlink, dirBefore.Nlink)
+		}
+		writeFile(t, filepath.Join(dir, "later"), "now")
+		if got := readFile(t, filepath.Join(dir, "later")); got != "now" {
+			t.Fatalf("later = %q", got)
+		}
+		if err := os.Rename(a, filepath.Join(sub, "moved")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(a); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("stat a after renaming it away: %v", err)
+		}
+		if err := os.Remove(b); err != nil {
+			t.Fatal(err)
+		}
+		if st := stat(t, filepath.Join(sub, "moved")); st.Nlink != 1 || st.Size != 3 {
+			t.Fatalf("moved: nlink %d size %d after removing b", st.Nlink, st.Size)
 		}
 	},
 	"HardLinks": func(t *testing.T, dir string) {

@@ -12,15 +12,24 @@ import (
 	"github.com/hgfs/hgfs/fsnode"
 )
 
-// Kernel cache lifetimes. The cache changes only through this mount (the
-// daemon holds it open exclusively), and the kernel itself invalidates what
-// its own requests change, so positive and negative entries and attributes
-// can be kept for a while. One second bounds the damage should that ever
-// stop holding (say, an offline repair of a mounted cache).
+// Kernel cache lifetimes of cache nodes. The cache changes only through
+// this mount (the daemon holds it open exclusively), and the kernel itself
+// updates or invalidates what its own requests change: a create or unlink
+// replaces the dentry, a write updates the size and drops the cached
+// times, a directory's attributes are dropped when an entry in it
+// changes. So positive and negative entries and attributes are kept for
+// an hour: every expiry costs a LOOKUP or GETATTR round trip, and a walk
+// of a large tree (find, then cat; hg's store walk, then its checkout)
+// takes longer than a few seconds. The hour bounds the damage should the
+// premise ever stop holding. The .hgfs control directory and its views
+// that follow commits use entryTimeout and attrTimeout instead.
+const nodeTimeout = time.Hour
+
+// Kernel cache lifetimes of the control directory (.hgfs, its stats
+// file, and the views whose names move as commits are made).
 const (
-	entryTimeout    = time.Second
-	attrTimeout     = time.Second
-	negativeTimeout = time.Second
+	entryTimeout = time.Second
+	attrTimeout  = time.Second
 )
 
 // openFlags are the kernel's instructions for every open file.
@@ -123,8 +132,8 @@ func (r *rawFS) fillAttr(a fsnode.Attr, out *fuse.Attr) {
 func (r *rawFS) fillEntry(a fsnode.Attr, out *fuse.EntryOut) {
 	out.NodeId = r.nodeID(a.Ino)
 	out.Generation = 0
-	out.SetEntryTimeout(entryTimeout)
-	out.SetAttrTimeout(attrTimeout)
+	out.SetEntryTimeout(nodeTimeout)
+	out.SetAttrTimeout(nodeTimeout)
 	r.fillAttr(a, &out.Attr)
 }
 
@@ -138,7 +147,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	if errnoOf(err) == syscall.ENOENT {
 		// A zero node ID with a timeout is a cacheable "no such entry".
 		*out = fuse.EntryOut{}
-		out.SetEntryTimeout(negativeTimeout)
+		out.SetEntryTimeout(nodeTimeout)
 		return fuse.OK
 	}
 	if err != nil {
@@ -164,7 +173,7 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	if err != nil {
 		return toStatus(err)
 	}
-	out.SetTimeout(attrTimeout)
+	out.SetTimeout(nodeTimeout)
 	r.fillAttr(a, &out.Attr)
 	return fuse.OK
 }
@@ -198,7 +207,7 @@ func (r *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.At
 	if err != nil {
 		return toStatus(err)
 	}
-	out.SetTimeout(attrTimeout)
+	out.SetTimeout(nodeTimeout)
 	r.fillAttr(a, &out.Attr)
 	return fuse.OK
 }
@@ -349,9 +358,52 @@ func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 	return []byte(target), fuse.OK
 }
 
-// Access is only asked when default_permissions is off, which hgfs never
-// mounts without; the kernel checks modes itself.
-func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status { return fuse.OK }
+// Access is asked only when the mount runs without default_permissions,
+// that is for root alone (see rootOnly), for access(2) and chdir(2). It
+// answers as the kernel's generic check would: root may do anything but
+// execute a non-directory that has no execute bit; anyone else gets the
+// owner, group or other bits (the request carries no supplementary
+// groups, which only matters if a non-root caller ever gets in).
+func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
+	var mode, uid, gid uint32
+	if r.virt.owns(in.NodeId) {
+		var out fuse.AttrOut
+		if st := r.virt.getAttr(in.NodeId, &out); st != fuse.OK {
+			return st
+		}
+		mode, uid, gid = out.Mode, out.Uid, out.Gid
+	} else {
+		a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
+		if err != nil {
+			return toStatus(err)
+		}
+		mode, uid, gid = a.Mode, a.Uid, a.Gid
+	}
+	return accessStatus(in.Mask, mode, uid, gid, in.Uid, in.Gid)
+}
+
+// accessStatus is the kernel's generic_permission for an access(2) mask
+// (R_OK 4, W_OK 2, X_OK 1) without ACLs or supplementary groups.
+func accessStatus(mask, mode, uid, gid, callerUid, callerGid uint32) fuse.Status {
+	mask &= 7
+	if callerUid == 0 {
+		if mask&1 != 0 && mode&syscall.S_IFMT != syscall.S_IFDIR && mode&0o111 == 0 {
+			return fuse.EACCES
+		}
+		return fuse.OK
+	}
+	perm := mode & 7
+	switch {
+	case callerUid == uid:
+		perm = mode >> 6 & 7
+	case callerGid == gid:
+		perm = mode >> 3 & 7
+	}
+	if mask&^perm != 0 {
+		return fuse.EACCES
+	}
+	return fuse.OK
+}
 
 // OpenDir needs no state: fsnode's directory cookies are stable, so every
 // READDIR resumes from its offset alone.

@@ -47,6 +47,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	}
 	root := &repoRoot{hg: loop, info: info, views: repoViews(repo)}
 	timeout := time.Second
+	schedule()
 	srv, err := fs.Mount(mp, root, &fs.Options{
 		MountOptions: *mountOptions(opt),
 		EntryTimeout: &timeout,
