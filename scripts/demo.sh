@@ -81,7 +81,7 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	"$HGFS" fsck "$WORK/cache"
 else
 	heading "no FUSE here (/dev/fuse or fusermount3 missing): cloning into a directory instead"
-	"$HGFS" clone "$URL" "$WORK/clone"
+	"$HGFS" clone --stream "$URL" "$WORK/clone"
 	hg -R "$WORK/clone" verify
 fi
 
