@@ -59,10 +59,10 @@ func (cl *cloner) changegroupClone(fill func(root string) error) error {
 // pullClone clones from a remote peer with a changegroup.
 func (cl *cloner) pullClone(peer wireproto.Peer, remote *remoteOutput) error {
 	return cl.changegroupClone(func(root string) error {
-		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c), QuietBookmarks: true})
+		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
 		remote.flush(cl.c.ui)
 		if err != nil {
-			return pullError(cl.ctx, cl.c, err)
+			return pullError(cl.ctx, cl.c, err, root)
 		}
 		return nil
 	})
@@ -81,9 +81,9 @@ func (cl *cloner) bundleClone(path string) error {
 			return bundleError(path, err)
 		}
 		defer b.Close()
-		s, err := exchange.Begin(cl.ctx, root, "unbundle\nbundle:"+path, cloneSessionOptions(cl.c))
+		s, err := exchange.Begin(cl.ctx, root, "unbundle\nbundle:"+path, cloneSessionOptions(cl.c, root))
 		if err != nil {
-			return sessionError(err)
+			return sessionError(err, root)
 		}
 		cl.c.ui.status("requesting all changes\n")
 		if _, err := s.ApplyBundle(cl.ctx, b, exchange.BookmarksApply); err != nil {
@@ -99,8 +99,8 @@ func (cl *cloner) bundleClone(path string) error {
 // cloneSessionOptions are a clone's: the pull's messages, but the
 // transaction's rollback notices are pointless for a clone that is
 // removed anyway.
-func cloneSessionOptions(c *cmdContext) exchange.Options {
-	o := sessionOptions(c)
+func cloneSessionOptions(c *cmdContext, root string) exchange.Options {
+	o := sessionOptions(c, root)
 	o.Warn = nil
 	return o
 }

@@ -86,12 +86,12 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 		heads = append(heads, n)
 	}
 	res, err := exchange.Pull(ctx, root, peer, hidePassword(source), exchange.PullOptions{
-		Options: sessionOptions(c),
+		Options: sessionOptions(c, root),
 		Heads:   heads,
 	})
 	remote.flush(c.ui)
 	if err != nil {
-		return pullError(ctx, c, err)
+		return pullError(ctx, c, err, root)
 	}
 	if res.Nothing {
 		return nil
@@ -128,12 +128,12 @@ func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer
 
 // pullError renders a failed pull: session errors as hg's, remote ones as
 // the clone's, anything else as an abort after the rollback notice.
-func pullError(ctx context.Context, c *cmdContext, err error) error {
+func pullError(ctx context.Context, c *cmdContext, err error, root string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if errors.Is(err, txn.ErrAbandoned) || errors.Is(err, store.ErrLocked) {
-		return sessionError(err)
+		return sessionError(err, root)
 	}
 	return applyError(ctx, c.ui, err)
 }

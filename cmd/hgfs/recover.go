@@ -40,11 +40,12 @@ func runRecover(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	ok, err := txn.RecoverContext(ctx, root, txn.RecoverOptions{
+		Lock:   sessionOptions(c, root).Lock,
 		Status: func(m string) { c.ui.status("%s", m) },
 		Warn:   func(m string) { c.ui.warn("%s", m) },
 	})
 	if err != nil {
-		return sessionError(err)
+		return sessionError(err, root)
 	}
 	if !ok {
 		return errNothing

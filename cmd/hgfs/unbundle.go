@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
@@ -84,9 +85,9 @@ func unbundleFile(ctx context.Context, c *cmdContext, root, fname string) (int, 
 	if b.Type != "HG20" {
 		desc = "unbundle\nbundle:" + fname
 	}
-	s, err := exchange.Begin(ctx, root, desc, sessionOptions(c))
+	s, err := exchange.Begin(ctx, root, desc, sessionOptions(c, root))
 	if err != nil {
-		return 0, sessionError(err)
+		return 0, sessionError(err, root)
 	}
 	if _, err := s.ApplyBundle(ctx, b, exchange.BookmarksApply); err != nil {
 		return 0, bundleError(fname, err)
@@ -98,29 +99,41 @@ func unbundleFile(ctx context.Context, c *cmdContext, root, fname string) (int, 
 }
 
 // sessionOptions routes an exchange session's messages to the ui.
-func sessionOptions(c *cmdContext) exchange.Options {
+func sessionOptions(c *cmdContext, root string) exchange.Options {
 	batch, err := strconv.Atoi(c.ui.cfg.Get(config.HgfsWriteBatch))
 	if err != nil {
 		batch = 0 // the default; a bad value is not worth an abort
 	} else if batch == 0 {
 		batch = -1
 	}
+	timeout, _ := c.ui.cfg.Int("ui", "timeout", 600)
 	return exchange.Options{
 		WriteBatch: batch,
-		Status:     func(m string) { c.ui.status("%s", m) },
-		Debug:      func(m string) { c.ui.debugf("%s", m) },
-		Warn:       func(m string) { c.ui.warn("%s", m) },
+		Lock: store.LockOptions{
+			Timeout: time.Duration(timeout) * time.Second,
+			Waiting: func(holder string) {
+				// lock.trylock's printwarning.
+				if host, pid, ok := strings.Cut(holder, ":"); ok {
+					c.ui.warn("waiting for lock on repository %s held by process '%s' on host '%s'\n", root, pid, host)
+				} else {
+					c.ui.warn("waiting for lock on repository %s held by '%s'\n", root, holder)
+				}
+			},
+		},
+		Status: func(m string) { c.ui.status("%s", m) },
+		Debug:  func(m string) { c.ui.debugf("%s", m) },
+		Warn:   func(m string) { c.ui.warn("%s", m) },
 	}
 }
 
 // sessionError turns a failure to start a session into hg's messages.
-func sessionError(err error) error {
+func sessionError(err error, root string) error {
 	var le *store.LockError
 	switch {
 	case errors.Is(err, txn.ErrAbandoned):
 		return abortf("abandoned transaction found").withHint(txn.RecoverHint)
 	case errors.As(err, &le) && errors.Is(err, store.ErrLocked):
-		return abortf("repository %s: timed out waiting for lock held by '%s'", filepath.Dir(filepath.Dir(le.Path)), le.Holder)
+		return abortf("repository %s: timed out waiting for lock held by '%s'", root, le.Holder)
 	}
 	return abortf("%v", err)
 }
