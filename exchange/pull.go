@@ -49,7 +49,9 @@ func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt
 	if b2 == nil || !b2.Has("changegroup") {
 		return nil, fmt.Errorf("%w: the server does not speak bundle2 changegroups", ErrUnsupported)
 	}
-	s, err := Begin(ctx, root, "pull\n"+url, opt.Options)
+	o := opt.Options
+	o.WLock = true
+	s, err := Begin(ctx, root, "pull\n"+url, o)
 	if err != nil {
 		return nil, err
 	}

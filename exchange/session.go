@@ -24,8 +24,11 @@ type Options struct {
 	// Warn receives the transaction's messages ("transaction abort!",
 	// "rollback completed"), which hg writes to stderr.
 	Warn func(msg string)
-	// Lock tunes how long the store lock is waited for.
+	// Lock tunes how long the locks are waited for.
 	Lock store.LockOptions
+	// WLock takes .hg/wlock before the store lock, as hg's pull does when
+	// the bookmarks live in .hg (not with bookmarksinstore).
+	WLock bool
 	// WriteBatch is how many bytes of finished filelogs are kept before
 	// they are written together; 0 means DefaultWriteBatch, negative
 	// writes each filelog when its group ends.
@@ -80,9 +83,22 @@ func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error
 	if st.Requirements.Has("treemanifest") {
 		return nil, fmt.Errorf("%w: repositories with tree manifests are not supported", ErrUnsupported)
 	}
+	var wunlock func()
+	if opt.WLock && !st.Requirements.Has("bookmarksinstore") {
+		if wunlock, err = store.WLock(ctx, root, opt.Lock); err != nil {
+			return nil, err
+		}
+	}
 	unlock, err := store.Lock(ctx, st.Dir, opt.Lock)
 	if err != nil {
+		if wunlock != nil {
+			wunlock()
+		}
 		return nil, err
+	}
+	if wunlock != nil {
+		storeUnlock := unlock
+		unlock = func() { storeUnlock(); wunlock() }
 	}
 	s := &Session{root: root, st: st, opt: opt, unlock: unlock}
 	if err := s.begin(desc); err != nil {

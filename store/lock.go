@@ -63,6 +63,17 @@ func Lock(ctx context.Context, storeDir string, opt LockOptions) (unlock func(),
 	return lockFile(ctx, filepath.Join(storeDir, "lock"), opt)
 }
 
+// WLock takes the working-directory lock, .hg/wlock of the repository at
+// root, as hg's repo.wlock() does (the same symlink protocol as Lock).
+// hg takes it before the store lock when it writes files of .hg such as
+// the bookmarks or the dirstate.
+func WLock(ctx context.Context, root string, opt LockOptions) (unlock func(), err error) {
+	if opt.Poll <= 0 {
+		opt.Poll = 100 * time.Millisecond
+	}
+	return lockFile(ctx, filepath.Join(root, ".hg", "wlock"), opt)
+}
+
 func lockFile(ctx context.Context, path string, opt LockOptions) (func(), error) {
 	prefix := LockPrefix()
 	info := prefix + ":" + strconv.Itoa(os.Getpid())
