@@ -45,7 +45,8 @@ func unbundleBoth(t *testing.T, dir, name, bundle string, initArgs []string) {
 	if got != want {
 		t.Errorf("output differs:\n%s", testenv.Diff("hg", want, "hgfs", got))
 	}
-	if w, g := repoState(t, hgRepo, true), repoState(t, hgfsRepo, true); w != g {
+	// hg's own result needs no verify; hgfs's must pass it.
+	if w, g := repoState(t, hgRepo, false), repoState(t, hgfsRepo, true); w != g {
 		t.Errorf("repository differs:\n%s", testenv.Diff("hg", w, "hgfs", g))
 	}
 	if _, err := os.Stat(filepath.Join(hgfsRepo, ".hg", "store", "journal")); err == nil {
@@ -72,6 +73,9 @@ func TestUnbundleEveryKindAndType(t *testing.T) {
 	dir := t.TempDir()
 	for name, spec := range generatedKinds {
 		t.Run(name, func(t *testing.T) {
+			// Kinds run two at a time: most of the time is hg processes,
+			// and the package's other tests leave a core idle.
+			t.Parallel()
 			src := testenv.Generate(t, spec)
 			for _, typ := range bundleTypes {
 				t.Run(strings.ReplaceAll(typ, ";", "_"), func(t *testing.T) {
@@ -93,6 +97,7 @@ func TestUnbundleTargetFormats(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"encodings", "nogeneraldelta", "longchain"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			src := testenv.Generate(t, generatedKinds[name])
 			bundle := filepath.Join(dir, name+".hg")
 			testenv.Hg(t, src, "bundle", "-q", "-a", "--hidden", "-t", "zstd-v2", bundle)
