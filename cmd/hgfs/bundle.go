@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgfs/hgfs/changegroup"
+	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 )
@@ -15,46 +18,67 @@ import (
 func init() {
 	register(&command{
 		name:     "bundle",
-		synopsis: "[-R REPO] -t packed1|v2 FILE",
-		help: `write a stream clone bundle of the whole repository
+		synopsis: "[-R REPO] [-a] -t TYPE FILE",
+		help: `write a bundle of the whole repository
 
--t packed1 (hg's "none-packed1") writes what "hg debugcreatestreamclonebundle"
-writes, which "hg debugapplystreamclonebundle" applies to an empty
-repository. -t v2 (hg's "none-v2;stream=v2") writes what
+Stream bundles: -t packed1 (hg's "none-packed1") writes what
+"hg debugcreatestreamclonebundle" writes, which "hg debugapplystreamclonebundle"
+applies to an empty repository. -t v2 (hg's "none-v2;stream=v2") writes what
 "hg bundle -a -t 'none-v2;stream=v2'" writes, which "hg unbundle" applies to
 an empty repository and "hgfs clone" and "hg clone" accept as clone bundles.
-
 The file list is taken under the repository lock, as hg does; the data is
 then copied without holding it. Phases are carried (v2) when the
-repository is not publishing (phases.publish=false).`,
+repository is not publishing (phases.publish=false).
+
+Changegroup bundles: -t none-v1, gzip-v1, none-v2 or
+'none-v2;cg.version=03' write every changeset of the repository, hidden
+ones included (hg's "bundle -a --hidden"), with the stored deltas, for
+"hg unbundle" or "hgfs unbundle". bzip2 and zstd compression are not
+written. -a is accepted for compatibility: hgfs always bundles the whole
+repository.`,
 		options: []option{
-			{'t', "type", optString, "", "bundle type: packed1 or v2"},
+			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2"},
+			{'a', "all", optBool, "", "bundle all changesets in the repository (always on)"},
 		},
 		run: runBundle,
 	})
 }
 
-// bundleType maps hg's bundle specs for stream bundles to "packed1" or
-// "v2" (mercurial/bundlecaches.py parsebundlespec: compression "none",
-// version "packed1", or "v2" with the parameter stream=v2).
+// bundleType maps hg's bundle specs (mercurial/bundlecaches.py
+// parsebundlespec) to what hgfs writes: "packed1" and "v2" are stream
+// bundles; "HG10UN", "HG10GZ", "HG20-02" and "HG20-03" changegroup
+// bundles. "v2" alone means the stream bundle, as it always has in hgfs;
+// hg's full "none-v2" is a changegroup bundle.
 func bundleType(spec string) (string, bool) {
 	base, params, _ := strings.Cut(spec, ";")
-	base = strings.TrimPrefix(base, "none-")
 	switch base {
-	case "packed1":
+	case "none-v1":
+		return "HG10UN", params == ""
+	case "gzip-v1":
+		return "HG10GZ", params == ""
+	case "packed1", "none-packed1":
 		return "packed1", params == ""
-	case "v2":
-		if params == "" {
-			return "v2", true
-		}
+	}
+	if base != "v2" && base != "none-v2" {
+		return "", false
+	}
+	stream, version := base == "v2", "02"
+	if params != "" {
 		for _, p := range strings.Split(params, ";") {
-			if p != "stream=v2" {
+			switch p {
+			case "stream=v2":
+				stream = true
+			case "cg.version=02", "cg.version=03":
+				version = strings.TrimPrefix(p, "cg.version=")
+			default:
 				return "", false
 			}
 		}
-		return "v2", true
 	}
-	return "", false
+	if stream {
+		return "v2", version == "02"
+	}
+	return "HG20-" + version, true
 }
 
 func runBundle(ctx context.Context, c *cmdContext, args []string) error {
@@ -66,11 +90,14 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 		if !c.opts.Changed("type") {
 			return abortf("a bundle type is required").withHint("use -t packed1 or -t v2")
 		}
-		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes stream bundles only: packed1 (none-packed1) or v2 (none-v2;stream=v2)")
+		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes packed1, v2 (none-v2;stream=v2), none-v1, gzip-v1 and none-v2 bundles")
 	}
 	root, err := c.repoRoot()
 	if err != nil {
 		return err
+	}
+	if strings.HasPrefix(typ, "HG") {
+		return writeChangegroupBundle(ctx, c, root, typ, args[0])
 	}
 	st, err := store.Open(root)
 	if err != nil {
@@ -120,4 +147,41 @@ type releaseOnWrite struct {
 func (r *releaseOnWrite) Write(p []byte) (int, error) {
 	r.once.Do(r.release)
 	return r.w.Write(p)
+}
+
+// writeChangegroupBundle writes a changegroup bundle of every revision,
+// removing the file on failure.
+func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name string) error {
+	r, err := repo.Open(root)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	defer r.Close()
+	opt := changegroup.BundleOptions{Type: typ}
+	if v, ok := strings.CutPrefix(typ, "HG20-"); ok {
+		opt.Type, opt.Version = "HG20", v
+		opt.NbChanges = r.Changelog().Len()
+	}
+	c.ui.status("%d changesets found\n", r.Changelog().Len())
+	dest := c.abs(name)
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return abortf("%v", errorsCause(err))
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w, err := changegroup.NewBundleWriter(bw, opt)
+	if err == nil {
+		err = changegroup.Generate(ctx, r, w)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dest)
+		return abortf("writing %s: %v", name, err)
+	}
+	return nil
 }
