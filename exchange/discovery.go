@@ -86,21 +86,6 @@ func FindCommon(ctx context.Context, cl graph, remote Remote) (*DiscoveryResult,
 			stack = append(stack, e.P1, e.P2)
 		}
 	}
-	markMissing := func(r int) {
-		// Descendants of r: scan forward once.
-		if state[r] == 0 {
-			state[r] = 2
-		}
-		for c := r + 1; c < n; c++ {
-			if state[c] != 0 {
-				continue
-			}
-			e := cl.Entry(c)
-			if (e.P1 >= 0 && e.P1 >= r && state[e.P1] == 2) || (e.P2 >= 0 && e.P2 >= r && state[e.P2] == 2) {
-				state[c] = 2
-			}
-		}
-	}
 	// Remote heads we have are common, with their ancestors.
 	for _, h := range res.RemoteHeads {
 		node, _ := parseHex(h)
@@ -130,9 +115,22 @@ func FindCommon(ctx context.Context, cl graph, remote Remote) (*DiscoveryResult,
 				markCommon(r)
 			}
 		}
+		// Every unknown sample and its undecided descendants are missing:
+		// one forward pass for the whole round.
+		first := n
 		for i, r := range sample {
 			if !known[i] && state[r] == 0 {
-				markMissing(r)
+				state[r] = 2
+				first = min(first, r)
+			}
+		}
+		for c := first + 1; c < n; c++ {
+			if state[c] != 0 {
+				continue
+			}
+			e := cl.Entry(c)
+			if (e.P1 >= 0 && state[e.P1] == 2) || (e.P2 >= 0 && state[e.P2] == 2) {
+				state[c] = 2
 			}
 		}
 	}
