@@ -74,8 +74,29 @@
 // without the copy metadata header, which must be read to strip); the
 // result goes to a byte-bounded LRU cache (Options.CacheBytes, default 64
 // MiB) shared with parsed manifests and revlog revisions, so the read
-// that follows a stat costs nothing. Directory listings never
-// reconstruct files.
+// that follows a stat costs nothing. ReadDir never reconstructs files;
+// Node.ListsFixed tells adapters which directories (a changeset's tree)
+// they may list with attributes, which does.
+//
+// # Cost of a tree walk
+//
+// A first grep -r of a changeset's tree reconstructs each file from its
+// own filelog: one open and read of the .i (and, if split, of the .d at
+// the chunk's offset), an index parse and a delta chain; the manifest is
+// parsed once per changeset (cached). The repository's .hg is read
+// through dirFS, whose ReadFile opens, sizes, reads and closes with
+// plain system calls (readfile_unix.go), about a third less than
+// os.ReadFile's work per revlog. Open revlogs are not kept: a walk opens
+// each filelog once, for the GetAttr that sizes the file, and the read
+// that follows finds the text in the cache. What a walk costs beyond
+// this is the adapter's FUSE round trips (see package mount).
+//
+// revlogs/STOREPATH opens the revlog with its data file's on-disk name:
+// swapping the index's suffix is wrong for hashed names (dh/...), whose
+// digest covers the suffix, so those are mapped back to their logical
+// names through the fncache (dataNames, rebuilt when the fncache
+// changes) and the logical .d is encoded; rev/ knows its logical paths
+// and encodes both names directly.
 //
 // # Errors
 //

@@ -75,6 +75,7 @@ type View struct {
 	hg     fs.FS
 	st     fs.FS
 	layout store.Layout
+	names  *dataNames
 	opt    Options
 	start  time.Time
 	cache  *lru
@@ -104,7 +105,7 @@ func Open(hg fs.FS, opt Options) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &View{hg: hg, st: st.FS(), layout: st.Layout, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
+	v := &View{hg: hg, st: st.FS(), layout: st.Layout, names: &dataNames{st: st}, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
 	v.root = &Node{Ino: opt.RootIno, kind: kindRoot}
 	s, err := v.current()
 	if err != nil {
@@ -121,7 +122,7 @@ func OpenDir(root string, opt Options) (*View, error) {
 	if fi, err := os.Stat(hg); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: not a repository (no .hg directory)", root)
 	}
-	return Open(os.DirFS(hg), opt)
+	return Open(newDirFS(hg), opt)
 }
 
 // Close releases the open revlogs.
@@ -254,6 +255,18 @@ func (n *Node) IsDir() bool {
 		return false
 	}
 	return true
+}
+
+// ListsFixed reports whether n is a directory of a changeset's tree
+// (rev/REV or a directory inside it): its entries are Fixed and cheap to
+// look up, so an adapter may answer a listing with every entry's node
+// and attributes (READDIRPLUS) and spare the kernel one LOOKUP per
+// name. That reconstructs the files listed (GetAttr needs their size),
+// which a tree walk (grep -r, diff -r, tar) does anyway; the revision
+// directories of revlogs are not included, since their revisions can
+// be large and a listing of them rarely precedes reading them all.
+func (n *Node) ListsFixed() bool {
+	return n.kind == kindChangeset || n.kind == kindTreeDir
 }
 
 // Fixed reports whether n and its content never change (see Attr.Fixed).
@@ -421,15 +434,6 @@ func (v *View) lookupStore(dir *Node, name string) (*Node, error) {
 		return &Node{Ino: hashIno("rl", p), kind: kindRevlog, path: p}, nil
 	}
 	return nil, syscall.ENOENT
-}
-
-// openRevlog opens a store revlog by its on-disk path. The caller closes.
-func (v *View) openRevlog(p string) (*revlog.Revlog, error) {
-	rl, err := revlog.Open(v.st, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, syscall.ENOENT
-	}
-	return rl, err
 }
 
 func (v *View) lookupRevlog(dir *Node, name string) (*Node, error) {
@@ -645,7 +649,7 @@ func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
 	if b, ok := v.cache.get(key); ok {
 		return b.([]byte), nil
 	}
-	fl, err := v.openRevlog(v.layout.Encode("data/" + e.Path + ".i"))
+	fl, err := v.openRevlogData(v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d"))
 	if errors.Is(err, syscall.ENOENT) {
 		return nil, fmt.Errorf("%s: no filelog: %w", e.Path, revlog.ErrNotFound)
 	}

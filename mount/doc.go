@@ -62,6 +62,11 @@
 // after listing it (find | xargs cat, hg's checkout after its clone)
 // otherwise looked every name up again once the listing was a second old.
 // The control directory keeps one-second timeouts (views follow commits).
+// In a changeset's tree under .hgfs, directory listings (READDIRPLUS)
+// answer every entry with its node and attributes, and the repository
+// view stores a file's content in the kernel's page cache (NOTIFY_STORE)
+// before answering its OPEN, so a tree walk costs OPEN and RELEASE per
+// file, first time or not (views_linux.go).
 // Writes are write-through (no writeback cache), so fsnode sees every
 // write when it happens and its own O_APPEND and size logic stays
 // authoritative; a writeback cache would also make close(2) wait for the

@@ -14,11 +14,24 @@ package mount
 // Kernel caching: a changeset's files and directories and revlog
 // revisions never change, so their entries and attributes are cached for
 // an hour, their pages outlive a handle (FOPEN_KEEP_CACHE) and their
-// listings are cached (FOPEN_CACHE_DIR): a second grep -r sends only
-// OPEN and RELEASE per file. Names that move (rev/tip, rev/BOOKMARK,
-// rev/N, the text files, revlog indexes) get the mount's one-second
-// timeouts, and the text files and indexes are read with direct I/O so a
-// stale size never truncates them.
+// listings are cached (FOPEN_CACHE_DIR). Names that move (rev/tip,
+// rev/BOOKMARK, rev/N, the text files, revlog indexes) get the mount's
+// one-second timeouts, and the text files and indexes are read with
+// direct I/O so a stale size never truncates them.
+//
+// Round trips of a tree walk (grep -r of .hgfs/rev/REV, counted with
+// --debug-fuse on the 20,000-file bench repository): READDIRPLUS of a
+// changeset's directory answers every entry with its node and attributes
+// (hgview.Node.ListsFixed), so the kernel sends no LOOKUP per file; the
+// repository view's Open stores a file's content in the page cache
+// (NOTIFY_STORE) before it answers, so the first read(2) sends no READ.
+// A first walk thus costs OPEN and RELEASE per file (it was LOOKUP, OPEN,
+// READ, RELEASE), the same as a second walk, plus the reconstruction.
+// OPEN and RELEASE stay: the kernel sends them for every open(2) unless
+// the whole connection answers OPEN with ENOSYS (no_open), which the
+// .hg loopback and the cache's handles cannot. The cache mount's raw
+// adapter lists with attributes too, but cannot store pages at open
+// (virtualDir owns open and has no server handle), so it still READs.
 
 import (
 	"context"
@@ -26,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -260,24 +274,41 @@ func (w *views) entries(ino uint64) ([]fuse.DirEntry, fuse.Status) {
 }
 
 // readDir answers READDIR and READDIRPLUS from offset in.Offset: "." and
-// ".." at offsets 1 and 2, then the entries. READDIRPLUS entries carry no
-// node ID, so the kernel looks each up only when it is used: a listing
-// never reconstructs the files it names.
+// ".." at offsets 1 and 2, then the entries. In a changeset's tree
+// (hgview.Node.ListsFixed) READDIRPLUS entries are full lookups (each one
+// a lookup the kernel will FORGET), so a walk sends no LOOKUP per file;
+// elsewhere they carry no node ID, and the kernel looks each up only
+// when it is used, so listing rev/ or a revlog reconstructs nothing.
 func (w *views) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
 	ents, st := w.entries(in.NodeId)
 	if st != fuse.OK {
 		return st
 	}
+	full := false
+	if plus && w.owns(in.NodeId) {
+		if _, dir, st := w.node(in.NodeId); st == fuse.OK {
+			full = dir.ListsFixed()
+		}
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	all := append([]fuse.DirEntry{{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}, ents...)
 	for i := in.Offset; i < uint64(len(all)); i++ {
 		de := all[i]
 		de.Off = i + 1
-		if plus {
-			if out.AddDirLookupEntry(de) == nil {
+		if !plus {
+			if !out.AddDirEntry(de) {
 				break
 			}
-		} else if !out.AddDirEntry(de) {
+			continue
+		}
+		eo := out.AddDirLookupEntry(de)
+		if eo == nil {
 			break
+		}
+		if full && i >= 2 && w.lookup(in.NodeId, de.Name, uid, gid, eo) != fuse.OK {
+			// A file that cannot be reconstructed is listed without
+			// attributes; its LOOKUP reports the error.
+			*eo = fuse.EntryOut{}
 		}
 	}
 	return fuse.OK
@@ -292,6 +323,10 @@ type viewNode struct {
 	w     *views
 	n     *hgview.Node
 	stats *gofs.Inode // the control directory only
+
+	// pushed is set once the node's whole content was stored in the
+	// kernel's page cache (see Open).
+	pushed atomic.Bool
 }
 
 var (
@@ -383,12 +418,54 @@ func (vn *viewNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if vn.n.IsDir() {
 		return nil, 0, syscall.EISDIR
 	}
+	fl := fileOpenFlags(vn.n)
+	if vn.pushed.Load() {
+		// The kernel holds the pages (unless it dropped them since, when
+		// it asks READ, which reconstructs): opening again costs no
+		// reconstruction, even once the view's cache has let it go.
+		return lazyHandle{v: v, n: vn.n}, fl, 0
+	}
 	data, err := v.Content(vn.n)
 	if err != nil {
 		return nil, 0, errnoOf(err)
 	}
-	return bytesHandle(data), fileOpenFlags(vn.n), 0
+	if fl&fuse.FOPEN_KEEP_CACHE != 0 && len(data) <= maxPush && !vn.pushed.Load() {
+		// Store the content in the kernel's page cache before the OPEN
+		// reply: the reader's first read(2) then finds it there, and
+		// the READ round trip it would cost is saved (half of what a
+		// first grep -r of a tree asked the daemon per file). Kept
+		// pages outlive the handle (FOPEN_KEEP_CACHE), so once is
+		// enough. A failed store costs nothing but that READ, which
+		// the handle still serves, so its error is not the open's.
+		if vn.WriteCache(0, data) == 0 {
+			vn.pushed.Store(true)
+		}
+	}
+	return bytesHandle(data), fl, 0
 }
+
+// lazyHandle reads an immutable view file, reconstructing it (or taking
+// it from the view's cache) only when a READ asks.
+type lazyHandle struct {
+	v *hgview.View
+	n *hgview.Node
+}
+
+var _ gofs.FileReader = lazyHandle{}
+
+func (h lazyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	data, err := h.v.Content(h.n)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return bytesHandle(data).Read(ctx, dest, off)
+}
+
+// maxPush bounds the content Open stores in the kernel's page cache
+// ahead of the reads: one notification message, well below the
+// negotiated maximum write (1 MiB, mountOptions); larger files are read
+// in READ requests as usual, whose cost is small beside their size.
+const maxPush = 128 << 10
 
 // OpendirHandle lists the directory once per open, into a handle whose
 // READDIRPLUS entries carry no attributes (as the raw adapter's): a
@@ -398,7 +475,7 @@ func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	d := &viewDirHandle{}
+	d := &viewDirHandle{dir: vn}
 	for ds.HasNext() {
 		e, errno := ds.Next()
 		if errno != 0 {
@@ -415,6 +492,7 @@ func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 
 // viewDirHandle is an open view directory: a fixed list of entries.
 type viewDirHandle struct {
+	dir  *viewNode
 	mu   sync.Mutex
 	ents []fuse.DirEntry
 	pos  int
@@ -445,10 +523,17 @@ func (d *viewDirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
-// Lookup answers READDIRPLUS's per-entry lookups with "no attributes"
-// (the kernel then links nothing and looks the name up when it is used).
+// Lookup answers READDIRPLUS's per-entry lookups. In a changeset's tree
+// (hgview.Node.ListsFixed) it is a full lookup, so the kernel links
+// every entry with its attributes for an hour and a walk sends no LOOKUP
+// per file; elsewhere it answers "no attributes" (the kernel then links
+// nothing and looks the name up when it is used), so listing rev/ or a
+// revlog reconstructs nothing.
 func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.ENOENT
+	if d.dir.n == nil || !d.dir.n.ListsFixed() {
+		return nil, syscall.ENOENT
+	}
+	return d.dir.Lookup(ctx, name, out)
 }
 
 func (vn *viewNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {

@@ -4,6 +4,7 @@ package mount
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -117,6 +120,63 @@ func newViewOracle(t *testing.T, src string) *viewOracle {
 // checkViews compares MP/.hgfs with the oracle.
 func checkViews(t *testing.T, mp string, o *viewOracle) {
 	h := filepath.Join(mp, VirtualDirName)
+	// A tree walked before anything in it is looked up, as grep -r does:
+	// every name comes from a listing (READDIRPLUS entries carrying
+	// attributes, content stored in the page cache at open), and every
+	// file, its size and mode must still be hg's.
+	for rev, forms := range o.forms {
+		root := filepath.Join(h, "rev", forms[len(forms)-1])
+		seen := 0
+		err := filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, name)
+			want, err := os.ReadFile(filepath.Join(o.cat[rev], rel))
+			if err != nil {
+				return err
+			}
+			seen++
+			var st syscall.Stat_t
+			if err := syscall.Lstat(name, &st); err != nil {
+				return err
+			}
+			got := []byte(nil)
+			if o.files[rev][rel] == "644 @" {
+				target, err := os.Readlink(name)
+				if err != nil {
+					return err
+				}
+				got = []byte(target)
+			} else if got, err = os.ReadFile(name); err != nil {
+				return err
+			}
+			if !bytes.Equal(got, want) || st.Size != int64(len(want)) {
+				t.Errorf("walk: %s: %q (size %d), hg cat -r %s says %q", name, got, st.Size, forms[len(forms)-1], want)
+			}
+			if o.files[rev][rel] == "644 @" {
+				return nil
+			}
+			// Once the kernel has dropped the pages, a new open reads
+			// through READ again (the repository view's handles are then
+			// lazy).
+			f, err := os.Open(name)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+				return err
+			}
+			if again, err := io.ReadAll(f); err != nil || !bytes.Equal(again, want) {
+				t.Errorf("walk: %s after dropping its pages: %q, %v; hg cat says %q", name, again, err, want)
+			}
+			return nil
+		})
+		if err != nil || seen != len(o.files[rev]) {
+			t.Errorf("walk of %s: %d files of %d: %v", root, seen, len(o.files[rev]), err)
+		}
+	}
 	for rev, forms := range o.forms {
 		for _, form := range forms {
 			for p, mode := range o.files[rev] {
