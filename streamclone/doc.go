@@ -72,6 +72,9 @@
 //
 // # Concurrency
 //
+// Generation reads ahead on its own goroutines (generate_read.go); they
+// are stopped and waited for before Generate*/Write return.
+//
 // An apply runs on the caller's goroutine and calls the Sink
 // sequentially: Create, Write..., Close, then the next file. DirSink closes
 // files on a pool of goroutines (DirOptions, mirroring hg's [worker]
@@ -95,7 +98,11 @@
 // any stream file and .hg/requires last, so a half-written clone is one
 // hg refuses ("unknown version (65535) in revlog 00changelog").
 //
-// Memory stays flat in the size of the store: file data is copied
-// through one 256 KiB buffer; what grows with the number of files is the
-// list of names kept for the fncache and for duplicate detection.
+// Memory stays flat in the size of the store: applying copies file data
+// through one 256 KiB buffer; generating reads small files (≤64 KiB) ahead
+// in batches of at most 256 KiB on 2 goroutines, with at most 4 batches
+// waiting (under 2 MiB per stream), and large files through one 256 KiB
+// buffer or the destination's ReadFrom (sendfile for an HTTP response).
+// What grows with the number of files is the list of names kept for the
+// fncache and for duplicate detection.
 package streamclone

@@ -29,9 +29,13 @@ const (
 type genEntry struct {
 	src  byte
 	name string // name in the stream (unencoded store path or cache name)
-	path string // absolute path on disk
+	dir  string // store or cache directory
+	rel  string // path on disk relative to dir
 	size int64
 }
+
+// path is the file's path on disk.
+func (e *genEntry) path() string { return filepath.Join(e.dir, e.rel) }
 
 // GenerateOptions select the optional content of a v2 stream.
 type GenerateOptions struct {
@@ -53,13 +57,13 @@ func revlogSnapshot(st *store.Store) ([]genEntry, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing store files: %w", err)
 	}
-	var out []genEntry
+	out := make([]genEntry, 0, len(files)+4) // + SnapshotFiles
 	var total int64
 	for _, f := range files {
 		if f.Name == "phaseroots" || f.Name == "obsstore" || f.Size <= 0 {
 			continue
 		}
-		out = append(out, genEntry{src: srcStore, name: f.Name, path: filepath.Join(st.Dir, filepath.FromSlash(f.Path)), size: f.Size})
+		out = append(out, genEntry{src: srcStore, name: f.Name, dir: st.Dir, rel: filepath.FromSlash(f.Path), size: f.Size})
 		total += f.Size
 	}
 	return out, total, nil
@@ -77,7 +81,7 @@ func v2Snapshot(st *store.Store, opt GenerateOptions) ([]genEntry, int64, error)
 		return nil, 0, fmt.Errorf("listing store files: %w", err)
 	}
 	for _, f := range full {
-		out = append(out, genEntry{src: srcStore, name: f.Name, path: filepath.Join(st.Dir, filepath.FromSlash(f.Path)), size: f.Size})
+		out = append(out, genEntry{src: srcStore, name: f.Name, dir: st.Dir, rel: filepath.FromSlash(f.Path), size: f.Size})
 		total += f.Size
 	}
 	if !opt.NoCaches {
@@ -86,7 +90,7 @@ func v2Snapshot(st *store.Store, opt GenerateOptions) ([]genEntry, int64, error)
 			return nil, 0, fmt.Errorf("listing cache files: %w", err)
 		}
 		for _, f := range caches {
-			out = append(out, genEntry{src: srcCache, name: f.Name, path: filepath.Join(st.CacheDir, filepath.FromSlash(f.Path)), size: f.Size})
+			out = append(out, genEntry{src: srcCache, name: f.Name, dir: st.CacheDir, rel: filepath.FromSlash(f.Path), size: f.Size})
 			total += f.Size
 		}
 	}
@@ -106,46 +110,20 @@ func streamedRequirements(st *store.Store) []string {
 	return out
 }
 
-// copyEntry writes exactly e.size bytes of e's file to w.
-func copyEntry(ctx context.Context, e genEntry, w io.Writer, buf []byte) error {
-	f, err := store.OpenRead(e.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var n int64
-	for n < e.size {
-		if err := ctx.Err(); err != nil {
+func writeV1Entries(ctx context.Context, entries []genEntry, w io.Writer) error {
+	r := newEntryReader(ctx, entries, prefetchReaders)
+	defer r.close()
+	var hdr []byte
+	for i := range entries {
+		e := &entries[i]
+		hdr = append(hdr[:0], store.EncodeDir(e.name)...)
+		hdr = append(hdr, 0)
+		hdr = strconv.AppendInt(hdr, e.size, 10)
+		hdr = append(hdr, '\n')
+		if _, err := w.Write(hdr); err != nil {
 			return err
 		}
-		want := int64(len(buf))
-		if e.size-n < want {
-			want = e.size - n
-		}
-		k, err := io.ReadFull(f, buf[:want])
-		n += int64(k)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			// streamclone._emit2: "Would most likely be caused by a race
-			// due to `hg strip` or a revlog split"
-			return fmt.Errorf("clone could only read %d bytes from %s, but expected %d bytes", n, e.name, e.size)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(buf[:k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeV1Entries(ctx context.Context, st *store.Store, entries []genEntry, w io.Writer) error {
-	buf := make([]byte, copyBufSize)
-	for _, e := range entries {
-		if _, err := fmt.Fprintf(w, "%s\x00%d\n", store.EncodeDir(e.name), e.size); err != nil {
-			return err
-		}
-		if err := copyEntry(ctx, e, w, buf); err != nil {
+		if err := r.copy(e, w); err != nil {
 			return err
 		}
 	}
@@ -156,14 +134,51 @@ func writeV1Entries(ctx context.Context, st *store.Store, entries []genEntry, w 
 // generatev1wireproto sends when streaming is allowed). A server refusing
 // writes "1\n" itself; one that cannot lock writes "2\n".
 func GenerateV1(ctx context.Context, st *store.Store, w io.Writer) error {
-	entries, total, err := v1Snapshot(st)
+	s, err := PrepareV1(st)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "0\n%d %d\n", len(entries), total); err != nil {
+	return s.Write(ctx, w)
+}
+
+// V1Stream is a stream_out body whose snapshot is taken: its length is
+// known before anything is sent, so a server can send it with a
+// Content-Length (and then copy large files with sendfile).
+type V1Stream struct {
+	entries []genEntry
+	total   int64
+}
+
+// PrepareV1 takes the snapshot of a stream_out body (the caller holds the
+// lock, if any, while it runs).
+func PrepareV1(st *store.Store) (*V1Stream, error) {
+	entries, total, err := v1Snapshot(st)
+	if err != nil {
+		return nil, err
+	}
+	return &V1Stream{entries: entries, total: total}, nil
+}
+
+func (s *V1Stream) header() string { return fmt.Sprintf("0\n%d %d\n", len(s.entries), s.total) }
+
+// Len is the number of bytes Write writes.
+func (s *V1Stream) Len() int64 {
+	n := int64(len(s.header()))
+	for i := range s.entries {
+		e := &s.entries[i]
+		n += int64(len(store.EncodeDir(e.name))+len(strconv.FormatInt(e.size, 10))+2) + e.size
+	}
+	return n
+}
+
+// Write writes the body: Len bytes, or an error. When w is an
+// io.ReaderFrom (a buffered HTTP response), large files are handed to its
+// ReadFrom, which may send them with sendfile(2).
+func (s *V1Stream) Write(ctx context.Context, w io.Writer) error {
+	if _, err := io.WriteString(w, s.header()); err != nil {
 		return err
 	}
-	return writeV1Entries(ctx, st, entries, w)
+	return writeV1Entries(ctx, s.entries, w)
 }
 
 // GenerateV2 writes a complete uncompressed bundle2 stream holding one
@@ -208,9 +223,11 @@ func WriteStream2Part(ctx context.Context, bw *Bundle2Writer, st *store.Store, o
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, copyBufSize)
+	r := newEntryReader(ctx, entries, prefetchReaders)
+	defer r.close()
 	var hdr []byte
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		hdr = append(hdr[:0], e.src)
 		hdr = binary.AppendUvarint(hdr, uint64(len(e.name)))
 		hdr = binary.AppendUvarint(hdr, uint64(e.size))
@@ -218,7 +235,7 @@ func WriteStream2Part(ctx context.Context, bw *Bundle2Writer, st *store.Store, o
 		if _, err := pw.Write(hdr); err != nil {
 			return err
 		}
-		if err := copyEntry(ctx, e, pw, buf); err != nil {
+		if err := r.copy(e, pw); err != nil {
 			return err
 		}
 	}

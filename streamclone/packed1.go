@@ -102,7 +102,7 @@ func WritePacked1(ctx context.Context, st *store.Store, w io.Writer) error {
 	binary.BigEndian.PutUint16(h[16:], uint16(len(reqs)+1))
 	bw.Write(h[:])
 	bw.WriteString(reqs + "\x00")
-	if err := writeV1Entries(ctx, st, entries, bw); err != nil {
+	if err := writeV1Entries(ctx, entries, bw); err != nil {
 		return err
 	}
 	return bw.Flush()

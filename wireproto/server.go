@@ -298,6 +298,11 @@ func (l *logRecorder) WriteHeader(code int) {
 }
 
 func (l *logRecorder) Write(p []byte) (int, error) {
+	l.moveDeadline()
+	return l.ResponseWriter.Write(p)
+}
+
+func (l *logRecorder) moveDeadline() {
 	if l.timeout > 0 {
 		// Moving the deadline on every write costs a timer reset; doing it
 		// at most once a second keeps that off the hot path.
@@ -307,7 +312,17 @@ func (l *logRecorder) Write(p []byte) (int, error) {
 			_ = l.rc.SetWriteDeadline(l.deadline)
 		}
 	}
-	return l.ResponseWriter.Write(p)
+}
+
+// ReadFrom is Write's counterpart for large copies (a file sent with
+// sendfile by the response when its body is not chunked); callers hand
+// it bounded pieces, so moving the deadline per call bounds each piece.
+func (l *logRecorder) ReadFrom(r io.Reader) (int64, error) {
+	l.moveDeadline()
+	if rf, ok := l.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{l.ResponseWriter}, r)
 }
 
 // limitWrites enables the per-write deadline for a long response.

@@ -6,9 +6,11 @@ package wireproto
 // list of files and their sizes is taken under the store lock and the
 // data is streamed after releasing it; revlogs are append-only, so a
 // file grown meanwhile is cut at its recorded size and stays consistent.
-// streamclone.Generate* list the files before writing anything, so the
-// lock is released on the first write that leaves the generator
-// (unlockOnWrite), after at most one buffer (64 KiB) of file data.
+// stream_out takes the snapshot (streamclone.PrepareV1) and releases the
+// lock before sending anything. getbundle's streamclone.WriteStream2Part
+// lists the files before writing anything, so the lock is released on
+// the first write that leaves the generator (unlockOnWrite), after at
+// most one buffer (64 KiB) of file data.
 //
 // Within one server, requests take the lock one at a time (snapMu): they
 // would otherwise poll the lock file against each other.
@@ -23,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -115,17 +118,26 @@ func (s *Server) streamOut(ctx context.Context, w *logRecorder) {
 		return
 	}
 	w.Header().Set("Content-Type", mediaTypeV1)
-	bw := bufio.NewWriterSize(w, streamWriteBuffer)
-	uw, err := s.snapshotWriter(ctx, v, bw)
+	uw, err := s.snapshotWriter(ctx, v, nil)
 	if err != nil {
 		s.logError("stream_out: %v", err)
 		s.ok(w, "2\n")
 		return
 	}
+	stream, err := streamclone.PrepareV1(v.r.Store)
+	uw.release()
+	if err != nil {
+		s.serverError(w, "stream_out", err)
+		return
+	}
+	// The length is known once the snapshot is taken: with a
+	// Content-Length instead of chunked encoding, each write is one
+	// system call and large files go out with sendfile (see streamBuffer).
+	w.Header().Set("Content-Length", strconv.FormatInt(stream.Len(), 10))
 	w.WriteHeaderStatus(http.StatusOK, statusOK)
 	w.limitWrites(s.cfg.WriteTimeout)
-	err = streamclone.GenerateV1(ctx, v.r.Store, uw)
-	uw.release()
+	bw := &streamBuffer{Writer: bufio.NewWriterSize(w, streamWriteBuffer), dst: w}
+	err = stream.Write(ctx, bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -133,6 +145,25 @@ func (s *Server) streamOut(ctx context.Context, w *logRecorder) {
 		s.logError("stream_out: %v", err)
 		abortResponse()
 	}
+}
+
+// streamBuffer buffers small writes; ReadFrom (a large file) flushes and
+// hands the reader to the response, whose ReadFrom sends a file with
+// sendfile(2) when the body is not chunked. bufio.Writer's own ReadFrom
+// would first fill its buffer from the reader.
+type streamBuffer struct {
+	*bufio.Writer
+	dst io.Writer
+}
+
+func (b *streamBuffer) ReadFrom(r io.Reader) (int64, error) {
+	if err := b.Flush(); err != nil {
+		return 0, err
+	}
+	if rf, ok := b.dst.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(b.Writer, r)
 }
 
 // abortError is an error:abort part's content.
