@@ -368,27 +368,12 @@ func (s *cloneSink) Finish() error {
 func (cl *cloner) fromRemote(source string) error {
 	ctx := cl.ctx
 	u := cl.c.ui
-	sshCmd := cl.c.opts.String("ssh")
-	if sshCmd == "" {
-		sshCmd = u.cfg.Get(config.UISSH)
-	}
-	remoteCmd := cl.c.opts.String("remotecmd")
-	if remoteCmd == "" {
-		remoteCmd = u.cfg.Get(config.UIRemoteCmd)
-	}
-	remote := &remoteOutput{}
-	defer remote.flush(u)
-	peer, err := wireproto.Open(ctx, source, wireproto.Options{
-		SSHCommand:    sshCmd,
-		RemoteCommand: remoteCmd,
-		Stderr:        remote,
-		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
-	})
+	peer, remote, err := openPeer(ctx, cl.c, source)
 	if err != nil {
-		return peerError(ctx, err)
+		return err
 	}
+	defer remote.flush(u)
 	defer peer.Close()
-	remote.flush(u)
 	if err := cl.checkDest(); err != nil {
 		return err
 	}
