@@ -71,7 +71,6 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 	}
 	s.status("adding changesets\n")
 	var d changegroup.Delta
-	var dupRevs []int
 	for {
 		ok, err := cg.NextDelta(&d)
 		if err != nil {
@@ -81,12 +80,10 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 			break
 		}
 		s.debug("add changeset %s\n", revlog.Node(d.Node).Short())
-		rev, added, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags)
-		if err != nil {
+		// Changesets already present are skipped; hg moves their phase
+		// only for push and serve sources (phaseall), never here.
+		if _, _, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags); err != nil {
 			return nil, err
-		}
-		if !added && rev < clStart {
-			dupRevs = append(dupRevs, rev)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -129,7 +126,9 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		if kind != changegroup.File {
 			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
 		}
-		if err := validFileName(name); err != nil {
+		// The reader checks names too; a store path is built from this
+		// one, so it is checked where it is used.
+		if err := changegroup.CheckPath(name); err != nil {
 			return nil, err
 		}
 		res.Files++
@@ -162,7 +161,6 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 	if len(res.Added) > 0 {
 		s.phases.registerNew(cl, targetPhase, res.Added)
 	}
-	_ = dupRevs // phaseall is only set for push/serve sources
 	s.Changesets += res.Changesets
 	s.Revisions += res.Revisions
 	s.Files += res.Files
@@ -179,7 +177,6 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 // recordResult folds one apply result into ModHeads as
 // bundle2.combinechangegroupresults does.
 func (s *Session) recordResult(ret int) {
-	s.nApplied++
 	if ret < -1 {
 		s.headsSum += ret + 1
 	} else if ret > 1 {

@@ -275,11 +275,6 @@ func (p *phaseRoots) advance(cl graph, target int, heads []int) {
 	}
 }
 
-// Phase reports rev's phase as the session currently sees it.
-func (s *Session) Phase(rev int) int {
-	return s.phases.phaseOf(s.cl)[rev]
-}
-
 // AdvancePhase moves the ancestors of heads (changelog nodes; unknown ones
 // are ignored, as hg filters them) to phase target, as a phase-heads part
 // or a pull from a publishing server does.
@@ -293,10 +288,4 @@ func (s *Session) AdvancePhase(target int, heads []revlog.Node) {
 	if len(revs) > 0 {
 		s.phases.advance(s.cl, target, revs)
 	}
-}
-
-// RetractPhase puts revisions at least in phase target (phase-heads parts
-// naming draft or secret heads).
-func (s *Session) RetractPhase(target int, revs []int) {
-	s.phases.registerNew(s.cl, target, revs)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"sort"
 	"strings"
 
@@ -68,7 +67,6 @@ type Session struct {
 	// ModHeads is combinechangegroupresults over the changegroups applied
 	// (what postincoming uses): 0 when none was applied.
 	ModHeads int
-	nApplied int
 	headsSum int
 	done     bool
 }
@@ -184,9 +182,6 @@ func (s *Session) Store() *store.Store { return s.st }
 // Changelog is the changelog writer (revisions added in this session are
 // visible through it).
 func (s *Session) Changelog() *revlog.Writer { return s.cl }
-
-// OrigLen is the changelog length before the session.
-func (s *Session) OrigLen() int { return s.origLen }
 
 func (s *Session) status(format string, args ...any) {
 	if s.opt.Status != nil {
@@ -326,13 +321,3 @@ func (s *Session) openWriter(name string, delay bool) (*revlog.Writer, error) {
 
 // filelogName is the unencoded store name of a tracked file's index.
 func filelogName(file string) string { return "data/" + file + ".i" }
-
-// validFileName rejects changegroup file names that could escape the store
-// or that hg could not store.
-func validFileName(name string) error {
-	if name == "" || strings.ContainsAny(name, "\x00\n\r") || strings.HasPrefix(name, "/") ||
-		path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.Contains(name, "/../") {
-		return fmt.Errorf("%w: invalid file name %q in changegroup", ErrCorrupt, name)
-	}
-	return nil
-}
