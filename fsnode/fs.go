@@ -127,6 +127,7 @@ type Stats struct {
 	InlineBytes          uint64 // inline bytes written to the index
 	DataFiles            int
 	LoadedInodes         int // inodes held in memory
+	OpenHandles          int // handles open (Create, Open) and not yet released
 }
 
 const (
@@ -460,6 +461,9 @@ func (f *FS) Stats() Stats {
 	f.imu.Lock()
 	s.LoadedInodes = len(f.inodes)
 	f.imu.Unlock()
+	f.hmu.Lock()
+	s.OpenHandles = len(f.handles)
+	f.hmu.Unlock()
 	return s
 }
 

@@ -643,9 +643,24 @@ func (v *View) Content(n *Node) ([]byte, error) {
 	return nil, syscall.EISDIR
 }
 
+// Cached returns a changeset file's content if the view's cache holds it
+// (it was reconstructed lately), without reconstructing it otherwise.
+func (v *View) Cached(n *Node) ([]byte, bool) {
+	if n.kind != kindTreeFile {
+		return nil, false
+	}
+	b, ok := v.cache.get(textKey(n.ent))
+	if !ok {
+		return nil, false
+	}
+	return b.([]byte), true
+}
+
+func textKey(e revlog.ManifestEntry) string { return "f" + e.Path + "\x00" + string(e.Node[:]) }
+
 // fileText returns a file revision's content as hg cat prints it.
 func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
-	key := "f" + e.Path + "\x00" + string(e.Node[:])
+	key := textKey(e)
 	if b, ok := v.cache.get(key); ok {
 		return b.([]byte), nil
 	}
@@ -706,16 +721,17 @@ func sameNode(a, b *Node) bool {
 }
 
 // Forget drops nlookup lookups of ino.
-func (v *View) Forget(ino, nlookup uint64) {
+func (v *View) Forget(ino, nlookup uint64) (gone bool) {
 	v.tableMu.Lock()
 	defer v.tableMu.Unlock()
 	if e, ok := v.table[ino]; ok {
 		if e.refs <= nlookup {
 			delete(v.table, ino)
-		} else {
-			e.refs -= nlookup
+			return true
 		}
+		e.refs -= nlookup
 	}
+	return false
 }
 
 // Node returns the node an inode number was remembered for; the root and

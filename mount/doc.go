@@ -16,8 +16,11 @@
 // Every method is a few lines: convert the request, call the fsnode method
 // of the same name, convert the attributes, map the error. FUSE node IDs
 // are fsnode inode numbers (the root is 1 in both), file handles are
-// fsnode handles, directory offsets are fsnode's stable directory cookies,
-// so the adapter keeps no per-inode or per-handle state of its own.
+// fsnode handles or, where the kernel lets OPEN be declined (no_open, as
+// on every current Linux), 0, with I/O addressed to the inode (see
+// "Opening without OPEN" below); directory offsets are fsnode's stable
+// directory cookies. The adapter keeps no per-inode or per-handle state
+// of its own.
 // Requests that create inodes pass the caller's uid and gid to fsnode
 // (fsnode.WithCaller). Lookup counts: every reply carrying a node ID (LOOKUP,
 // CREATE, MKDIR, SYMLINK, LINK, and each READDIRPLUS entry) is one fsnode
@@ -34,7 +37,8 @@
 // see it; nothing can be created, renamed or removed under that name (an
 // entry of that name already in a cache is shadowed at the root). It holds
 // "stats": JSON (Info) with the daemon's pid, its source and fsnode.Stats,
-// generated when opened and served with direct I/O (its size reads as 0).
+// generated whenever its attributes are asked, which is at every read(2)
+// (noopen_linux.go).
 // `hgfs stats` reads it and `hgfs unmount` learns the pid to wait for.
 // Beside it the control directory holds the read-only views of package
 // hgview (revisions' files, logs, revlog indexes), listed inside .hgfs
@@ -66,7 +70,8 @@
 // answer every entry with its node and attributes, and the repository
 // view stores a file's content in the kernel's page cache (NOTIFY_STORE)
 // before answering its OPEN, so a tree walk costs OPEN and RELEASE per
-// file, first time or not (views_linux.go).
+// file on a kernel that requires OPEN; with no_open a walk costs none
+// (views_linux.go).
 // Writes are write-through (no writeback cache), so fsnode sees every
 // write when it happens and its own O_APPEND and size logic stays
 // authoritative; a writeback cache would also make close(2) wait for the
@@ -105,14 +110,27 @@
 // WRITE and RELEASE. RELEASE is asynchronous: close(2) only queues it.
 // Mount therefore puts the daemon's threads in SCHED_BATCH
 // (sched_linux.go), so that a daemon thread woken by the RELEASE does not
-// preempt the process that just closed the file.
+// preempt the process that just closed the file. With no_open (below)
+// neither OPEN nor RELEASE is sent at all, and a file read a second time
+// costs no request.
+//
+// # Opening without OPEN
+//
+// Both mount kinds decline OPEN with ENOSYS where the kernel supports
+// it; from then on the kernel opens, creates and closes files without
+// telling the daemon, keeps their pages across opens and sends READ,
+// WRITE and FSYNC with handle 0. Reading every file of a warm mount then
+// costs no request per file, which OPEN and RELEASE made 2.2x native;
+// noopen_linux.go's header comment says what changes with it (handles,
+// FLUSH, files whose content moves, the repository view's .hg).
 //
 // # Lifecycle and durability
 //
-// Mount returns once the kernel answers on the mount point. Files are
-// opened with FOPEN_NOFLUSH, so close(2) does not reach the daemon at all
-// (older kernels still send FLUSH, answered at once); RELEASE is sent
-// asynchronously and returns at once. A failed background commit shows on
+// Mount returns once the kernel answers on the mount point. close(2)
+// does not reach the daemon: with no_open there is nothing to release,
+// and the one FLUSH the kernel tries is answered ENOSYS, after which it
+// sends none; on a kernel that requires OPEN, files are opened with
+// FOPEN_NOFLUSH and RELEASE is sent asynchronously. A failed background commit shows on
 // fsync and as EIO on every later mutating request, as a failed writeback
 // shows on a local filesystem. fsync waits for its file, fsync on a directory
 // drains everything (fsnode has no finer unit). Server.Unmount drains
@@ -126,7 +144,8 @@
 // # Repository view
 //
 // MountRepo shows an ordinary repository read-only: MOUNTPOINT/.hg is a
-// go-fuse loopback of REPO/.hg (so `hg -R MOUNTPOINT log` works), the
+// go-fuse loopback of REPO/.hg (so `hg -R MOUNTPOINT log` works; with
+// no_open read by path, loop_linux.go), the
 // working files are not shown, and the kernel enforces read-only ("ro").
 // It carries the same unlisted .hgfs/stats.
 package mount

@@ -52,20 +52,30 @@ const openFlags = fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH
 type rawFS struct {
 	fuse.RawFileSystem // ENOSYS for what hgfs does not implement
 
-	fsys *fsnode.FS
-	root fsnode.Ino
-	virt *virtualDir
+	fsys   *fsnode.FS
+	root   fsnode.Ino
+	virt   *virtualDir
+	kernel *kernel
 }
 
 var _ fuse.RawFileSystem = (*rawFS)(nil)
 
 func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
+	k := &kernel{}
 	return &rawFS{
 		RawFileSystem: fuse.NewDefaultRawFileSystem(),
 		fsys:          fsys,
 		root:          fsys.Root(),
 		virt:          newVirtualDir(info, cacheViews(fsys)),
+		kernel:        k,
 	}
+}
+
+// Init learns the server, whose negotiated settings say whether OPEN may
+// be declined (kernel.noOpen).
+func (r *rawFS) Init(s *fuse.Server) {
+	r.kernel.srv.Store(s)
+	r.RawFileSystem.Init(s)
 }
 
 // OnUnmount releases the .hgfs views' revlogs before the owner closes
@@ -232,12 +242,27 @@ func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, o
 	if err != nil {
 		return toStatus(err)
 	}
+	if r.kernel.noOpen() {
+		// Once OPEN is declined the kernel sends no RELEASE for created
+		// files either: the file is used without a handle, as an opened
+		// one (the CREATE's kernel reference keeps it).
+		r.fsys.Release(h)
+		h = 0
+	}
 	r.fillEntry(a, &out.EntryOut)
 	out.OpenOut = fuse.OpenOut{Fh: uint64(h), OpenFlags: openFlags}
 	return fuse.OK
 }
 
+// Open declines with ENOSYS where the kernel supports it: from then on
+// the kernel sends neither OPEN nor RELEASE for any file of the mount
+// (no_open, see kernel.noOpen), and READ, WRITE and FSYNC come with
+// handle 0, addressed to the node. Otherwise (older kernels) it opens an
+// fsnode handle, as CREATE always does.
 func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.kernel.noOpen() {
+		return fuse.ENOSYS
+	}
 	if r.virt.owns(in.NodeId) {
 		return r.virt.open(in, out)
 	}
@@ -256,7 +281,13 @@ func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.
 	if int(in.Size) < len(buf) {
 		buf = buf[:in.Size]
 	}
-	n, err := r.fsys.Read(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), buf)
+	var n int
+	var err error
+	if in.Fh == 0 { // no_open: no handle
+		n, err = r.fsys.ReadInode(ctxOf(cancel), r.ino(in.NodeId), int64(in.Offset), buf)
+	} else {
+		n, err = r.fsys.Read(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), buf)
+	}
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -267,14 +298,28 @@ func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (ui
 	if r.virt.owns(in.NodeId) {
 		return 0, fuse.EBADF
 	}
-	n, err := r.fsys.Write(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), data)
+	var n int
+	var err error
+	if in.Fh == 0 { // no_open: the writer's open flags come with the request
+		n, err = r.fsys.WriteInode(ctxOf(cancel), r.ino(in.NodeId), int64(in.Offset), data, int(in.Flags))
+	} else {
+		n, err = r.fsys.Write(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), data)
+	}
 	if err != nil {
 		return uint32(n), toStatus(err)
 	}
 	return uint32(n), fuse.OK
 }
 
+// Flush is only asked for files opened without a handle (no_open: the
+// kernel has no FOPEN_NOFLUSH for them): ENOSYS tells it never to ask
+// again (no_flush), so close(2) stays free of round trips. It reported
+// nothing but an earlier failed commit, which fsync and every later
+// mutating request report.
 func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	if in.Fh == 0 {
+		return fuse.ENOSYS
+	}
 	if r.virt.owns(in.NodeId) {
 		return fuse.OK
 	}
@@ -284,6 +329,9 @@ func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 func (r *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	if r.virt.owns(in.NodeId) {
 		return fuse.OK
+	}
+	if in.Fh == 0 {
+		return toStatus(r.fsys.FsyncInode(ctxOf(cancel), r.ino(in.NodeId)))
 	}
 	return toStatus(r.fsys.Fsync(ctxOf(cancel), fsnode.Handle(in.Fh), in.FsyncFlags&1 != 0))
 }

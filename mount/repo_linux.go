@@ -34,7 +34,8 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	if fi, err := os.Stat(hgDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("mount %s: %s is not a repository (no .hg directory)", mp, repo)
 	}
-	loop, err := fs.NewLoopbackRoot(hgDir)
+	k := &kernel{}
+	loop, hgFile, err := newLoopRoot(hgDir)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
@@ -48,21 +49,58 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	root := &repoRoot{hg: loop, info: info, views: repoViews(repo)}
 	timeout := time.Second
 	schedule()
-	srv, err := fs.Mount(mp, root, &fs.Options{
+	fsOpts := &fs.Options{
 		MountOptions: *mountOptions(opt),
 		EntryTimeout: &timeout,
 		AttrTimeout:  &timeout,
-	})
+	}
+	raw := &repoFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), kernel: k}
+	srv, err := fuse.NewServer(raw, mp, &fsOpts.MountOptions)
 	if err != nil {
+		hgFile.Close()
+		return nil, fmt.Errorf("mount %s: %w", mp, err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	s := &Server{srv: srv, mountpoint: mp, done: make(chan struct{})}
 	go func() {
 		srv.Wait()
 		root.views.close()
+		hgFile.Close()
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// repoFS is go-fuse's node bridge with files opened without OPEN where
+// the kernel allows (noopen_linux.go): OPEN is declined and the FLUSH of
+// a file without a handle answered ENOSYS (no_flush), for every node
+// kind alike; each node kind reads without a handle (loopNode.Read,
+// viewNode.Read, statsNode.Read).
+type repoFS struct {
+	fuse.RawFileSystem
+	kernel *kernel
+}
+
+func (r *repoFS) Init(s *fuse.Server) {
+	r.kernel.srv.Store(s)
+	r.RawFileSystem.Init(s)
+}
+
+func (r *repoFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.kernel.noOpen() {
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.Open(cancel, in, out)
+}
+
+func (r *repoFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	if in.Fh == 0 {
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.Flush(cancel, in)
 }
 
 // repoRoot is the root of a repository view: ".hg" (the loopback) and the
@@ -82,7 +120,7 @@ var (
 
 func (r *repoRoot) OnAdd(ctx context.Context) {
 	r.AddChild(".hg", r.NewPersistentInode(ctx, r.hg, fs.StableAttr{Mode: syscall.S_IFDIR}), false)
-	stats := r.NewPersistentInode(ctx, &statsNode{info: r.info}, fs.StableAttr{Mode: syscall.S_IFREG})
+	stats := r.NewPersistentInode(ctx, &statsNode{info: r.info, served: &r.views.served}, fs.StableAttr{Mode: syscall.S_IFREG})
 	ctl := r.NewPersistentInode(ctx, &viewNode{w: r.views, stats: stats}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: repoViewRootIno})
 	ctl.AddChild("stats", stats, false)
 	r.AddChild(VirtualDirName, ctl, false)
@@ -100,20 +138,39 @@ func (r *repoRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 	return 0
 }
 
-// statsNode is MOUNTPOINT/.hgfs/stats of a repository view.
+// statsNode is MOUNTPOINT/.hgfs/stats of a repository view. Its
+// attributes report the content generated for them, which a READ
+// without a handle serves (servedFiles).
 type statsNode struct {
 	fs.Inode
-	info func() any
+	info   func() any
+	served *servedFiles
 }
 
 var (
 	_ fs.NodeOpener    = (*statsNode)(nil)
 	_ fs.NodeGetattrer = (*statsNode)(nil)
+	_ fs.NodeReader    = (*statsNode)(nil)
 )
 
+func (n *statsNode) generate() (*served, syscall.Errno) {
+	data, err := json.MarshalIndent(n.info(), "", "  ")
+	if err != nil {
+		return nil, syscall.EIO
+	}
+	return n.served.update(n.StableAttr().Ino, append(data, '\n')), 0
+}
+
 func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	sv, errno := n.generate()
+	if errno != 0 {
+		return errno
+	}
 	out.Mode = syscall.S_IFREG | 0o444
 	out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	out.Size = uint64(len(sv.data))
+	out.SetTimes(&sv.mtime, &sv.mtime, &sv.mtime)
+	out.SetTimeout(movingTimeout)
 	return 0
 }
 
@@ -121,11 +178,25 @@ func (n *statsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		return nil, 0, syscall.EACCES
 	}
-	data, err := json.MarshalIndent(n.info(), "", "  ")
-	if err != nil {
-		return nil, 0, syscall.EIO
+	sv, errno := n.generate()
+	if errno != 0 {
+		return nil, 0, errno
 	}
-	return bytesHandle(append(data, '\n')), fuse.FOPEN_DIRECT_IO, 0
+	return bytesHandle(sv.data), fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *statsNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if f != nil {
+		return f.(fs.FileReader).Read(ctx, dest, off)
+	}
+	sv := n.served.get(n.StableAttr().Ino)
+	if sv == nil {
+		var errno syscall.Errno
+		if sv, errno = n.generate(); errno != 0 {
+			return nil, errno
+		}
+	}
+	return readAt(sv.data, uint64(off), uint32(len(dest))), 0
 }
 
 type bytesHandle []byte

@@ -16,22 +16,27 @@ package mount
 // an hour, their pages outlive a handle (FOPEN_KEEP_CACHE) and their
 // listings are cached (FOPEN_CACHE_DIR). Names that move (rev/tip,
 // rev/BOOKMARK, rev/N, the text files, revlog indexes) get the mount's
-// one-second timeouts, and the text files and indexes are read with
-// direct I/O so a stale size never truncates them.
+// one-second entry timeouts; the text files and indexes, whose content
+// moves under a fixed name, report the generation of their content
+// recorded at every GETATTR, never cache their attributes and get a new
+// mtime whenever their content changes, so a read(2) sees the new
+// content whole (servedFiles, noopen_linux.go); on a kernel that
+// requires OPEN they are read with direct I/O.
 //
 // Round trips of a tree walk (grep -r of .hgfs/rev/REV, counted with
 // --debug-fuse on the 20,000-file bench repository): READDIRPLUS of a
 // changeset's directory answers every entry with its node and attributes
-// (hgview.Node.ListsFixed), so the kernel sends no LOOKUP per file; the
-// repository view's Open stores a file's content in the page cache
-// (NOTIFY_STORE) before it answers, so the first read(2) sends no READ.
-// A first walk thus costs OPEN and RELEASE per file (it was LOOKUP, OPEN,
-// READ, RELEASE), the same as a second walk, plus the reconstruction.
-// OPEN and RELEASE stay: the kernel sends them for every open(2) unless
-// the whole connection answers OPEN with ENOSYS (no_open), which the
-// .hg loopback and the cache's handles cannot. The cache mount's raw
-// adapter lists with attributes too, but cannot store pages at open
-// (virtualDir owns open and has no server handle), so it still READs.
+// (hgview.Node.ListsFixed), so the kernel sends no LOOKUP per file. The
+// mount declines OPEN (no_open), so opening and closing cost nothing. In
+// the repository view, once the kernel has taken a READDIRPLUS reply the
+// listed files' content (reconstructed for their sizes already) is
+// stored in its page cache (NOTIFY_STORE, viewDirHandle.pushLocked), so
+// the first read(2) sends no READ either: a first walk costs the
+// READDIRPLUS requests and the reconstruction, a second walk nothing
+// (it was LOOKUP, OPEN, READ and RELEASE per file, then OPEN and RELEASE
+// with the page stored at OPEN). The cache mount's raw adapter lists
+// with attributes too but stores no pages, so its first walk READs each
+// file once.
 
 import (
 	"context"
@@ -61,7 +66,8 @@ const fixedTimeout = time.Hour
 // cache mounted empty shows it once a repository has been cloned or
 // initialised into it; until then its names are not found.
 type views struct {
-	open func() (*hgview.View, error)
+	open   func() (*hgview.View, error)
+	served servedFiles // the content of the moving files last reported (noopen_linux.go)
 
 	mu sync.Mutex
 	v  *hgview.View
@@ -128,6 +134,46 @@ func timeoutOf(n *hgview.Node) time.Duration {
 	return entryTimeout
 }
 
+// attrTimeoutOf is how long the kernel may keep n's attributes: a file
+// whose content moves is refreshed at every read(2) (movingTimeout).
+func attrTimeoutOf(n *hgview.Node) time.Duration {
+	if !n.Fixed() && !n.IsDir() {
+		return movingTimeout
+	}
+	return timeoutOf(n)
+}
+
+// attr returns n's attributes; a file whose content moves reports the
+// generation recorded now (servedFiles).
+func (w *views) attr(v *hgview.View, n *hgview.Node) (hgview.Attr, error) {
+	a, err := v.GetAttr(n)
+	if err != nil || n.Fixed() || n.IsDir() {
+		return a, err
+	}
+	data, err := v.Content(n)
+	if err != nil {
+		return hgview.Attr{}, err
+	}
+	sv := w.served.update(n.Ino, data)
+	a.Size, a.Mtime = uint64(len(sv.data)), sv.mtime
+	return a, nil
+}
+
+// data returns what a READ of n reads: its content, or for a file whose
+// content moves the generation its attributes last reported.
+func (w *views) data(v *hgview.View, n *hgview.Node) ([]byte, error) {
+	if !n.Fixed() {
+		if sv := w.served.get(n.Ino); sv != nil {
+			return sv.data, nil
+		}
+		if _, err := w.attr(v, n); err != nil {
+			return nil, err
+		}
+		return w.served.get(n.Ino).data, nil
+	}
+	return v.Content(n)
+}
+
 func fillViewAttr(a hgview.Attr, uid, gid uint32, out *fuse.Attr) {
 	*out = fuse.Attr{
 		Ino: a.Ino, Size: a.Size, Blocks: (a.Size + 511) / 512, Mode: a.Mode, Nlink: a.Nlink,
@@ -147,7 +193,7 @@ func (w *views) lookup(parent uint64, name string, uid, gid uint32, out *fuse.En
 	if err != nil {
 		return toStatus(err)
 	}
-	a, err := v.GetAttr(n)
+	a, err := w.attr(v, n)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -156,7 +202,7 @@ func (w *views) lookup(parent uint64, name string, uid, gid uint32, out *fuse.En
 	}
 	*out = fuse.EntryOut{NodeId: n.Ino}
 	out.SetEntryTimeout(timeoutOf(n))
-	out.SetAttrTimeout(timeoutOf(n))
+	out.SetAttrTimeout(attrTimeoutOf(n))
 	fillViewAttr(a, uid, gid, &out.Attr)
 	return fuse.OK
 }
@@ -165,8 +211,8 @@ func (w *views) forget(ino, nlookup uint64) {
 	w.mu.Lock()
 	v := w.v
 	w.mu.Unlock()
-	if v != nil {
-		v.Forget(ino, nlookup)
+	if v != nil && v.Forget(ino, nlookup) {
+		w.served.forget(ino)
 	}
 }
 
@@ -175,11 +221,11 @@ func (w *views) getAttr(ino uint64, uid, gid uint32, out *fuse.AttrOut) fuse.Sta
 	if st != fuse.OK {
 		return st
 	}
-	a, err := v.GetAttr(n)
+	a, err := w.attr(v, n)
 	if err != nil {
 		return toStatus(err)
 	}
-	out.SetTimeout(timeoutOf(n))
+	out.SetTimeout(attrTimeoutOf(n))
 	fillViewAttr(a, uid, gid, &out.Attr)
 	return fuse.OK
 }
@@ -195,11 +241,27 @@ func (w *views) content(ino uint64) ([]byte, uint32, fuse.Status) {
 	if n.IsDir() {
 		return nil, 0, fuse.EISDIR
 	}
-	data, err := v.Content(n)
+	data, err := w.data(v, n)
 	if err != nil {
 		return nil, 0, toStatus(err)
 	}
 	return data, fileOpenFlags(n), fuse.OK
+}
+
+// read answers a READ without a handle (no_open).
+func (w *views) read(in *fuse.ReadIn) (fuse.ReadResult, fuse.Status) {
+	v, n, st := w.node(in.NodeId)
+	if st != fuse.OK {
+		return nil, st
+	}
+	if n.IsDir() {
+		return nil, fuse.EISDIR
+	}
+	data, err := w.data(v, n)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return readAt(data, in.Offset, in.Size), fuse.OK
 }
 
 // fileOpenFlags: pages of immutable content outlive the handle; the rest
@@ -330,11 +392,13 @@ type viewNode struct {
 }
 
 var (
-	_ gofs.NodeLookuper   = (*viewNode)(nil)
-	_ gofs.NodeReaddirer  = (*viewNode)(nil)
-	_ gofs.NodeGetattrer  = (*viewNode)(nil)
-	_ gofs.NodeOpener     = (*viewNode)(nil)
-	_ gofs.NodeReadlinker = (*viewNode)(nil)
+	_ gofs.NodeLookuper    = (*viewNode)(nil)
+	_ gofs.NodeReaddirer   = (*viewNode)(nil)
+	_ gofs.NodeGetattrer   = (*viewNode)(nil)
+	_ gofs.NodeOpener      = (*viewNode)(nil)
+	_ gofs.NodeReadlinker  = (*viewNode)(nil)
+	_ gofs.NodeReader      = (*viewNode)(nil)
+	_ gofs.NodeOnForgetter = (*viewNode)(nil)
 
 	_ gofs.NodeOpendirHandler = (*viewNode)(nil)
 )
@@ -354,13 +418,13 @@ func (vn *viewNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	a, err := v.GetAttr(n)
+	a, err := vn.w.attr(v, n)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
 	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
 	out.SetEntryTimeout(timeoutOf(n))
-	out.SetAttrTimeout(timeoutOf(n))
+	out.SetAttrTimeout(attrTimeoutOf(n))
 	child := &viewNode{w: vn.w, n: n}
 	return vn.NewInode(ctx, child, gofs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: n.Ino}), 0
 }
@@ -397,14 +461,41 @@ func (vn *viewNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	if err != nil {
 		return errnoOf(err)
 	}
-	a, err := v.GetAttr(n)
+	a, err := vn.w.attr(v, n)
 	if err != nil {
 		return errnoOf(err)
 	}
 	a.Ino = vn.StableAttr().Ino
 	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
-	out.SetTimeout(timeoutOf(n))
+	out.SetTimeout(attrTimeoutOf(n))
 	return 0
+}
+
+// Read serves a READ: through the handle Open made, or without one
+// (no_open) from the node.
+func (vn *viewNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if f != nil {
+		return f.(gofs.FileReader).Read(ctx, dest, off)
+	}
+	v, n, err := vn.resolve()
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	if n.IsDir() {
+		return nil, syscall.EISDIR
+	}
+	data, err := vn.w.data(v, n)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return readAt(data, uint64(off), uint32(len(dest))), 0
+}
+
+// OnForget drops what the node's moving content kept.
+func (vn *viewNode) OnForget() {
+	if vn.n != nil {
+		vn.w.served.forget(vn.n.Ino)
+	}
 }
 
 func (vn *viewNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -425,7 +516,7 @@ func (vn *viewNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		// reconstruction, even once the view's cache has let it go.
 		return lazyHandle{v: v, n: vn.n}, fl, 0
 	}
-	data, err := v.Content(vn.n)
+	data, err := vn.w.data(v, vn.n)
 	if err != nil {
 		return nil, 0, errnoOf(err)
 	}
@@ -496,17 +587,24 @@ type viewDirHandle struct {
 	mu   sync.Mutex
 	ents []fuse.DirEntry
 	pos  int
+
+	// Files a READDIRPLUS reply linked, whose content is stored in the
+	// kernel's page cache once the kernel has taken the reply (push).
+	req     context.Context // the request they were listed in
+	pending []string
 }
 
 var (
 	_ gofs.FileReaddirenter = (*viewDirHandle)(nil)
 	_ gofs.FileSeekdirer    = (*viewDirHandle)(nil)
 	_ gofs.FileLookuper     = (*viewDirHandle)(nil)
+	_ gofs.FileReleaser     = (*viewDirHandle)(nil)
 )
 
 func (d *viewDirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.nextRequestLocked(ctx)
 	if d.pos >= len(d.ents) {
 		return nil, 0
 	}
@@ -519,21 +617,81 @@ func (d *viewDirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall
 func (d *viewDirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.nextRequestLocked(ctx)
 	d.pos = int(min(off, uint64(len(d.ents))))
 	return 0
+}
+
+// Release pushes what the last reply listed.
+func (d *viewDirHandle) Release(ctx context.Context) syscall.Errno {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pushLocked()
+	return 0
+}
+
+// nextRequestLocked notices a new READDIR(PLUS) request on the handle:
+// the kernel has taken the previous reply, so the nodes it linked exist
+// and their pages can be stored.
+func (d *viewDirHandle) nextRequestLocked(ctx context.Context) {
+	if ctx != d.req {
+		d.pushLocked()
+		d.req = ctx
+	}
+}
+
+// pushLocked stores the content of the files the previous reply linked
+// in the kernel's page cache. In a changeset's tree every listed file
+// was reconstructed for its size already (Lookup), so this costs a copy,
+// and spares the READ round trip each file's first read(2) would send:
+// the reader of a tree (grep -r, diff -r, tar) finds the pages there, as
+// an opener finds them after viewNode.Open stores them. A store that
+// fails (the node was forgotten meanwhile, the content is no longer in
+// the view's cache) costs nothing but that READ.
+func (d *viewDirHandle) pushLocked() {
+	names := d.pending
+	d.pending = nil
+	for _, name := range names {
+		child := d.dir.GetChild(name)
+		if child == nil {
+			continue
+		}
+		vn, ok := child.Operations().(*viewNode)
+		if !ok || vn.pushed.Load() {
+			continue
+		}
+		v, err := vn.w.view()
+		if err != nil {
+			return
+		}
+		data, ok := v.Cached(vn.n)
+		if !ok || len(data) > maxPush {
+			continue
+		}
+		if child.WriteCache(0, data) == 0 {
+			vn.pushed.Store(true)
+		}
+	}
 }
 
 // Lookup answers READDIRPLUS's per-entry lookups. In a changeset's tree
 // (hgview.Node.ListsFixed) it is a full lookup, so the kernel links
 // every entry with its attributes for an hour and a walk sends no LOOKUP
-// per file; elsewhere it answers "no attributes" (the kernel then links
-// nothing and looks the name up when it is used), so listing rev/ or a
-// revlog reconstructs nothing.
+// per file; the files' content is then pushed (pushLocked). Elsewhere it
+// answers "no attributes" (the kernel then links nothing and looks the
+// name up when it is used), so listing rev/ or a revlog reconstructs
+// nothing.
 func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	if d.dir.n == nil || !d.dir.n.ListsFixed() {
 		return nil, syscall.ENOENT
 	}
-	return d.dir.Lookup(ctx, name, out)
+	child, errno := d.dir.Lookup(ctx, name, out)
+	if errno == 0 && out.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && out.Attr.Size <= maxPush {
+		d.mu.Lock()
+		d.pending = append(d.pending, name)
+		d.mu.Unlock()
+	}
+	return child, errno
 }
 
 func (vn *viewNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {

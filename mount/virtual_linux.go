@@ -60,15 +60,41 @@ func (v *virtualDir) refuse(parent uint64, name string) fuse.Status {
 	return fuse.OK
 }
 
-func (v *virtualDir) attr(ino uint64, out *fuse.Attr) {
+// attr fills the attributes of the control directory or stats; stats is
+// generated anew, and reports its size and the time its content last
+// changed (servedFiles).
+func (v *virtualDir) attr(ino uint64, out *fuse.Attr) fuse.Status {
 	*out = fuse.Attr{Ino: ino, Owner: fuse.Owner{Uid: v.uid, Gid: v.gid}, Blksize: 4096}
 	if ino == virtualDirIno {
 		out.Mode, out.Nlink = syscall.S_IFDIR|0o555, 2
-	} else {
-		// Size 0 with direct I/O: readers read until EOF.
-		out.Mode, out.Nlink = syscall.S_IFREG|0o444, 1
+		out.SetTimes(&v.start, &v.start, &v.start)
+		return fuse.OK
 	}
-	out.SetTimes(&v.start, &v.start, &v.start)
+	sv, st := v.stats()
+	if st != fuse.OK {
+		return st
+	}
+	out.Mode, out.Nlink = syscall.S_IFREG|0o444, 1
+	out.Size, out.Blocks = uint64(len(sv.data)), uint64(len(sv.data)+511)/512
+	out.SetTimes(&sv.mtime, &sv.mtime, &sv.mtime)
+	return fuse.OK
+}
+
+// stats generates the stats file's content.
+func (v *virtualDir) stats() (*served, fuse.Status) {
+	b, err := json.MarshalIndent(v.info(), "", "  ")
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return v.views.served.update(virtualStatsIno, append(b, '\n')), fuse.OK
+}
+
+// timeout is the attribute lifetime of the control directory or stats.
+func timeout(ino uint64) time.Duration {
+	if ino == virtualStatsIno {
+		return movingTimeout
+	}
+	return attrTimeout
 }
 
 func (v *virtualDir) lookup(parent uint64, name string, out *fuse.EntryOut) fuse.Status {
@@ -85,9 +111,8 @@ func (v *virtualDir) lookup(parent uint64, name string, out *fuse.EntryOut) fuse
 	}
 	*out = fuse.EntryOut{NodeId: ino}
 	out.SetEntryTimeout(entryTimeout)
-	out.SetAttrTimeout(attrTimeout)
-	v.attr(ino, &out.Attr)
-	return fuse.OK
+	out.SetAttrTimeout(timeout(ino))
+	return v.attr(ino, &out.Attr)
 }
 
 func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
@@ -97,9 +122,8 @@ func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
 	if ino != virtualDirIno && ino != virtualStatsIno {
 		return fuse.ENOENT
 	}
-	out.SetTimeout(attrTimeout)
-	v.attr(ino, &out.Attr)
-	return fuse.OK
+	out.SetTimeout(timeout(ino))
+	return v.attr(ino, &out.Attr)
 }
 
 func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
@@ -110,11 +134,11 @@ func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	flags := uint32(fuse.FOPEN_DIRECT_IO)
 	switch {
 	case in.NodeId == virtualStatsIno:
-		b, err := json.MarshalIndent(v.info(), "", "  ")
-		if err != nil {
-			return toStatus(err)
+		sv, st := v.stats()
+		if st != fuse.OK {
+			return st
 		}
-		data = append(b, '\n')
+		data = sv.data
 	case in.NodeId == virtualDirIno:
 		return fuse.EISDIR
 	case v.views.owns(in.NodeId):
@@ -133,21 +157,34 @@ func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	return fuse.OK
 }
 
+// read answers a READ: through the handle open made, or without one
+// (no_open) from the node: stats as its attributes last reported it.
 func (v *virtualDir) read(in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	if in.Fh == 0 {
+		switch {
+		case in.NodeId == virtualStatsIno:
+			sv := v.views.served.get(virtualStatsIno)
+			if sv == nil {
+				var st fuse.Status
+				if sv, st = v.stats(); st != fuse.OK {
+					return nil, st
+				}
+			}
+			return readAt(sv.data, in.Offset, in.Size), fuse.OK
+		case in.NodeId == virtualDirIno:
+			return nil, fuse.EISDIR
+		case v.views.owns(in.NodeId):
+			return v.views.read(in)
+		}
+		return nil, fuse.ENOENT
+	}
 	v.mu.Lock()
 	data, ok := v.handles[in.Fh]
 	v.mu.Unlock()
 	if !ok {
 		return nil, fuse.EBADF
 	}
-	if in.Offset >= uint64(len(data)) {
-		return fuse.ReadResultData(nil), fuse.OK
-	}
-	data = data[in.Offset:]
-	if uint64(len(data)) > uint64(in.Size) {
-		data = data[:in.Size]
-	}
-	return fuse.ReadResultData(data), fuse.OK
+	return readAt(data, in.Offset, in.Size), fuse.OK
 }
 
 func (v *virtualDir) release(fh uint64) {

@@ -1,0 +1,78 @@
+package fsnode
+
+import (
+	"context"
+	"syscall"
+)
+
+// Reading and writing by inode, without a handle: for adapters whose
+// kernel sends I/O without an open (FUSE's no_open mode, where the
+// kernel keeps no server handle and addresses READ and WRITE to the node
+// alone). Access modes are the kernel's to check, as it checked them at
+// open(2); an unlinked file stays readable and writable as long as the
+// caller holds a kernel reference (Lookup/Forget), which an open file
+// always does, so reclaim waits for it as it waits for handles.
+
+// inodeForIO returns the regular file ino for I/O.
+func (f *FS) inodeForIO(ino Ino) (*inode, error) {
+	f.tree.RLock()
+	in, err := f.getInode(ino)
+	f.tree.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	switch in.typ() {
+	case syscall.S_IFDIR:
+		return nil, syscall.EISDIR
+	case syscall.S_IFLNK:
+		return nil, syscall.EINVAL
+	}
+	return in, nil
+}
+
+// ReadInode reads ino at off, as Read does through a handle.
+func (f *FS) ReadInode(ctx context.Context, ino Ino, off int64, buf []byte) (int, error) {
+	in, err := f.inodeForIO(ino)
+	if err != nil {
+		return 0, err
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if in.reclaimed {
+		return 0, syscall.ENOENT
+	}
+	return f.readAtLocked(in, buf, off)
+}
+
+// WriteInode writes data at off, or at the end of the file when flags
+// (the writer's open flags) hold O_APPEND, as Write does through a handle.
+func (f *FS) WriteInode(ctx context.Context, ino Ino, off int64, data []byte, flags int) (int, error) {
+	if err := f.c.admit(ctx); err != nil {
+		return 0, err
+	}
+	in, err := f.inodeForIO(ino)
+	if err != nil {
+		return 0, err
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.reclaimed {
+		return 0, syscall.ENOENT
+	}
+	if flags&syscall.O_APPEND != 0 {
+		off = int64(in.d.Size)
+	}
+	return f.writeAtLocked(in, data, off)
+}
+
+// FsyncInode waits until ino's changes so far are committed and durable,
+// as Fsync does through a handle.
+func (f *FS) FsyncInode(ctx context.Context, ino Ino) error {
+	f.tree.RLock()
+	in, err := f.getInode(ino)
+	f.tree.RUnlock()
+	if err != nil {
+		return err
+	}
+	return f.c.waitInode(ctx, in)
+}

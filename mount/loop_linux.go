@@ -1,0 +1,66 @@
+//go:build linux
+
+package mount
+
+import (
+	"context"
+	"os"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// loopNode is a node of a repository mount's .hg: go-fuse's loopback,
+// plus reading without a handle (no_open, noopen_linux.go). Such a READ
+// opens the file beneath the .hg directory for the one request; openat2
+// with RESOLVE_BENEATH keeps a symlink swapped in since the LOOKUP from
+// leading anywhere else, as the loopback's own open does.
+type loopNode struct {
+	gofs.LoopbackNode
+	dir *os.File // the repository's .hg, shared by every node
+}
+
+var _ gofs.NodeReader = (*loopNode)(nil)
+
+// newLoopRoot is go-fuse's loopback root of hgDir, made of loopNodes;
+// the returned directory is closed once the mount is gone.
+func newLoopRoot(hgDir string) (gofs.InodeEmbedder, *os.File, error) {
+	dir, err := os.Open(hgDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(dir.Fd()), &st); err != nil {
+		dir.Close()
+		return nil, nil, err
+	}
+	root := &gofs.LoopbackRoot{Path: hgDir, Dev: uint64(st.Dev)}
+	root.NewNode = func(r *gofs.LoopbackRoot, parent *gofs.Inode, name string, st *syscall.Stat_t) gofs.InodeEmbedder {
+		return &loopNode{LoopbackNode: gofs.LoopbackNode{RootData: r}, dir: dir}
+	}
+	n := root.NewNode(root, nil, "", &st)
+	root.RootNode = n
+	return n, dir, nil
+}
+
+func (n *loopNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if f != nil {
+		return f.(gofs.FileReader).Read(ctx, dest, off)
+	}
+	rel := n.Path(n.RootData.RootNode.EmbeddedInode())
+	fd, err := unix.Openat2(int(n.dir.Fd()), rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	defer unix.Close(fd)
+	k, err := unix.Pread(fd, dest, off)
+	if err != nil {
+		return nil, gofs.ToErrno(err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}

@@ -1,0 +1,118 @@
+//go:build linux
+
+package mount
+
+// Opening without OPEN (no_open).
+//
+// Reading a tree of small files through FUSE used to cost the daemon
+// OPEN and RELEASE for every open(2), even when the kernel held the pages
+// already: that was most of what `cat` of every file of a warm mount and a
+// second `grep -r` of .hgfs/rev/REV spent beyond native. The kernel lets
+// a server decline OPEN once and for all: answered ENOSYS, it stops
+// sending OPEN and RELEASE for regular files on the connection (no_open),
+// keeps each file's pages across opens (its default FOPEN_KEEP_CACHE for
+// such files) and sends READ, WRITE and FSYNC with handle 0, addressed to
+// the node. Both go-fuse mount kinds decline every OPEN where the kernel
+// advertised support (CAP_NO_OPEN_SUPPORT):
+//
+//   - cache mounts read and write fsnode by inode (fsnode.ReadInode,
+//     WriteInode, FsyncInode; O_APPEND comes in each WRITE's flags).
+//     CREATE answers handle 0 too: once no_open is set the kernel sends
+//     no RELEASE for created files either. The kernel's own checks
+//     at open(2) (permissions, read-only, O_TRUNC as a SETATTR) are what
+//     the handles' access modes repeated. An unlinked open file stays
+//     because the kernel keeps its node referenced until FORGET.
+//   - repository mounts read .hg by path (loopNode) and the views by node.
+//     .hg used to be read through kernel passthrough to the repository's
+//     files; without OPEN there is no passthrough, and its reads are READ
+//     requests whose pages then stay cached across opens, refreshed when
+//     the file's size or mtime changes (AUTO_INVAL_DATA).
+//
+// Files declined this way get FLUSH on close, which Flush answers ENOSYS
+// once (no_flush). Files whose content moves (stats, the text views,
+// revlog indexes) can no longer be read with direct I/O, so they report
+// their real size, their attributes are never cached (read(2) asks
+// GETATTR first) and every change of content gets a new mtime, which
+// makes the kernel drop the pages it holds (servedFiles).
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// kernel is what the kernel negotiated at INIT, once the server exists.
+type kernel struct{ srv atomic.Pointer[fuse.Server] }
+
+// noOpen reports whether OPEN may be declined: the kernel advertised
+// CAP_NO_OPEN_SUPPORT. Before the server is known (never for OPEN, which
+// follows INIT) it answers false, so a file is opened with a handle.
+func (k *kernel) noOpen() bool {
+	s := k.srv.Load()
+	return s != nil && s.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
+}
+
+// movingTimeout is the attribute lifetime of files whose content moves:
+// none, so every read(2) refreshes size and mtime (see servedFiles).
+const movingTimeout = 0
+
+// served is one generation of a moving file's content.
+type served struct {
+	data  []byte
+	mtime time.Time
+}
+
+// servedFiles holds, per inode, the content last reported for a file
+// whose content moves. Attributes report its size and mtime; READ serves
+// the same bytes, so the kernel never reads content cut at another
+// generation's size. A new generation gets a new mtime, which makes the
+// kernel drop the previous one's pages (AUTO_INVAL_DATA). Entries go when
+// the kernel forgets the node.
+type servedFiles struct {
+	mu sync.Mutex
+	m  map[uint64]*served
+}
+
+// update records data as ino's content, keeping the previous
+// generation (and its mtime) if the bytes are the same.
+func (s *servedFiles) update(ino uint64, data []byte) *served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.m[ino]; old != nil && bytes.Equal(old.data, data) {
+		return old
+	}
+	if s.m == nil {
+		s.m = map[uint64]*served{}
+	}
+	sv := &served{data: data, mtime: time.Now()}
+	s.m[ino] = sv
+	return sv
+}
+
+// get returns the generation last reported for ino, if any.
+func (s *servedFiles) get(ino uint64) *served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[ino]
+}
+
+func (s *servedFiles) forget(ino uint64) {
+	s.mu.Lock()
+	delete(s.m, ino)
+	s.mu.Unlock()
+}
+
+// readAt answers a READ of size bytes at off from data.
+func readAt(data []byte, off uint64, size uint32) fuse.ReadResult {
+	if off >= uint64(len(data)) {
+		return fuse.ReadResultData(nil)
+	}
+	data = data[off:]
+	if uint64(len(data)) > uint64(size) {
+		data = data[:size]
+	}
+	return fuse.ReadResultData(data)
+}
