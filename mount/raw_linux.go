@@ -75,6 +75,9 @@ func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
 // be declined (kernel.noOpen).
 func (r *rawFS) Init(s *fuse.Server) {
 	r.kernel.srv.Store(s)
+	r.virt.views.store = func(ino uint64, data []byte) bool {
+		return s.InodeNotifyStoreCache(ino, 0, data) == fuse.OK
+	}
 	r.RawFileSystem.Init(s)
 }
 
@@ -469,7 +472,11 @@ func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 	return fuse.OK
 }
 
-func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {}
+func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
+	if r.virt.owns(in.NodeId) {
+		r.virt.views.releaseDir(in.Fh)
+	}
+}
 
 func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	return r.readDir(cancel, in, out, false)

@@ -27,16 +27,15 @@ package mount
 // --debug-fuse on the 20,000-file bench repository): READDIRPLUS of a
 // changeset's directory answers every entry with its node and attributes
 // (hgview.Node.ListsFixed), so the kernel sends no LOOKUP per file. The
-// mount declines OPEN (no_open), so opening and closing cost nothing. In
-// the repository view, once the kernel has taken a READDIRPLUS reply the
-// listed files' content (reconstructed for their sizes already) is
-// stored in its page cache (NOTIFY_STORE, viewDirHandle.pushLocked), so
-// the first read(2) sends no READ either: a first walk costs the
-// READDIRPLUS requests and the reconstruction, a second walk nothing
-// (it was LOOKUP, OPEN, READ and RELEASE per file, then OPEN and RELEASE
-// with the page stored at OPEN). The cache mount's raw adapter lists
-// with attributes too but stores no pages, so its first walk READs each
-// file once.
+// mount declines OPEN (no_open), so opening and closing cost nothing.
+// Once the kernel has taken a READDIRPLUS reply, the listed files'
+// content (reconstructed for their sizes already) is stored in its page
+// cache (NOTIFY_STORE: viewDirHandle.pushLocked in the repository view,
+// views.push in the cache mount's raw adapter), so the first read(2)
+// sends no READ either: a first walk costs the READDIRPLUS requests and
+// the reconstruction, a second walk nothing (it was LOOKUP, OPEN, READ
+// and RELEASE per file, then OPEN and RELEASE with the page stored at
+// OPEN).
 
 import (
 	"context"
@@ -69,8 +68,23 @@ type views struct {
 	open   func() (*hgview.View, error)
 	served servedFiles // the content of the moving files last reported (noopen_linux.go)
 
-	mu sync.Mutex
-	v  *hgview.View
+	// store puts a file's content in the kernel's page cache (raw
+	// adapter only; nil until the server exists).
+	store func(ino uint64, data []byte) bool
+
+	mu     sync.Mutex
+	v      *hgview.View
+	nextFh uint64
+	dirs   map[uint64]*listing // open changeset directories (raw adapter)
+}
+
+// listing is an open changeset directory of the raw adapter: the files
+// its last READDIRPLUS reply linked, whose content is stored in the page
+// cache once the kernel has taken that reply (see viewDirHandle, the
+// node API's twin).
+type listing struct {
+	mu      sync.Mutex
+	pending []uint64
 }
 
 // cacheViews shows the repository whose .hg is at the root of a cache.
@@ -296,7 +310,53 @@ func (w *views) openDir(ino uint64, out *fuse.OpenOut) fuse.Status {
 		return fuse.ENOTDIR
 	}
 	out.OpenFlags = dirOpenFlags(n)
+	if n.ListsFixed() {
+		w.mu.Lock()
+		w.nextFh++
+		out.Fh = w.nextFh
+		if w.dirs == nil {
+			w.dirs = map[uint64]*listing{}
+		}
+		w.dirs[out.Fh] = &listing{}
+		w.mu.Unlock()
+	}
 	return fuse.OK
+}
+
+// releaseDir stores what the last reply listed and forgets the listing.
+func (w *views) releaseDir(fh uint64) {
+	w.mu.Lock()
+	l := w.dirs[fh]
+	delete(w.dirs, fh)
+	w.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		w.push(l)
+		l.mu.Unlock()
+	}
+}
+
+// push stores the content of the files l's previous reply linked in the
+// kernel's page cache (see viewDirHandle.pushLocked); l.mu is held.
+func (w *views) push(l *listing) {
+	inos := l.pending
+	l.pending = nil
+	if w.store == nil || len(inos) == 0 {
+		return
+	}
+	v, err := w.view()
+	if err != nil {
+		return
+	}
+	for _, ino := range inos {
+		n, ok := v.Node(ino)
+		if !ok {
+			continue // forgotten meanwhile
+		}
+		if data, ok := v.Cached(n); ok && len(data) <= maxPush {
+			w.store(ino, data)
+		}
+	}
 }
 
 func (w *views) readlink(ino uint64) ([]byte, fuse.Status) {
@@ -352,6 +412,16 @@ func (w *views) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 			full = dir.ListsFixed()
 		}
 	}
+	w.mu.Lock()
+	l := w.dirs[in.Fh]
+	w.mu.Unlock()
+	if l != nil {
+		// A new request on the handle: the kernel took the previous
+		// reply and linked its nodes.
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		w.push(l)
+	}
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	all := append([]fuse.DirEntry{{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}, ents...)
 	for i := in.Offset; i < uint64(len(all)); i++ {
@@ -367,10 +437,14 @@ func (w *views) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		if eo == nil {
 			break
 		}
-		if full && i >= 2 && w.lookup(in.NodeId, de.Name, uid, gid, eo) != fuse.OK {
-			// A file that cannot be reconstructed is listed without
-			// attributes; its LOOKUP reports the error.
-			*eo = fuse.EntryOut{}
+		if full && i >= 2 {
+			if w.lookup(in.NodeId, de.Name, uid, gid, eo) != fuse.OK {
+				// A file that cannot be reconstructed is listed without
+				// attributes; its LOOKUP reports the error.
+				*eo = fuse.EntryOut{}
+			} else if l != nil && eo.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && eo.Attr.Size <= maxPush {
+				l.pending = append(l.pending, eo.NodeId)
+			}
 		}
 	}
 	return fuse.OK
