@@ -61,6 +61,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		_ = srv.Unmount()
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
+	primeNoOpen(raw.kernel, mp)
 	return s, nil
 }
 

@@ -37,6 +37,8 @@ package mount
 
 import (
 	"bytes"
+	"log"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +55,24 @@ type kernel struct{ srv atomic.Pointer[fuse.Server] }
 func (k *kernel) noOpen() bool {
 	s := k.srv.Load()
 	return s != nil && s.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
+}
+
+// primeNoOpen opens and closes the mount's stats file once the mount
+// answers, so that the kernel has declined-OPEN (no_open) and FLUSH
+// (no_flush) settled before the first user request: until it has seen
+// one OPEN declined, it sends RELEASE for every file CREATE made, which
+// a clone or tar -x into a fresh mount would pay per file. A failure
+// costs only those RELEASEs, so it is logged, not returned.
+func primeNoOpen(k *kernel, mp string) {
+	if !k.noOpen() {
+		return
+	}
+	f, err := os.Open(StatsPath(mp))
+	if err != nil {
+		log.Printf("hgfs mount: %v", err)
+		return
+	}
+	f.Close()
 }
 
 // movingTimeout is the attribute lifetime of files whose content moves:

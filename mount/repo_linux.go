@@ -64,6 +64,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
+	primeNoOpen(k, mp)
 	s := &Server{srv: srv, mountpoint: mp, done: make(chan struct{})}
 	go func() {
 		srv.Wait()
