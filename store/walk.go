@@ -103,50 +103,120 @@ func compareWalk(a, b walkEntry) int {
 	return cmp.Compare(a.size, b.size)
 }
 
+// dirEntry is one entry of a store directory listing, as the walk needs
+// it: regular files carry their lstat size, other kinds none.
+type dirEntry struct {
+	name    string
+	regular bool
+	dir     bool
+	size    int64 // regular revlog-like files only
+}
+
+// storeFS is how the walk reads the store directory: fsWalker (any fs.FS)
+// or, on unix for a store on disk, sysWalker (walk_unix.go), which reads
+// and stats relative to open directory descriptors. Both give the same
+// results and errors (an fs.PathError naming the path relative to the
+// store); only the system calls differ.
+type storeFS interface {
+	// isDir reports whether rel ("" for the store itself) is a
+	// directory, following symlinks (fs.Stat).
+	isDir(rel string) bool
+	// list returns the entries of directory rel sorted by name, with
+	// the sizes of the regular files whose names keep says to keep.
+	list(rel string, keep func(name string) bool) ([]dirEntry, error)
+	// sizes sets sizes[i], errs[i] to fs.Stat(rels[i]).Size() and its
+	// error; a missing file is an error matching fs.ErrNotExist. At most
+	// statChunk paths at a time.
+	sizes(rels []string, sizes []int64, errs []error)
+	close()
+}
+
+// fsWalker is storeFS on any fs.FS.
+type fsWalker struct{ fsys fs.FS }
+
+func (w fsWalker) isDir(rel string) bool {
+	if rel == "" {
+		rel = "."
+	}
+	st, err := fs.Stat(w.fsys, rel)
+	return err == nil && st.IsDir()
+}
+
+func (w fsWalker) list(rel string, keep func(string) bool) ([]dirEntry, error) {
+	if rel == "" {
+		rel = "."
+	}
+	ents, err := fs.ReadDir(w.fsys, rel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dirEntry, 0, len(ents))
+	for _, e := range ents {
+		d := dirEntry{name: e.Name(), regular: e.Type().IsRegular(), dir: e.IsDir()}
+		if d.regular && keep(d.name) {
+			info, err := e.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed since the listing
+				}
+				return nil, err
+			}
+			d.size = info.Size()
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (w fsWalker) size(rel string) (int64, error) {
+	st, err := fs.Stat(w.fsys, rel)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+func (w fsWalker) sizes(rels []string, sizes []int64, errs []error) {
+	for i, rel := range rels {
+		sizes[i], errs[i] = w.size(rel)
+	}
+}
+
+// statChunk is how many fncache entries are stat'ed at once.
+const statChunk = 128
+
+func (fsWalker) close() {}
+
 // walkDir is store.py basicstore._walk: the revlog-like regular files
 // under rel (recursively if asked; symlinks are neither files nor
 // directories, as with lstat), sorted by (type, name, size).
-func (s *Store) walkDir(rel string, recurse bool) ([]walkEntry, error) {
-	top := rel
-	if top == "" {
-		top = "."
-	}
-	if st, err := fs.Stat(s.fsys, top); err != nil || !st.IsDir() {
+func (s *Store) walkDir(w storeFS, rel string, recurse bool) ([]walkEntry, error) {
+	if !w.isDir(rel) {
 		return nil, nil
 	}
+	keep := func(name string) bool { return revlogType(name) != 0 }
 	var out []walkEntry
 	visit := []string{rel}
 	for len(visit) > 0 {
 		dir := visit[len(visit)-1]
 		visit = visit[:len(visit)-1]
-		name := dir
-		if name == "" {
-			name = "."
-		}
-		ents, err := fs.ReadDir(s.fsys, name)
+		ents, err := w.list(dir, keep)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.errPath(dir), err)
 		}
 		for _, e := range ents {
-			p := e.Name()
+			p := e.name
 			if dir != "" {
 				p = dir + "/" + p
 			}
 			switch {
-			case e.Type().IsRegular():
-				t := revlogType(e.Name())
+			case e.regular:
+				t := revlogType(e.name)
 				if t == 0 {
 					continue
 				}
-				info, err := e.Info()
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) {
-						continue // removed since the listing
-					}
-					return nil, err
-				}
-				out = append(out, walkEntry{typ: t, name: DecodeDir(p), path: p, size: info.Size()})
-			case e.IsDir() && recurse:
+				out = append(out, walkEntry{typ: t, name: DecodeDir(p), path: p, size: e.size})
+			case e.dir && recurse:
 				visit = append(visit, p)
 			}
 		}
@@ -155,37 +225,61 @@ func (s *Store) walkDir(rel string, recurse bool) ([]walkEntry, error) {
 	return out, nil
 }
 
+// fncacheFiles is fncachestore.datafiles: the entries whose files exist,
+// with their sizes. Entries go in chunks, so the walker can stat many
+// files at once, with the errors in hg's order.
+func (s *Store) fncacheFiles(w storeFS, entries []string) ([]walkEntry, error) {
+	out := make([]walkEntry, 0, len(entries))
+	var chunk, paths []string
+	sizes := make([]int64, statChunk)
+	errs := make([]error, statChunk)
+	for len(entries) > 0 {
+		chunk, paths = chunk[:0], paths[:0]
+		var corrupt error
+		for _, name := range entries {
+			if len(chunk) == statChunk {
+				break
+			}
+			if revlogType(name) == 0 {
+				// hg asserts here; a corrupt fncache is an error for us.
+				corrupt = fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
+				break
+			}
+			chunk = append(chunk, name)
+			paths = append(paths, s.Encode(name))
+		}
+		entries = entries[len(chunk):]
+		w.sizes(paths, sizes, errs)
+		for i, name := range chunk {
+			if err := errs[i]; err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, fmt.Errorf("%s: %w", s.errPath(paths[i]), err)
+			}
+			out = append(out, walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i]})
+		}
+		if corrupt != nil {
+			return nil, corrupt
+		}
+	}
+	return out, nil
+}
+
 // dataFiles is store.py datafiles for the store's layout.
-func (s *Store) dataFiles() ([]walkEntry, error) {
+func (s *Store) dataFiles(w storeFS) ([]walkEntry, error) {
 	if s.Layout.HasFncache() {
 		entries, err := s.Fncache()
 		if err != nil {
 			return nil, err
 		}
-		out := make([]walkEntry, 0, len(entries))
-		for _, name := range entries {
-			t := revlogType(name)
-			if t == 0 {
-				// hg asserts here; a corrupt fncache is an error for us.
-				return nil, fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
-			}
-			p := s.Encode(name)
-			st, err := fs.Stat(s.fsys, p)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				return nil, fmt.Errorf("%s: %w", s.errPath(p), err)
-			}
-			out = append(out, walkEntry{typ: t | typeFilelog, name: name, path: p, size: st.Size()})
-		}
-		return out, nil
+		return s.fncacheFiles(w, entries)
 	}
-	data, err := s.walkDir("data", true)
+	data, err := s.walkDir(w, "data", true)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := s.walkDir("meta", true)
+	meta, err := s.walkDir(w, "meta", true)
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +303,8 @@ func (s *Store) dataFiles() ([]walkEntry, error) {
 
 // topFiles is store.py topfiles: reverse sorted, so manifest before
 // changelog.
-func (s *Store) topFiles() ([]walkEntry, error) {
-	files, err := s.walkDir("", false)
+func (s *Store) topFiles(w storeFS) ([]walkEntry, error) {
+	files, err := s.walkDir(w, "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -234,20 +328,28 @@ func (s *Store) topFiles() ([]walkEntry, error) {
 // left out, as both stream versions do. A v2 stream adds SnapshotFiles and
 // CacheFiles after these.
 func (s *Store) Walk() ([]File, error) {
-	data, err := s.dataFiles()
+	w := s.walker()
+	defer w.close()
+	return s.walkWith(w)
+}
+
+func (s *Store) walkWith(w storeFS) ([]File, error) {
+	data, err := s.dataFiles(w)
 	if err != nil {
 		return nil, err
 	}
-	top, err := s.topFiles()
+	top, err := s.topFiles(w)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]File, 0, len(data)+len(top))
-	for _, e := range append(data, top...) {
-		if e.size == 0 {
-			continue
+	for _, list := range [][]walkEntry{data, top} {
+		for _, e := range list {
+			if e.size == 0 {
+				continue
+			}
+			out = append(out, File{Name: e.name, Path: e.path, Size: e.size, Volatile: e.typ&typeVolatile != 0})
 		}
-		out = append(out, File{Name: e.name, Path: e.path, Size: e.size, Volatile: e.typ&typeVolatile != 0})
 	}
 	return out, nil
 }

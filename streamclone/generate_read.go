@@ -6,7 +6,11 @@ package streamclone
 // caller's goroutine writes the previous ones: on 2 cores the reads of
 // some files overlap the writes and reads of others. Read-ahead goes in
 // batches (up to batchFiles files, batchBytes bytes): handing over each
-// file alone cost a goroutine wake-up per file, as much as it saved.
+// file alone cost a goroutine wake-up per file, as much as it saved. On
+// Linux each reader reads its batches through an io_uring (two
+// io_uring_enter calls per batch instead of three system calls per file,
+// generate_uring_linux.go), falling back to system calls for whatever the
+// ring could not read as recorded, so errors are always theirs.
 // Files larger than prefetchMax are read by the writing goroutine itself
 // through one copy buffer. Memory stays bounded whatever the store's
 // size: (prefetchWindow+readers+1) batch buffers plus that copy buffer.
@@ -56,6 +60,7 @@ type batch struct {
 type entryReader struct {
 	ctx   context.Context
 	dirs  *dirHandles
+	wdirs *dirCache   // the writing goroutine's
 	order chan *batch // batches, in entry order (nil: no read-ahead)
 	quit  chan struct{}
 	free  chan []byte // batch buffers to reuse
@@ -73,6 +78,7 @@ var errReaderClosed = errors.New("streamclone: entry reader closed")
 // (none: copy reads every file itself).
 func newEntryReader(ctx context.Context, entries []genEntry, readers int) *entryReader {
 	r := &entryReader{ctx: ctx, dirs: openDirs(entries), quit: make(chan struct{})}
+	r.wdirs = r.dirs.cache()
 	if readers <= 0 {
 		return r
 	}
@@ -122,8 +128,16 @@ func newEntryReader(ctx context.Context, entries []genEntry, readers int) *entry
 	for range readers {
 		go func() {
 			defer r.wg.Done()
+			dirs := r.dirs.cache()
+			defer dirs.close()
+			ring := newURing()
+			defer func() {
+				if ring != nil {
+					ring.close()
+				}
+			}()
 			for b := range jobs {
-				r.readBatch(b)
+				r.readBatch(dirs, &ring, b)
 				close(b.done)
 			}
 		}()
@@ -136,10 +150,11 @@ func newEntryReader(ctx context.Context, entries []genEntry, readers int) *entry
 func (r *entryReader) close() {
 	close(r.quit)
 	r.wg.Wait()
+	r.wdirs.close()
 	r.dirs.close()
 }
 
-func (r *entryReader) readBatch(b *batch) {
+func (r *entryReader) readBatch(dirs *dirCache, ring **uring, b *batch) {
 	select {
 	case b.buf = <-r.free:
 	default:
@@ -147,7 +162,27 @@ func (r *entryReader) readBatch(b *batch) {
 		// reader, and the one being written.
 		b.buf = make([]byte, 0, batchBytes)
 	}
-	for i, e := range b.entries {
+	start := 0
+	size := 0
+	for _, e := range b.entries {
+		size += int(e.size)
+	}
+	if *ring != nil && size <= cap(b.buf) && r.ctx.Err() == nil {
+		b.buf = b.buf[:size]
+		next, ok := (*ring).readBatch(dirs, b.entries, b.buf)
+		if !ok {
+			(*ring).abandon()
+			*ring = nil
+			next = 0
+		}
+		start = next
+		b.buf = b.buf[:0]
+		for _, e := range b.entries[:start] {
+			b.buf = b.buf[:len(b.buf)+int(e.size)]
+		}
+	}
+	for i := start; i < len(b.entries); i++ {
+		e := b.entries[i]
 		select {
 		case <-r.quit:
 			b.err, b.failed = errReaderClosed, i
@@ -160,7 +195,7 @@ func (r *entryReader) readBatch(b *batch) {
 		}
 		n := len(b.buf)
 		b.buf = b.buf[:n+int(e.size)]
-		if err := r.readWhole(e, b.buf[n:]); err != nil {
+		if err := readWhole(dirs, e, b.buf[n:]); err != nil {
 			b.err, b.failed = err, i
 			return
 		}
@@ -168,8 +203,8 @@ func (r *entryReader) readBatch(b *batch) {
 }
 
 // readWhole reads e's file (e.size bytes) into p.
-func (r *entryReader) readWhole(e *genEntry, p []byte) error {
-	f, err := r.dirs.open(e)
+func readWhole(dirs *dirCache, e *genEntry, p []byte) error {
+	f, err := dirs.open(e)
 	if err != nil {
 		return err
 	}
@@ -216,13 +251,13 @@ func (r *entryReader) copy(e *genEntry, w io.Writer) error {
 	}
 	if e.size <= int64(len(r.buf)) {
 		p := r.buf[:e.size]
-		if err := r.readWhole(e, p); err != nil {
+		if err := readWhole(r.wdirs, e, p); err != nil {
 			return err
 		}
 		_, err := w.Write(p)
 		return err
 	}
-	f, err := r.dirs.open(e)
+	f, err := r.wdirs.open(e)
 	if err != nil {
 		return err
 	}

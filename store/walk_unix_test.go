@@ -1,0 +1,199 @@
+//go:build unix
+
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// fsWalk is Walk through the generic fs.FS walker: the reference the
+// descriptor-based walker must match.
+func fsWalk(t *testing.T, st *Store) ([]File, error) {
+	t.Helper()
+	ref := *st
+	ref.fsys = os.DirFS(st.Dir)
+	if _, ok := ref.walker().(fsWalker); !ok {
+		t.Fatal("reference store does not use fsWalker")
+	}
+	return ref.Walk()
+}
+
+// TestSysWalkerMatchesFS compares the unix walk (directory descriptors,
+// fstatat) with the fs.FS one on stores holding what the walk must treat
+// as hg does: odd revlog names, symlinks (followed for fncache entries,
+// neither file nor directory when listing), fncache entries whose file or
+// directory is missing, more directories than the descriptor cache holds.
+func TestSysWalkerMatchesFS(t *testing.T) {
+	t.Parallel()
+	for _, l := range []Layout{LayoutBasic, LayoutEncoded, LayoutFncache, LayoutDotencode} {
+		t.Run(l.String(), func(t *testing.T) {
+			t.Parallel()
+			root := copyTree(t, layoutRepo(t, l))
+			st, err := Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := st.walker().(*sysWalker); !ok {
+				t.Fatalf("store on disk walked with %T", st.walker())
+			}
+			addOddFiles(t, st)
+			mkfile := func(rel string, size int) {
+				p := filepath.Join(st.Dir, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			symlink := func(target, rel string) {
+				if err := os.Symlink(target, filepath.Join(st.Dir, filepath.FromSlash(rel))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var extra []string
+			for i := range maxDirFDs + 5 {
+				name := "data/many/d" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + "/f.i"
+				extra = append(extra, name)
+				mkfile(st.Encode(name), i+1)
+			}
+			symlink("00changelog.i", "link.i")
+			if st.Layout.HasFncache() {
+				mkfile(st.Encode("data/target.i"), 33)
+				symlink(filepath.Base(st.Encode("data/target.i")), st.Encode("data/symlinked.i"))
+				extra = append(extra, "data/symlinked.i", "data/target.i", "data/nodir/x.i", "data/many/nope/y.i")
+				f, err := os.OpenFile(filepath.Join(st.Dir, "fncache"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range extra {
+					f.WriteString(EncodeDir(n) + "\n")
+				}
+				f.Close()
+			} else {
+				symlink("many", filepath.Dir(st.Encode("data/linkdir/x.i")))
+			}
+
+			want, err := fsWalk(t, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.Walk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// And without io_uring (a kernel or sandbox without it).
+			w := st.walker().(*sysWalker)
+			if w.ring != nil {
+				w.ring.close()
+				w.ring = nil
+			} else {
+				t.Log("io_uring not available: only the system call walk is tested")
+			}
+			got2, err := st.walkWith(w)
+			w.close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got2, got) {
+				t.Error("the walk without io_uring differs from the one with")
+			}
+			if !slices.Equal(got, want) {
+				for i := range max(len(got), len(want)) {
+					var g, w File
+					if i < len(got) {
+						g = got[i]
+					}
+					if i < len(want) {
+						w = want[i]
+					}
+					if g != w {
+						t.Errorf("walk entry %d: %+v, fs.FS walk: %+v", i, g, w)
+					}
+				}
+			}
+			names := map[string]bool{}
+			for _, f := range got {
+				names[f.Name] = true
+			}
+			for _, n := range []string{"data/many/daa/f.i", "data/many/dbc/f.i"} {
+				if !names[n] {
+					t.Errorf("walk misses %s", n)
+				}
+			}
+			if st.Layout.HasFncache() && !names["data/symlinked.i"] {
+				t.Error("walk does not follow the fncache entry's symlink, as hg's stat does")
+			}
+			if names["link.i"] {
+				t.Error("walk lists a top-level symlink as a revlog")
+			}
+		})
+	}
+}
+
+// TestSysWalkerErrors checks that a failing stat fails both walks alike:
+// an fncache entry below a regular file (ENOTDIR, not a missing file).
+func TestSysWalkerErrors(t *testing.T) {
+	t.Parallel()
+	root := copyTree(t, layoutRepo(t, LayoutDotencode))
+	st, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st.Dir, "data", "plain"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(st.Dir, "fncache"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("data/plain/x.i\n")
+	f.Close()
+	_, err = st.Walk()
+	_, ref := fsWalk(t, st)
+	if err == nil || ref == nil || err.Error() != ref.Error() {
+		t.Errorf("Walk error %v, fs.FS walk error %v", err, ref)
+	}
+}
+
+// BenchmarkWalk times Walk on a store (HGFS_BENCH_REPO, e.g. make bench's
+// cached large-20000 repository, else the dotencode test repository)
+// through the fs.FS walk, the system call walk and the io_uring one.
+func BenchmarkWalk(b *testing.B) {
+	root := os.Getenv("HGFS_BENCH_REPO")
+	if root == "" {
+		root = layoutRepo(b, LayoutDotencode)
+	}
+	st, err := Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, walker func() storeFS) {
+		for b.Loop() {
+			w := walker()
+			if _, err := st.walkWith(w); err != nil {
+				b.Fatal(err)
+			}
+			w.close()
+		}
+	}
+	b.Run("fs", func(b *testing.B) {
+		ref := *st
+		ref.fsys = os.DirFS(st.Dir)
+		run(b, ref.walker)
+	})
+	b.Run("syscalls", func(b *testing.B) {
+		run(b, func() storeFS {
+			w := st.walker().(*sysWalker)
+			if w.ring != nil {
+				w.ring.close()
+				w.ring = nil
+			}
+			return w
+		})
+	})
+	b.Run("walker", func(b *testing.B) { run(b, st.walker) })
+}
