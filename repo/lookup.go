@@ -103,7 +103,11 @@ func (r *Repo) lookupUnfiltered(m *meta, symbol string) (int, error) {
 			return rev, nil
 		}
 	}
-	if node, ok := m.tags[symbol]; ok {
+	tm, err := r.getTags()
+	if err != nil {
+		return 0, err
+	}
+	if node, ok := tm.tags[symbol]; ok {
 		if rev, ok := r.rev(node); ok {
 			return rev, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hgfs/hgfs/revlog"
 )
@@ -49,15 +50,34 @@ type meta struct {
 	parents   [2]revlog.Node // working directory parents
 	bookmarks map[string]revlog.Node
 	active    string                 // active bookmark ("" for none)
-	tags      map[string]revlog.Node // includes "tip"
-	nodeTags  map[revlog.Node][]string
 	nodeBms   map[revlog.Node][]string
 	tip       int
+
+	// Tags are computed on first use (getTags): they read .hgtags from
+	// every head, which a server answering a stream clone never needs.
+	local    map[string]tagEntry // .hg/localtags
+	tagsOnce sync.Once
+	tagsErr  error
+	tags     map[string]revlog.Node // includes "tip"
+	nodeTags map[revlog.Node][]string
 }
 
 func (r *Repo) getMeta() (*meta, error) {
 	r.metaOnce.Do(func() { r.meta, r.metaErr = r.loadMeta() })
 	return r.meta, r.metaErr
+}
+
+// getTags is getMeta with the tags computed.
+func (r *Repo) getTags() (*meta, error) {
+	m, err := r.getMeta()
+	if err != nil {
+		return nil, err
+	}
+	m.tagsOnce.Do(func() { m.tagsErr = r.computeTags(m, m.local) })
+	if m.tagsErr != nil {
+		return nil, m.tagsErr
+	}
+	return m, nil
 }
 
 // readOptional reads a file of the .hg directory that may legitimately be
@@ -97,17 +117,14 @@ func (r *Repo) loadMeta() (*meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	local := readTags(localTags)
-	m.computeHidden(r, local)
+	m.local = readTags(localTags)
+	m.computeHidden(r, m.local)
 	m.tip = revlog.NullRev
 	for rev := n - 1; rev >= 0; rev-- {
 		if !m.hidden[rev] {
 			m.tip = rev
 			break
 		}
-	}
-	if err := r.computeTags(m, local); err != nil {
-		return nil, err
 	}
 	m.nodeBms = map[revlog.Node][]string{}
 	for name, node := range m.bookmarks {
@@ -435,7 +452,7 @@ func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 
 // Tags returns tag names (including "tip") and the nodes they name.
 func (r *Repo) Tags() (map[string]revlog.Node, error) {
-	m, err := r.getMeta()
+	m, err := r.getTags()
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +479,7 @@ func (r *Repo) ActiveBookmark() (string, error) {
 
 // NodeTags returns the sorted tags naming node.
 func (r *Repo) NodeTags(node revlog.Node) []string {
-	m, err := r.getMeta()
+	m, err := r.getTags()
 	if err != nil {
 		return nil
 	}
