@@ -175,8 +175,10 @@ func registerClone(k storeKind) {
 		lifecycle
 		in   *storeInputs
 		srv  *hgServe
-		hgfs string // hgfs's destination
-		peer string // the peer's destination
+		work string // the runs' destinations are made here
+		run  int
+		hgfs string // hgfs's destination in the last run
+		peer string // the peer's destination in the last run
 	}
 	setup := func(st *cloneState, serve bool) func(ctx context.Context, env *Env) (any, error) {
 		return func(ctx context.Context, env *Env) (any, error) {
@@ -189,7 +191,7 @@ func registerClone(k storeKind) {
 			if err != nil {
 				return nil, err
 			}
-			st.hgfs, st.peer = filepath.Join(work, "hgfs"), filepath.Join(work, "peer")
+			st.work, st.run = work, 0
 			if serve {
 				if st.srv, err = startHgServe(env, st.in.repo); err != nil {
 					return nil, err
@@ -199,34 +201,44 @@ func registerClone(k storeKind) {
 			return st, nil
 		}
 	}
-	// fresh clears a destination before a run; mkdir makes it anew (tar
-	// and hg unbundle need it to exist, the clones need it absent).
-	fresh := func(st *cloneState, dir string, mkdir bool) error {
-		if err := os.RemoveAll(dir); err != nil {
-			return err
-		}
+	// fresh gives a run a new destination (work/SIDE-N): absent for the
+	// clones, created empty for tar and hg unbundle (mkdir). Earlier
+	// runs' destinations stay until the case ends (scratch): ext4 does
+	// not reuse an inode within a minute of its deletion, so deleting
+	// 20,000 files before each run made every creation of the next run
+	// scan past them, slowing both sides more with every run (see
+	// unbundle.go). The sync keeps the previous run's writeback out of
+	// the timed run.
+	fresh := func(st *cloneState, side string, mkdir bool) (string, error) {
+		st.run++
+		dir := filepath.Join(st.work, fmt.Sprintf("%s-%d", side, st.run))
 		if mkdir {
-			return os.MkdirAll(dir, 0o755)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
 		}
-		return nil
+		return dir, exec.Command("sync").Run()
 	}
 	hgfsServe := func(env *Env, d any) *exec.Cmd {
 		st := d.(*cloneState)
-		if err := fresh(st, st.hgfs, false); err != nil {
+		var err error
+		if st.hgfs, err = fresh(st, "hgfs", false); err != nil {
 			return failCmd(err)
 		}
 		return hgfsCmd(env, "clone", "-q", "--stream", "-U", st.srv.url, st.hgfs)
 	}
 	hgfsBundle := func(env *Env, d any) *exec.Cmd {
 		st := d.(*cloneState)
-		if err := fresh(st, st.hgfs, false); err != nil {
+		var err error
+		if st.hgfs, err = fresh(st, "hgfs", false); err != nil {
 			return failCmd(err)
 		}
 		return hgfsCmd(env, "clone", "-q", st.in.bundle, st.hgfs)
 	}
 	tarX := func(env *Env, d any) *exec.Cmd {
 		st := d.(*cloneState)
-		if err := fresh(st, st.peer, true); err != nil {
+		var err error
+		if st.peer, err = fresh(st, "peer", true); err != nil {
 			return failCmd(err)
 		}
 		return exec.Command("tar", "-xf", st.in.tarball, "-C", st.peer)
@@ -240,7 +252,8 @@ func registerClone(k storeKind) {
 		register(&Case{Name: "clone --stream from hg serve" + sfx, Goal: 0.25, Setup: setup(st, true),
 			Hgfs: hgfsServe,
 			Peer: func(env *Env, d any) *exec.Cmd {
-				if err := fresh(st, st.peer, false); err != nil {
+				var err error
+				if st.peer, err = fresh(st, "peer", false); err != nil {
 					return failCmd(err)
 				}
 				return hgCmd(env, "clone", "-q", "--stream", "-U", st.srv.url, st.peer)
@@ -252,7 +265,8 @@ func registerClone(k storeKind) {
 		register(&Case{Name: "apply v2 stream bundle vs hg unbundle" + sfx, Goal: 0.25, Setup: setup(st, false),
 			Hgfs: hgfsBundle,
 			Peer: func(env *Env, d any) *exec.Cmd {
-				if err := fresh(st, st.peer, false); err != nil {
+				var err error
+				if st.peer, err = fresh(st, "peer", false); err != nil {
 					return failCmd(err)
 				}
 				if err := runQuiet(exec.Command(env.Hg, "init", st.peer), env); err != nil {
