@@ -76,7 +76,9 @@
 // MiB) shared with parsed manifests and revlog revisions, so the read
 // that follows a stat costs nothing. ReadDir never reconstructs files;
 // Node.ListsFixed tells adapters which directories (a changeset's tree)
-// they may list with attributes, which does.
+// they may list with attributes, which does. Prefetch reconstructs the
+// files one level below such a directory in the background, bounded per
+// request, so that a walk finds the next level cached (prefetch.go).
 //
 // # Cost of a tree walk
 //

@@ -86,6 +86,8 @@ type View struct {
 
 	tableMu sync.Mutex
 	table   map[uint64]*tableEntry
+
+	prefetch prefetcher
 }
 
 type tableEntry struct {
@@ -127,6 +129,7 @@ func OpenDir(root string, opt Options) (*View, error) {
 
 // Close releases the open revlogs.
 func (v *View) Close() error {
+	v.stopPrefetch()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.snap != nil {

@@ -35,7 +35,9 @@ package mount
 // sends no READ either: a first walk costs the READDIRPLUS requests and
 // the reconstruction, a second walk nothing (it was LOOKUP, OPEN, READ
 // and RELEASE per file, then OPEN and RELEASE with the page stored at
-// OPEN).
+// OPEN). Opening a changeset directory also asks hgview to reconstruct
+// the next level's files in the background (View.Prefetch), so the
+// walker's READDIRPLUS of a subdirectory mostly finds them cached.
 
 import (
 	"context"
@@ -302,7 +304,7 @@ func (w *views) openDir(ino uint64, out *fuse.OpenOut) fuse.Status {
 	if !w.owns(ino) {
 		return fuse.OK // the control directory
 	}
-	_, n, st := w.node(ino)
+	v, n, st := w.node(ino)
 	if st != fuse.OK {
 		return st
 	}
@@ -311,6 +313,7 @@ func (w *views) openDir(ino uint64, out *fuse.OpenOut) fuse.Status {
 	}
 	out.OpenFlags = dirOpenFlags(n)
 	if n.ListsFixed() {
+		v.Prefetch(n) // the next level, while this one is read
 		w.mu.Lock()
 		w.nextFh++
 		out.Fh = w.nextFh
@@ -651,6 +654,9 @@ func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 	var fl uint32
 	if vn.n != nil {
 		fl = dirOpenFlags(vn.n)
+		if v, err := vn.w.view(); err == nil {
+			v.Prefetch(vn.n) // the next level, while this one is read
+		}
 	}
 	return d, fl, 0
 }

@@ -1,0 +1,124 @@
+package hgview
+
+import (
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Prefetching a changeset's tree one level ahead of a walk.
+//
+// A walk of .hgfs/rev/REV (grep -r, diff -r, tar) lists a directory,
+// reads its files, then descends. Listing a changeset directory
+// reconstructs its files anyway (their sizes are attributes), one after
+// the other while the walker waits. Prefetch moves the next level's
+// reconstruction off that path: when an adapter opens a changeset
+// directory it asks for the files of that directory's subdirectories,
+// which one background goroutine reconstructs into the cache while the
+// walker reads the current level; by the time the walker lists a
+// subdirectory its files are there. Only one level is taken, and at most
+// prefetchBudget bytes per request, so a listing of a tree's root costs
+// its children's files, never the whole tree; requests that find the
+// goroutine busy are dropped (the listing reconstructs as before).
+
+const (
+	// prefetchBudget bounds the bytes one request reconstructs: far
+	// below the cache (64 MiB by default), so what is prefetched is
+	// still there when it is listed.
+	prefetchBudget = 8 << 20
+	// prefetchQueue is how many requests may wait for the goroutine.
+	prefetchQueue = 64
+)
+
+type prefetcher struct {
+	once sync.Once
+	q    chan *Node
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Prefetch asks for the files of dir's subdirectories (dir being a
+// changeset or a directory in one) to be reconstructed into the cache in
+// the background. It never blocks and never fails: a request that
+// cannot be queued or reconstructed is dropped.
+func (v *View) Prefetch(dir *Node) {
+	if !dir.ListsFixed() {
+		return
+	}
+	p := &v.prefetch
+	p.once.Do(func() {
+		p.q = make(chan *Node, prefetchQueue)
+		p.stop = make(chan struct{})
+		p.done = make(chan struct{})
+		go v.prefetchLoop()
+	})
+	select {
+	case <-p.stop:
+	case p.q <- dir:
+	default:
+	}
+}
+
+// stopPrefetch ends the goroutine, if it started; Close calls it.
+func (v *View) stopPrefetch() {
+	p := &v.prefetch
+	p.once.Do(func() {}) // none can start any more
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+}
+
+func (v *View) prefetchLoop() {
+	p := &v.prefetch
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case dir := <-p.q:
+			v.prefetchLevel(dir, p.stop)
+		}
+	}
+}
+
+// prefetchLevel reconstructs the files exactly one directory below dir
+// that the cache does not hold.
+func (v *View) prefetchLevel(dir *Node, stop <-chan struct{}) {
+	m, err := v.manifest(dir.cs)
+	if err != nil {
+		return
+	}
+	prefix := ""
+	if dir.path != "" {
+		prefix = dir.path + "/"
+	}
+	budget := int64(prefetchBudget)
+	start := sort.Search(len(m), func(i int) bool { return m[i].Path >= prefix })
+	for _, e := range m[start:] {
+		if !strings.HasPrefix(e.Path, prefix) {
+			break // manifests are sorted: past the directory
+		}
+		rest := e.Path[len(prefix):]
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || strings.IndexByte(rest[i+1:], '/') >= 0 {
+			continue // in dir itself, or deeper than one level
+		}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if _, ok := v.cache.get(textKey(e)); ok {
+			continue
+		}
+		b, err := v.fileText(e)
+		if err != nil {
+			continue // its lookup reports it
+		}
+		if budget -= int64(len(b)); budget <= 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package hgview
+
+import (
+	"testing"
+	"time"
+)
+
+// TestPrefetch: a request reconstructs the files one directory below the
+// one named, in the background; neither the directory's own files nor
+// deeper ones; and Close ends the goroutine.
+func TestPrefetch(t *testing.T) {
+	dir := testRepo(t)
+	v, err := OpenDir(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := mustWalk(t, v, "rev/0")
+	d := mustWalk(t, v, "rev/0/dir")
+	a := mustWalk(t, v, "rev/0/a.txt")
+	c := mustWalk(t, v, "rev/0/dir/sub/c.txt")
+	if _, ok := v.Cached(c); ok {
+		t.Fatal("dir/sub/c.txt cached before any read")
+	}
+	v.Prefetch(root) // one level below the root: nothing at rev 0 (dir/sub/c.txt is two down)
+	v.Prefetch(d)    // one level below dir: dir/sub/c.txt
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, ok := v.Cached(c); ok {
+			if string(b) != "charlie\n" {
+				t.Fatalf("prefetched dir/sub/c.txt: %q", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dir/sub/c.txt not prefetched")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Both requests are done (the queue is in order): the root's own
+	// files were not taken.
+	if _, ok := v.Cached(a); ok {
+		t.Error("a.txt (in the directory itself) was prefetched")
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v.Prefetch(d) // after Close: dropped, no goroutine
+	select {
+	case <-v.prefetch.done:
+	default:
+		t.Error("prefetch goroutine still running after Close")
+	}
+}
