@@ -127,6 +127,11 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		Debug:      c.opts.Bool("debug-fuse"),
 		ReadOnly:   c.opts.Bool("read-only"),
 		FsName:     source,
+		// This process only serves: it never starts a program inside
+		// the mount, which is what RootPermissions must not meet. As
+		// root without --allow-other it spares a GETATTR per file
+		// created (see mount.Options).
+		RootPermissions: true,
 	}
 	var (
 		srv  mounted
