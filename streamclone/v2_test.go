@@ -40,11 +40,11 @@ func stream2Payload(entries []v2Entry) []byte {
 
 // stream2Bundle builds an HG20 bundle with one stream2 part (counts < 0
 // take the true values) followed by extra parts.
-func stream2Bundle(t testing.TB, entries []v2Entry, files, bytes int, reqs string, extra func(*Bundle2Writer)) []byte {
+func stream2Bundle(t testing.TB, entries []v2Entry, files int, bytes int64, reqs string, extra func(*Bundle2Writer)) []byte {
 	t.Helper()
-	total := 0
+	var total int64
 	for _, e := range entries {
-		total += len(e.data)
+		total += int64(len(e.data))
 	}
 	if files < 0 {
 		files = len(entries)
@@ -58,7 +58,7 @@ func stream2Bundle(t testing.TB, entries []v2Entry, files, bytes int, reqs strin
 		t.Fatal(err)
 	}
 	if err := bw.WritePart("stream2", true, []Param{
-		{"bytecount", strconv.Itoa(bytes)}, {"filecount", strconv.Itoa(files)}, {"requirements", Quote(reqs)},
+		{"bytecount", strconv.FormatInt(bytes, 10)}, {"filecount", strconv.Itoa(files)}, {"requirements", Quote(reqs)},
 	}, nil, stream2Payload(entries)); err != nil {
 		t.Fatal(err)
 	}
