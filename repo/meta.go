@@ -49,7 +49,7 @@ type meta struct {
 	pruned    map[revlog.Node]bool
 	parents   [2]revlog.Node // working directory parents
 	bookmarks map[string]revlog.Node
-	active    string                 // active bookmark ("" for none)
+	active    string // active bookmark ("" for none)
 	nodeBms   map[revlog.Node][]string
 	tip       int
 
