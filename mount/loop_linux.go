@@ -18,11 +18,14 @@ import (
 // with RESOLVE_BENEATH keeps a symlink swapped in since the LOOKUP from
 // leading anywhere else, as the loopback's own open does.
 type loopNode struct {
-	gofs.LoopbackNode
+	*gofs.LoopbackNode
 	dir *os.File // the repository's .hg, shared by every node
 }
 
-var _ gofs.NodeReader = (*loopNode)(nil)
+var (
+	_ gofs.NodeReader      = (*loopNode)(nil)
+	_ gofs.NodeWrapChilder = (*loopNode)(nil)
+)
 
 // newLoopRoot is go-fuse's loopback root of hgDir, made of loopNodes;
 // the returned directory is closed once the mount is gone.
@@ -31,18 +34,17 @@ func newLoopRoot(hgDir string) (gofs.InodeEmbedder, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(dir.Fd()), &st); err != nil {
+	root, err := gofs.NewLoopbackRoot(hgDir)
+	if err != nil {
 		dir.Close()
 		return nil, nil, err
 	}
-	root := &gofs.LoopbackRoot{Path: hgDir, Dev: uint64(st.Dev)}
-	root.NewNode = func(r *gofs.LoopbackRoot, parent *gofs.Inode, name string, st *syscall.Stat_t) gofs.InodeEmbedder {
-		return &loopNode{LoopbackNode: gofs.LoopbackNode{RootData: r}, dir: dir}
-	}
-	n := root.NewNode(root, nil, "", &st)
-	root.RootNode = n
-	return n, dir, nil
+	return &loopNode{LoopbackNode: root.(*gofs.LoopbackNode), dir: dir}, dir, nil
+}
+
+// WrapChild makes every node the loopback creates below a loopNode.
+func (n *loopNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.InodeEmbedder {
+	return &loopNode{LoopbackNode: ops.(*gofs.LoopbackNode), dir: n.dir}
 }
 
 func (n *loopNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
