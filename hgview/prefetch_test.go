@@ -1,6 +1,7 @@
 package hgview
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -49,5 +50,40 @@ func TestPrefetch(t *testing.T) {
 	case <-v.prefetch.done:
 	default:
 		t.Error("prefetch goroutine still running after Close")
+	}
+}
+
+// TestConcurrentReconstruct: goroutines asking for the same files at once
+// (a listing and the prefetcher do) all get the content, one
+// reconstruction serving each file.
+func TestConcurrentReconstruct(t *testing.T) {
+	v := openView(t, testRepo(t))
+	paths := []string{"rev/1/a.txt", "rev/1/dir/moved.txt", "rev/0/dir/sub/c.txt"}
+	want := []string{"alpha\nbeta\n", "charlie\n", "charlie\n"}
+	var nodes []*Node
+	for _, p := range paths {
+		nodes = append(nodes, mustWalk(t, v, p))
+	}
+	errs := make(chan error, 8*len(nodes))
+	for range 8 {
+		for i, n := range nodes {
+			go func() {
+				b, err := v.Content(n)
+				if err == nil && string(b) != want[i] {
+					err = fmt.Errorf("%s: %q, want %q", paths[i], b, want[i])
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 8 * len(nodes) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	v.flightMu.Lock()
+	defer v.flightMu.Unlock()
+	if len(v.flight) != 0 {
+		t.Errorf("%d reconstructions left in flight", len(v.flight))
 	}
 }

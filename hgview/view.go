@@ -88,6 +88,9 @@ type View struct {
 	table   map[uint64]*tableEntry
 
 	prefetch prefetcher
+
+	flightMu sync.Mutex
+	flight   map[string]*flight // reconstructions in progress, by cache key
 }
 
 type tableEntry struct {
@@ -665,6 +668,41 @@ func textKey(e revlog.ManifestEntry) string { return "f" + e.Path + "\x00" + str
 func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
 	key := textKey(e)
 	if b, ok := v.cache.get(key); ok {
+		return b.([]byte), nil
+	}
+	// One reconstruction per file at a time: a listing and the
+	// prefetcher often ask for the same file together, and the second
+	// waits for the first's result rather than redoing it.
+	v.flightMu.Lock()
+	if c, ok := v.flight[key]; ok {
+		v.flightMu.Unlock()
+		<-c.done
+		return c.body, c.err
+	}
+	c := &flight{done: make(chan struct{})}
+	if v.flight == nil {
+		v.flight = map[string]*flight{}
+	}
+	v.flight[key] = c
+	v.flightMu.Unlock()
+	c.body, c.err = v.reconstruct(e, key)
+	v.flightMu.Lock()
+	delete(v.flight, key)
+	v.flightMu.Unlock()
+	close(c.done)
+	return c.body, c.err
+}
+
+// flight is a reconstruction in progress (fileText).
+type flight struct {
+	done chan struct{}
+	body []byte
+	err  error
+}
+
+// reconstruct reads a file revision from its filelog into the cache.
+func (v *View) reconstruct(e revlog.ManifestEntry, key string) ([]byte, error) {
+	if b, ok := v.cache.get(key); ok { // finished while we waited for the lock
 		return b.([]byte), nil
 	}
 	fl, err := v.openRevlogData(v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d"))
