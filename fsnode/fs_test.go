@@ -565,10 +565,13 @@ func TestEviction(t *testing.T) {
 	f.tree.Lock()
 	f.c.evictAt = 20
 	f.tree.Unlock()
-	createFile(t, f, RootIno, "last", nil)
+	last := createFile(t, f, RootIno, "last", nil)
 	// The sweep runs on the committer after the batch's waiters are
 	// released, so Sync returning does not mean it has run: wait for it
-	// (bounded), syncing again in case the sweep found work still dirty.
+	// (bounded). A sweep that found files still dirty (a loaded machine)
+	// runs again only after another commit and above the threshold, so
+	// each round lowers the threshold below what is left and changes
+	// "last" to make a commit.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if err := f.Sync(bg); err != nil {
@@ -581,6 +584,12 @@ func TestEviction(t *testing.T) {
 			t.Fatalf("%d inodes still loaded", f.Stats().LoadedInodes)
 		}
 		time.Sleep(5 * time.Millisecond)
+		f.tree.Lock()
+		f.c.evictAt = 3
+		f.tree.Unlock()
+		if _, err := f.WriteInode(bg, last.Ino, 0, []byte("x"), syscall.O_WRONLY); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.imu.Lock()
 	_, stays := f.inodes[held.Ino]
