@@ -4,12 +4,15 @@ package mount
 
 import (
 	"context"
+	"io"
 	"os"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // loopNode is a node of a repository mount's .hg: go-fuse's loopback,
@@ -60,8 +63,8 @@ func (n *loopNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off
 		return nil, gofs.ToErrno(err)
 	}
 	defer unix.Close(fd)
-	k, err := unix.Pread(fd, dest, off)
-	if err != nil {
+	k, err := sysio.PreadFull(fd, dest, off)
+	if err != nil && err != io.EOF {
 		return nil, gofs.ToErrno(err)
 	}
 	return fuse.ReadResultData(dest[:k]), 0

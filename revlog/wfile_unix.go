@@ -7,6 +7,8 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // openWFile opens a revlog file for the writer with a plain open(2) and
@@ -36,39 +38,19 @@ type rawWFile struct {
 }
 
 func (f *rawWFile) ReadAt(p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := unix.Pread(f.fd, p[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, &fs.PathError{Op: "read", Path: f.path, Err: err}
-		}
-		if m == 0 {
-			return n, io.EOF
-		}
-		n += m
+	n, err := sysio.PreadFull(f.fd, p, off)
+	if err != nil && err != io.EOF {
+		err = &fs.PathError{Op: "read", Path: f.path, Err: err}
 	}
-	return n, nil
+	return n, err
 }
 
 func (f *rawWFile) WriteAt(p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := unix.Pwrite(f.fd, p[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, &fs.PathError{Op: "write", Path: f.path, Err: err}
-		}
-		if m == 0 {
-			return n, &fs.PathError{Op: "write", Path: f.path, Err: io.ErrShortWrite}
-		}
-		n += m
+	n, err := sysio.PwriteFull(f.fd, p, off)
+	if err != nil {
+		err = &fs.PathError{Op: "write", Path: f.path, Err: err}
 	}
-	return n, nil
+	return n, err
 }
 
 func (f *rawWFile) Close() error {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // Open implements fs.FS. A regular file is opened with a plain open(2):
@@ -89,21 +91,11 @@ func (f *rawFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrInvalid}
 	}
-	n := 0
-	for n < len(p) {
-		m, err := unix.Pread(f.fd, p[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, &fs.PathError{Op: "read", Path: f.name, Err: err}
-		}
-		if m == 0 {
-			return n, io.EOF
-		}
-		n += m
+	n, err := sysio.PreadFull(f.fd, p, off)
+	if err != nil && err != io.EOF {
+		err = &fs.PathError{Op: "read", Path: f.name, Err: err}
 	}
-	return n, nil
+	return n, err
 }
 
 func (f *rawFile) Seek(offset int64, whence int) (int64, error) {
