@@ -57,6 +57,12 @@ func (f *FS) handle(h Handle) (*handle, error) {
 // parent and opens it; it takes a kernel reference. O_EXCL on an existing
 // name is EEXIST; O_TRUNC truncates an existing file.
 func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, flags int) (Attr, Handle, error) {
+	return f.create(ctx, parent, name, mode, flags, true)
+}
+
+// create is Create, opening a handle only if open is set (CreateInode
+// opens none).
+func (f *FS) create(ctx context.Context, parent Ino, name string, mode uint32, flags int, open bool) (Attr, Handle, error) {
 	if err := f.c.admit(ctx); err != nil {
 		return Attr{}, 0, err
 	}
@@ -94,7 +100,7 @@ func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, f
 			}
 		}
 		in.lookups++
-		return in.attrLocked(), f.newHandleLocked(in, flags), nil
+		return in.attrLocked(), f.handleIfLocked(open, in, flags), nil
 	}
 	in, err := f.mknodeLocked(ctx, parent, name, syscall.S_IFREG|mode&07777, "", true)
 	if err != nil {
@@ -102,7 +108,15 @@ func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, f
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.attrLocked(), f.newHandleLocked(in, flags), nil
+	return in.attrLocked(), f.handleIfLocked(open, in, flags), nil
+}
+
+// handleIfLocked opens a handle on in if open is set; in.mu is held.
+func (f *FS) handleIfLocked(open bool, in *inode, flags int) Handle {
+	if !open {
+		return 0
+	}
+	return f.newHandleLocked(in, flags)
 }
 
 // Open opens an existing inode. Writing flags on a directory are EISDIR;

@@ -13,6 +13,13 @@ import (
 // caller holds a kernel reference (Lookup/Forget), which an open file
 // always does, so reclaim waits for it as it waits for handles.
 
+// CreateInode is Create without a handle: the file is then used by
+// inode, as one opened without OPEN.
+func (f *FS) CreateInode(ctx context.Context, parent Ino, name string, mode uint32, flags int) (Attr, error) {
+	a, _, err := f.create(ctx, parent, name, mode, flags, false)
+	return a, err
+}
+
 // inodeForIO returns the regular file ino for I/O.
 func (f *FS) inodeForIO(ino Ino) (*inode, error) {
 	f.tree.RLock()

@@ -60,4 +60,26 @@ func TestInodeIO(t *testing.T) {
 	wantErrno(t, err, syscall.ENOENT)
 	_, err = f.WriteInode(bg, a.Ino, 0, []byte("x"), syscall.O_WRONLY)
 	wantErrno(t, err, syscall.ENOENT)
+
+	// CreateInode: Create's rules, no handle, a kernel reference.
+	c, err := f.CreateInode(bg, RootIno, "c", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Stats().OpenHandles; got != 0 {
+		t.Errorf("CreateInode left %d handles", got)
+	}
+	_, err = f.CreateInode(bg, RootIno, "c", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+	wantErrno(t, err, syscall.EEXIST)
+	if _, err := f.WriteInode(bg, c.Ino, 0, []byte("created"), syscall.O_WRONLY); err != nil {
+		t.Fatal(err)
+	}
+	wantErrno(t, f.Unlink(bg, RootIno, "c"), 0)
+	n, err = f.ReadInode(bg, c.Ino, 0, buf)
+	if err != nil || string(buf[:n]) != "created" {
+		t.Fatalf("created, unlinked, still referenced: %q %v", buf[:n], err)
+	}
+	f.Forget(c.Ino, 1)
+	_, err = f.ReadInode(bg, c.Ino, 0, buf)
+	wantErrno(t, err, syscall.ENOENT)
 }

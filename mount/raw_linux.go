@@ -241,16 +241,20 @@ func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, o
 	if st := r.virt.refuse(in.NodeId, name); st != fuse.OK {
 		return st
 	}
-	a, h, err := r.fsys.Create(creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), name, in.Mode&07777, int(in.Flags))
-	if err != nil {
-		return toStatus(err)
-	}
+	ctx, parent, mode, flags := creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), in.Mode&07777, int(in.Flags)
+	var a fsnode.Attr
+	var h fsnode.Handle
+	var err error
 	if r.kernel.noOpen() {
 		// Once OPEN is declined the kernel sends no RELEASE for created
 		// files either: the file is used without a handle, as an opened
 		// one (the CREATE's kernel reference keeps it).
-		r.fsys.Release(h)
-		h = 0
+		a, err = r.fsys.CreateInode(ctx, parent, name, mode, flags)
+	} else {
+		a, h, err = r.fsys.Create(ctx, parent, name, mode, flags)
+	}
+	if err != nil {
+		return toStatus(err)
 	}
 	r.fillEntry(a, &out.EntryOut)
 	out.OpenOut = fuse.OpenOut{Fh: uint64(h), OpenFlags: openFlags}

@@ -162,32 +162,42 @@ func attrTimeoutOf(n *hgview.Node) time.Duration {
 // attr returns n's attributes; a file whose content moves reports the
 // generation recorded now (servedFiles).
 func (w *views) attr(v *hgview.View, n *hgview.Node) (hgview.Attr, error) {
-	a, err := v.GetAttr(n)
-	if err != nil || n.Fixed() || n.IsDir() {
-		return a, err
+	if n.Fixed() || n.IsDir() {
+		return v.GetAttr(n)
 	}
-	data, err := v.Content(n)
+	// Not GetAttr, which would generate the content a second time: a
+	// moving file is a plain read-only file (hgview's text files and
+	// revlog indexes).
+	sv, err := w.generate(v, n)
 	if err != nil {
 		return hgview.Attr{}, err
 	}
-	sv := w.served.update(n.Ino, data)
-	a.Size, a.Mtime = uint64(len(sv.data)), sv.mtime
-	return a, nil
+	return hgview.Attr{Ino: n.Ino, Mode: syscall.S_IFREG | 0o444, Nlink: 1, Size: uint64(len(sv.data)), Mtime: sv.mtime}, nil
+}
+
+// generate records the current content of n, a file whose content moves.
+func (w *views) generate(v *hgview.View, n *hgview.Node) (*served, error) {
+	data, err := v.Content(n)
+	if err != nil {
+		return nil, err
+	}
+	return w.served.update(n.Ino, data), nil
 }
 
 // data returns what a READ of n reads: its content, or for a file whose
 // content moves the generation its attributes last reported.
 func (w *views) data(v *hgview.View, n *hgview.Node) ([]byte, error) {
-	if !n.Fixed() {
-		if sv := w.served.get(n.Ino); sv != nil {
-			return sv.data, nil
-		}
-		if _, err := w.attr(v, n); err != nil {
+	if n.Fixed() {
+		return v.Content(n)
+	}
+	sv := w.served.get(n.Ino)
+	if sv == nil {
+		var err error
+		if sv, err = w.generate(v, n); err != nil {
 			return nil, err
 		}
-		return w.served.get(n.Ino).data, nil
 	}
-	return v.Content(n)
+	return sv.data, nil
 }
 
 func fillViewAttr(a hgview.Attr, uid, gid uint32, out *fuse.Attr) {
