@@ -228,7 +228,7 @@ func (s *Store) walkDir(w storeFS, rel string, recurse bool) ([]walkEntry, error
 // fncacheFiles is fncachestore.datafiles: the entries whose files exist,
 // with their sizes. Entries go in chunks, so the walker can stat many
 // files at once, with the errors in hg's order.
-func (s *Store) fncacheFiles(w storeFS, entries []string) ([]walkEntry, error) {
+func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry, error) {
 	out := make([]walkEntry, 0, len(entries))
 	var chunk, paths []string
 	sizes := make([]int64, statChunk)
@@ -246,9 +246,9 @@ func (s *Store) fncacheFiles(w storeFS, entries []string) ([]walkEntry, error) {
 				break
 			}
 			chunk = append(chunk, name)
-			paths = append(paths, s.Encode(name))
+			paths = append(paths, encoded[len(chunk)-1])
 		}
-		entries = entries[len(chunk):]
+		entries, encoded = entries[len(chunk):], encoded[len(chunk):]
 		w.sizes(paths, sizes, errs)
 		for i, name := range chunk {
 			if err := errs[i]; err != nil {
@@ -269,11 +269,11 @@ func (s *Store) fncacheFiles(w storeFS, entries []string) ([]walkEntry, error) {
 // dataFiles is store.py datafiles for the store's layout.
 func (s *Store) dataFiles(w storeFS) ([]walkEntry, error) {
 	if s.Layout.HasFncache() {
-		entries, err := s.Fncache()
+		entries, paths, err := s.fncachePaths()
 		if err != nil {
 			return nil, err
 		}
-		return s.fncacheFiles(w, entries)
+		return s.fncacheFiles(w, entries, paths)
 	}
 	data, err := s.walkDir(w, "data", true)
 	if err != nil {
