@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/hgfs/hgfs/revlog"
 )
 
 // Prefetching a changeset's tree one level ahead of a walk.
@@ -82,19 +84,24 @@ func (v *View) stopPrefetch() {
 func (v *View) prefetchLoop() {
 	p := &v.prefetch
 	defer p.wg.Done()
+	ir := newIndexReader(v.storeDir) // nil: each index read alone
+	if ir != nil {
+		defer ir.close()
+	}
 	for {
 		select {
 		case <-p.stop:
 			return
 		case dir := <-p.q:
-			v.prefetchLevel(dir, p.stop)
+			v.prefetchLevel(dir, ir, p.stop)
 		}
 	}
 }
 
 // prefetchLevel reconstructs the files exactly one directory below dir
-// that the cache does not hold.
-func (v *View) prefetchLevel(dir *Node, stop <-chan struct{}) {
+// that the cache does not hold, reading their indexes a chunk at a time
+// through ir if there is one.
+func (v *View) prefetchLevel(dir *Node, ir *indexReader, stop <-chan struct{}) {
 	m, err := v.manifest(dir.cs)
 	if err != nil {
 		return
@@ -104,6 +111,43 @@ func (v *View) prefetchLevel(dir *Node, stop <-chan struct{}) {
 		prefix = dir.path + "/"
 	}
 	budget := int64(prefetchBudget)
+	chunk := 1
+	if ir != nil {
+		chunk = ir.chunk()
+	}
+	var todo []revlog.ManifestEntry
+	var names []string
+	// take reconstructs todo; false once stopped or over budget.
+	take := func() bool {
+		var index [][]byte
+		if ir != nil {
+			names = names[:0]
+			for _, e := range todo {
+				names = append(names, v.layout.Encode("data/"+e.Path+".i"))
+			}
+			index = ir.read(names)
+		}
+		for i, e := range todo {
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			var idx []byte
+			if index != nil {
+				idx = index[i]
+			}
+			b, err := v.fileTextWith(e, idx)
+			if err != nil {
+				continue // its lookup reports it
+			}
+			if budget -= int64(len(b)); budget <= 0 {
+				return false
+			}
+		}
+		todo = todo[:0]
+		return true
+	}
 	start := sort.Search(len(m), func(i int) bool { return m[i].Path >= prefix })
 	for _, e := range m[start:] {
 		if !strings.HasPrefix(e.Path, prefix) {
@@ -114,20 +158,12 @@ func (v *View) prefetchLevel(dir *Node, stop <-chan struct{}) {
 		if i < 0 || strings.IndexByte(rest[i+1:], '/') >= 0 {
 			continue // in dir itself, or deeper than one level
 		}
-		select {
-		case <-stop:
-			return
-		default:
-		}
 		if _, ok := v.cache.get(textKey(e)); ok {
 			continue
 		}
-		b, err := v.fileText(e)
-		if err != nil {
-			continue // its lookup reports it
-		}
-		if budget -= int64(len(b)); budget <= 0 {
+		if todo = append(todo, e); len(todo) == chunk && !take() {
 			return
 		}
 	}
+	take()
 }

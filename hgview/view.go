@@ -75,11 +75,15 @@ type View struct {
 	hg     fs.FS
 	st     fs.FS
 	layout store.Layout
-	names  *dataNames
-	opt    Options
-	start  time.Time
-	cache  *lru
-	root   *Node
+	// storeDir is the store directory on disk, "" when the repository
+	// is not a directory (a cache's): the prefetcher's batched reads
+	// need it.
+	storeDir string
+	names    *dataNames
+	opt      Options
+	start    time.Time
+	cache    *lru
+	root     *Node
 
 	mu   sync.Mutex
 	snap *snapshot
@@ -111,6 +115,12 @@ func Open(hg fs.FS, opt Options) (*View, error) {
 		return nil, err
 	}
 	v := &View{hg: hg, st: st.FS(), layout: st.Layout, names: &dataNames{st: st}, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
+	if d, ok := hg.(dirFS); ok {
+		v.storeDir = d.dir
+		if st.Layout != store.LayoutBasic {
+			v.storeDir = filepath.Join(d.dir, "store")
+		}
+	}
 	v.root = &Node{Ino: opt.RootIno, kind: kindRoot}
 	s, err := v.current()
 	if err != nil {
@@ -666,6 +676,12 @@ func textKey(e revlog.ManifestEntry) string { return "f" + e.Path + "\x00" + str
 
 // fileText returns a file revision's content as hg cat prints it.
 func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
+	return v.fileTextWith(e, nil)
+}
+
+// fileTextWith is fileText given the contents of the file's filelog
+// index when the caller has read it already (nil: not read).
+func (v *View) fileTextWith(e revlog.ManifestEntry, index []byte) ([]byte, error) {
 	key := textKey(e)
 	if b, ok := v.cache.get(key); ok {
 		return b.([]byte), nil
@@ -685,7 +701,7 @@ func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
 	}
 	v.flight[key] = c
 	v.flightMu.Unlock()
-	c.body, c.err = v.reconstruct(e, key)
+	c.body, c.err = v.reconstruct(e, key, index)
 	v.flightMu.Lock()
 	delete(v.flight, key)
 	v.flightMu.Unlock()
@@ -701,11 +717,25 @@ type flight struct {
 }
 
 // reconstruct reads a file revision from its filelog into the cache.
-func (v *View) reconstruct(e revlog.ManifestEntry, key string) ([]byte, error) {
+// index is the filelog index's contents if the caller read it (nil: not
+// read); a reconstruction from it that fails is redone from the files,
+// whose result and error are the ones returned.
+func (v *View) reconstruct(e revlog.ManifestEntry, key string, index []byte) ([]byte, error) {
 	if b, ok := v.cache.get(key); ok { // finished while we waited for the lock
 		return b.([]byte), nil
 	}
-	fl, err := v.openRevlogData(v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d"))
+	iname, dname := v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d")
+	if index != nil {
+		if fl, err := revlog.OpenWithIndex(v.st, iname, dname, index); err == nil {
+			body, err := v.revisionBody(fl, e)
+			fl.Close()
+			if err == nil {
+				v.cache.add(key, body, int64(len(body)))
+				return body, nil
+			}
+		}
+	}
+	fl, err := v.openRevlogData(iname, dname)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil, fmt.Errorf("%s: no filelog: %w", e.Path, revlog.ErrNotFound)
 	}
@@ -713,6 +743,17 @@ func (v *View) reconstruct(e revlog.ManifestEntry, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer fl.Close()
+	body, err := v.revisionBody(fl, e)
+	if err != nil {
+		return nil, err
+	}
+	v.cache.add(key, body, int64(len(body)))
+	return body, nil
+}
+
+// revisionBody is e's file content (its text without the copy metadata)
+// from its filelog fl.
+func (v *View) revisionBody(fl *revlog.Revlog, e revlog.ManifestEntry) ([]byte, error) {
 	rev, ok := fl.Rev(e.Node)
 	if !ok {
 		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)
@@ -725,7 +766,6 @@ func (v *View) reconstruct(e revlog.ManifestEntry, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), err)
 	}
-	v.cache.add(key, body, int64(len(body)))
 	return body, nil
 }
 

@@ -49,7 +49,13 @@ func OpenWithData(fsys fs.FS, name, data string) (*Revlog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("revlog: %w", err)
 	}
-	r, err := newRevlog(name, b)
+	return OpenWithIndex(fsys, name, data, b)
+}
+
+// OpenWithIndex is OpenWithData with the index's contents already read
+// (a caller reading many indexes at once); the revlog keeps index.
+func OpenWithIndex(fsys fs.FS, name, data string, index []byte) (*Revlog, error) {
+	r, err := newRevlog(name, index)
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +217,24 @@ func (r *Revlog) DeltaChain(rev int) []int {
 	return chain
 }
 
+// scanNodes is the most revisions Rev scans for a node instead of
+// building its map.
+const scanNodes = 16
+
 // Rev returns the revision of node n. The node map is built on first use.
 func (r *Revlog) Rev(n Node) (int, bool) {
 	if n == NullNode {
 		return NullRev, true
+	}
+	if len(r.entries) <= scanNodes {
+		// Most filelogs hold a few revisions: a scan is cheaper than
+		// building the map (a first walk of a tree opens one each).
+		for i := range r.entries {
+			if r.entries[i].node == n {
+				return i, true
+			}
+		}
+		return 0, false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
