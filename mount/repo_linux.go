@@ -135,7 +135,7 @@ func (r *repoRoot) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 func (r *repoRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = syscall.S_IFDIR | 0o555
 	out.Nlink = 3
-	out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	out.Uid, out.Gid = ownerUID, ownerGID
 	return 0
 }
 
@@ -168,7 +168,7 @@ func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.Attr
 		return errno
 	}
 	out.Mode = syscall.S_IFREG | 0o444
-	out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+	out.Uid, out.Gid = ownerUID, ownerGID
 	out.Size = uint64(len(sv.data))
 	out.SetTimes(&sv.mtime, &sv.mtime, &sv.mtime)
 	out.SetTimeout(movingTimeout)

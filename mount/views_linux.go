@@ -43,7 +43,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -435,7 +434,7 @@ func (w *views) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse
 		defer l.mu.Unlock()
 		w.push(l)
 	}
-	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	uid, gid := ownerUID, ownerGID
 	all := append([]fuse.DirEntry{{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}, ents...)
 	for i := in.Offset; i < uint64(len(all)); i++ {
 		de := all[i]
@@ -509,7 +508,7 @@ func (vn *viewNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
+	fillViewAttr(a, ownerUID, ownerGID, &out.Attr)
 	out.SetEntryTimeout(timeoutOf(n))
 	out.SetAttrTimeout(attrTimeoutOf(n))
 	child := &viewNode{w: vn.w, n: n}
@@ -541,7 +540,7 @@ func (vn *viewNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno)
 func (vn *viewNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if vn.stats != nil {
 		out.Mode, out.Nlink = syscall.S_IFDIR|0o555, 2
-		out.Uid, out.Gid = uint32(os.Getuid()), uint32(os.Getgid())
+		out.Uid, out.Gid = ownerUID, ownerGID
 		return 0
 	}
 	v, n, err := vn.resolve()
@@ -553,7 +552,7 @@ func (vn *viewNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		return errnoOf(err)
 	}
 	a.Ino = vn.StableAttr().Ino
-	fillViewAttr(a, uint32(os.Getuid()), uint32(os.Getgid()), &out.Attr)
+	fillViewAttr(a, ownerUID, ownerGID, &out.Attr)
 	out.SetTimeout(attrTimeoutOf(n))
 	return 0
 }
