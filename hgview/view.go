@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -236,6 +235,7 @@ type changeset struct {
 	sym      string
 	rev      int
 	node     revlog.Node
+	hex      string // node.String(), which every inode number in its tree hashes
 	manifest revlog.Node
 	date     time.Time
 	fixed    bool // REV is a full node: the name can never move
@@ -297,13 +297,20 @@ func (n *Node) Fixed() bool {
 }
 
 func hashIno(parts ...string) uint64 {
-	h := fnv.New64a()
+	// FNV-1a (hash/fnv's New64a) over each part and a 0 byte, inline:
+	// the hash.Hash and the []byte conversions allocated on every
+	// lookup of a walk.
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		for i := 0; i < len(p); i++ {
+			h ^= uint64(p[i])
+			h *= prime64
+		}
+		h *= prime64 // the 0 byte
 	}
 	// ^0 is reserved by go-fuse (and the kernel): fold it away.
-	return hashedBase | h.Sum64()%(1<<62-1)
+	return hashedBase | h%(1<<62-1)
 }
 
 func (v *View) fixed(off uint64, kind Kind, path string) *Node {
@@ -359,8 +366,9 @@ func (v *View) lookupChangeset(sym string) (*Node, error) {
 		return nil, err
 	}
 	cs := &changeset{sym: sym, rev: rev, node: s.r.Node(rev), manifest: c.Manifest, date: time.Unix(c.Time, 0)}
-	cs.fixed = len(sym) == 40 && sym == cs.node.String()
-	return &Node{Ino: hashIno("cs", sym, cs.node.String()), kind: kindChangeset, cs: cs}, nil
+	cs.hex = cs.node.String()
+	cs.fixed = len(sym) == 40 && sym == cs.hex
+	return &Node{Ino: hashIno("cs", sym, cs.hex), kind: kindChangeset, cs: cs}, nil
 }
 
 // manifest returns the parsed manifest of a changeset, cached.
@@ -410,12 +418,12 @@ func (v *View) lookupTree(dir *Node, name string) (*Node, error) {
 	p := childPath(dir, name)
 	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= p })
 	if i < len(m) && m[i].Path == p {
-		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.node.String(), p), kind: kindTreeFile, cs: dir.cs, path: p, ent: m[i]}, nil
+		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.hex, p), kind: kindTreeFile, cs: dir.cs, path: p, ent: m[i]}, nil
 	}
 	// "p/" sorts after "p" and after "p" followed by bytes below '/'.
 	j := sort.Search(len(m), func(i int) bool { return m[i].Path >= p+"/" })
 	if j < len(m) && strings.HasPrefix(m[j].Path, p+"/") {
-		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.node.String(), p), kind: kindTreeDir, cs: dir.cs, path: p}, nil
+		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.hex, p), kind: kindTreeDir, cs: dir.cs, path: p}, nil
 	}
 	return nil, syscall.ENOENT
 }
@@ -533,7 +541,7 @@ func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 		prefix = dir.path + "/"
 	}
 	var out []DirEntry
-	csNode := dir.cs.node.String()
+	csNode := dir.cs.hex
 	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= prefix })
 	for i < len(m) && strings.HasPrefix(m[i].Path, prefix) {
 		rest := m[i].Path[len(prefix):]
@@ -580,16 +588,23 @@ func (v *View) readStore(dir *Node) ([]DirEntry, error) {
 // GetAttr returns n's attributes. A file's size is that of its content,
 // which is reconstructed (and cached) to know it.
 func (v *View) GetAttr(n *Node) (Attr, error) {
+	a, _, err := v.GetAttrContent(n)
+	return a, err
+}
+
+// GetAttrContent is GetAttr that also returns the content the size came
+// from (nil for a directory), for a caller about to use both.
+func (v *View) GetAttrContent(n *Node) (Attr, []byte, error) {
 	a := Attr{Ino: n.Ino, Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Mtime: v.start, Fixed: n.Fixed()}
 	if n.cs != nil {
 		a.Mtime = n.cs.date
 	}
 	if n.IsDir() {
-		return a, nil
+		return a, nil, nil
 	}
 	data, err := v.Content(n)
 	if err != nil {
-		return Attr{}, err
+		return Attr{}, nil, err
 	}
 	a.Size, a.Nlink, a.Mode = uint64(len(data)), 1, syscall.S_IFREG|0o444
 	if n.kind == kindTreeFile {
@@ -600,7 +615,7 @@ func (v *View) GetAttr(n *Node) (Attr, error) {
 			a.Mode = syscall.S_IFLNK | 0o777
 		}
 	}
-	return a, nil
+	return a, data, nil
 }
 
 // Readlink returns a symlink's target: its content in the changeset.

@@ -3,6 +3,7 @@ package hgview
 import (
 	"bytes"
 	"errors"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,3 +348,18 @@ func FuzzLookup(f *testing.F) {
 // TestHiddenChangesets checks that obsolete changesets are hidden as hg
 // hides them: the text files match hg's, hidden nodes are not found and
 // rev/ does not list them.
+
+// TestHashIno: the inline hash is FNV-1a over each part and a 0 byte, as
+// hash/fnv computes it, so inode numbers stay those of earlier versions.
+func TestHashIno(t *testing.T) {
+	for _, parts := range [][]string{{"t", "tip", "0123abcd", "dir/file.txt"}, {"cs", ""}, {}, {"é\x00x"}} {
+		h := fnv.New64a()
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+		if got, want := hashIno(parts...), hashedBase|h.Sum64()%(1<<62-1); got != want {
+			t.Errorf("hashIno(%q) = %#x, want %#x", parts, got, want)
+		}
+	}
+}

@@ -161,17 +161,24 @@ func attrTimeoutOf(n *hgview.Node) time.Duration {
 // attr returns n's attributes; a file whose content moves reports the
 // generation recorded now (servedFiles).
 func (w *views) attr(v *hgview.View, n *hgview.Node) (hgview.Attr, error) {
+	a, _, err := w.attrContent(v, n)
+	return a, err
+}
+
+// attrContent is attr with the content of a fixed file (nil otherwise),
+// which a READDIRPLUS listing pushes.
+func (w *views) attrContent(v *hgview.View, n *hgview.Node) (hgview.Attr, []byte, error) {
 	if n.Fixed() || n.IsDir() {
-		return v.GetAttr(n)
+		return v.GetAttrContent(n)
 	}
 	// Not GetAttr, which would generate the content a second time: a
 	// moving file is a plain read-only file (hgview's text files and
 	// revlog indexes).
 	sv, err := w.generate(v, n)
 	if err != nil {
-		return hgview.Attr{}, err
+		return hgview.Attr{}, nil, err
 	}
-	return hgview.Attr{Ino: n.Ino, Mode: syscall.S_IFREG | 0o444, Nlink: 1, Size: uint64(len(sv.data)), Mtime: sv.mtime}, nil
+	return hgview.Attr{Ino: n.Ino, Mode: syscall.S_IFREG | 0o444, Nlink: 1, Size: uint64(len(sv.data)), Mtime: sv.mtime}, nil, nil
 }
 
 // generate records the current content of n, a file whose content moves.
@@ -490,29 +497,36 @@ var (
 )
 
 func (vn *viewNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	child, _, errno := vn.lookup(ctx, name, out)
+	return child, errno
+}
+
+// lookup is Lookup that also returns a fixed file's content (nil
+// otherwise), which a READDIRPLUS listing pushes.
+func (vn *viewNode) lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, []byte, syscall.Errno) {
 	if vn.stats != nil && name == "stats" {
 		var a fuse.AttrOut
 		vn.stats.Operations().(*statsNode).Getattr(ctx, nil, &a)
 		out.Attr = a.Attr
-		return vn.stats, 0
+		return vn.stats, nil, 0
 	}
 	v, dir, err := vn.resolve()
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, nil, errnoOf(err)
 	}
 	n, err := v.Lookup(dir, name)
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, nil, errnoOf(err)
 	}
-	a, err := vn.w.attr(v, n)
+	a, data, err := vn.w.attrContent(v, n)
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, nil, errnoOf(err)
 	}
 	fillViewAttr(a, ownerUID, ownerGID, &out.Attr)
 	out.SetEntryTimeout(timeoutOf(n))
 	out.SetAttrTimeout(attrTimeoutOf(n))
 	child := &viewNode{w: vn.w, n: n}
-	return vn.NewInode(ctx, child, gofs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: n.Ino}), 0
+	return vn.NewInode(ctx, child, gofs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: n.Ino}), data, 0
 }
 
 func (vn *viewNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -680,7 +694,7 @@ type viewDirHandle struct {
 	// Files a READDIRPLUS reply linked, whose content is stored in the
 	// kernel's page cache once the kernel has taken the reply (push).
 	req     context.Context // the request they were listed in
-	pending []string
+	pending []pendingPush
 }
 
 var (
@@ -731,33 +745,21 @@ func (d *viewDirHandle) nextRequestLocked(ctx context.Context) {
 
 // pushLocked stores the content of the files the previous reply linked
 // in the kernel's page cache. In a changeset's tree every listed file
-// was reconstructed for its size already (Lookup), so this costs a copy,
-// and spares the READ round trip each file's first read(2) would send:
-// the reader of a tree (grep -r, diff -r, tar) finds the pages there, as
-// an opener finds them after viewNode.Open stores them. A store that
-// fails (the node was forgotten meanwhile, the content is no longer in
-// the view's cache) costs nothing but that READ.
+// was reconstructed for its size already (Lookup kept the bytes), so
+// this costs a copy, and spares the READ round trip each file's first
+// read(2) would send: the reader of a tree (grep -r, diff -r, tar) finds
+// the pages there, as an opener finds them after viewNode.Open stores
+// them. A store that fails (the node was forgotten meanwhile) costs
+// nothing but that READ.
 func (d *viewDirHandle) pushLocked() {
-	names := d.pending
+	pending := d.pending
 	d.pending = nil
-	for _, name := range names {
-		child := d.dir.GetChild(name)
-		if child == nil {
-			continue
-		}
-		vn, ok := child.Operations().(*viewNode)
+	for _, p := range pending {
+		vn, ok := p.child.Operations().(*viewNode)
 		if !ok || vn.pushed.Load() {
 			continue
 		}
-		v, err := vn.w.view()
-		if err != nil {
-			return
-		}
-		data, ok := v.Cached(vn.n)
-		if !ok || len(data) > maxPush {
-			continue
-		}
-		if child.WriteCache(0, data) == 0 {
+		if p.child.WriteCache(0, p.data) == 0 {
 			vn.pushed.Store(true)
 		}
 	}
@@ -774,13 +776,21 @@ func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.Entry
 	if d.dir.n == nil || !d.dir.n.ListsFixed() {
 		return nil, syscall.ENOENT
 	}
-	child, errno := d.dir.Lookup(ctx, name, out)
-	if errno == 0 && out.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && out.Attr.Size <= maxPush {
+	child, data, errno := d.dir.lookup(ctx, name, out)
+	if errno == 0 && data != nil && out.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && len(data) <= maxPush {
 		d.mu.Lock()
-		d.pending = append(d.pending, name)
+		d.pending = append(d.pending, pendingPush{child: child, data: data})
 		d.mu.Unlock()
 	}
 	return child, errno
+}
+
+// pendingPush is a file a READDIRPLUS reply links and the content to
+// store in the kernel's page cache once the kernel has taken the reply.
+// data is the view's cached text (immutable), held only until then.
+type pendingPush struct {
+	child *gofs.Inode
+	data  []byte
 }
 
 func (vn *viewNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
