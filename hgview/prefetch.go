@@ -133,11 +133,11 @@ func (v *View) prefetchLevel(dir *Node, ir *indexReader, stop <-chan struct{}) {
 				return false
 			default:
 			}
-			var idx []byte
+			var pre *preread
 			if index != nil {
-				idx = index[i]
+				pre = &preread{name: names[i], index: index[i]}
 			}
-			b, err := v.fileTextWith(e, idx)
+			b, err := v.fileTextWith(e, pre)
 			if err != nil {
 				continue // its lookup reports it
 			}

@@ -694,9 +694,16 @@ func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
 	return v.fileTextWith(e, nil)
 }
 
-// fileTextWith is fileText given the contents of the file's filelog
-// index when the caller has read it already (nil: not read).
-func (v *View) fileTextWith(e revlog.ManifestEntry, index []byte) ([]byte, error) {
+// preread is a filelog index a caller read already: its store path and
+// contents (nil: not read after all).
+type preread struct {
+	name  string
+	index []byte
+}
+
+// fileTextWith is fileText given the file's filelog index when the
+// caller has read it already (nil: not read).
+func (v *View) fileTextWith(e revlog.ManifestEntry, pre *preread) ([]byte, error) {
 	key := textKey(e)
 	if b, ok := v.cache.get(key); ok {
 		return b.([]byte), nil
@@ -716,7 +723,7 @@ func (v *View) fileTextWith(e revlog.ManifestEntry, index []byte) ([]byte, error
 	}
 	v.flight[key] = c
 	v.flightMu.Unlock()
-	c.body, c.err = v.reconstruct(e, key, index)
+	c.body, c.err = v.reconstruct(e, key, pre)
 	v.flightMu.Lock()
 	delete(v.flight, key)
 	v.flightMu.Unlock()
@@ -732,16 +739,19 @@ type flight struct {
 }
 
 // reconstruct reads a file revision from its filelog into the cache.
-// index is the filelog index's contents if the caller read it (nil: not
-// read); a reconstruction from it that fails is redone from the files,
-// whose result and error are the ones returned.
-func (v *View) reconstruct(e revlog.ManifestEntry, key string, index []byte) ([]byte, error) {
+// pre is the filelog index if the caller read it (nil: not read); a
+// reconstruction from it that fails is redone from the files, whose
+// result and error are the ones returned.
+func (v *View) reconstruct(e revlog.ManifestEntry, key string, pre *preread) ([]byte, error) {
 	if b, ok := v.cache.get(key); ok { // finished while we waited for the lock
 		return b.([]byte), nil
 	}
-	iname, dname := v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d")
-	if index != nil {
-		if fl, err := revlog.OpenWithIndex(v.st, iname, dname, index); err == nil {
+	if pre != nil && pre.index != nil {
+		dname := "" // an inline revlog has no data file to name
+		if !revlog.IndexInline(pre.index) {
+			dname = v.layout.Encode("data/" + e.Path + ".d")
+		}
+		if fl, err := revlog.OpenWithIndex(v.st, pre.name, dname, pre.index); err == nil {
 			body, err := v.revisionBody(fl, e)
 			fl.Close()
 			if err == nil {
@@ -750,6 +760,7 @@ func (v *View) reconstruct(e revlog.ManifestEntry, key string, index []byte) ([]
 			}
 		}
 	}
+	iname, dname := v.layout.Encode("data/"+e.Path+".i"), v.layout.Encode("data/"+e.Path+".d")
 	fl, err := v.openRevlogData(iname, dname)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil, fmt.Errorf("%s: no filelog: %w", e.Path, revlog.ErrNotFound)

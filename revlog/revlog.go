@@ -1,6 +1,7 @@
 package revlog
 
 import (
+	"encoding/binary"
 	"bytes"
 	"encoding/hex"
 	"errors"
@@ -64,6 +65,12 @@ func OpenWithIndex(fsys fs.FS, name, data string, index []byte) (*Revlog, error)
 	}
 	r.fsys = fsys
 	return r, nil
+}
+
+// IndexInline reports whether an index's header says its revision data
+// is inline (no .d file); an index too short for a header says no.
+func IndexInline(index []byte) bool {
+	return len(index) >= 4 && binary.BigEndian.Uint32(index)&FlagInlineData != 0
 }
 
 // FromBytes makes a revlog from in-memory index and data (.d) contents;
