@@ -88,10 +88,12 @@
 // parsed once per changeset (cached). The repository's .hg is read
 // through dirFS, whose ReadFile opens, sizes, reads and closes with
 // plain system calls (readfile_unix.go), about a third less than
-// os.ReadFile's work per revlog. Open revlogs are not kept: a walk opens
-// each filelog once, for the GetAttr that sizes the file, and the read
-// that follows finds the text in the cache. What a walk costs beyond
-// this is the adapter's FUSE round trips (see package mount).
+// os.ReadFile's work per revlog; the prefetcher reads a level's indexes
+// 64 at a time through io_uring instead (batch_linux.go). Open revlogs
+// are not kept: a walk opens each filelog once, for the GetAttr that
+// sizes the file, and the read that follows finds the text in the
+// cache. What a walk costs beyond this is the adapter's FUSE round trips
+// (see package mount).
 //
 // revlogs/STOREPATH opens the revlog with its data file's on-disk name:
 // swapping the index's suffix is wrong for hashed names (dh/...), whose

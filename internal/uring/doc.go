@@ -1,13 +1,13 @@
 // Package uring is the raw io_uring plumbing shared by the store walk
-// (statx batches, store/walk_uring_linux.go) and stream clone serving
-// (openat, then read hard-linked to close, streamclone/
-// generate_uring_linux.go): setting up a ring, mapping its queues,
-// pushing submissions, reaping completions, and giving up safely when
-// the kernel refuses.
+// (statx batches, store/walk_uring_linux.go), stream clone serving and
+// the views' prefetcher (FileReader: openat, then read hard-linked to
+// close; streamclone/generate_uring_linux.go, hgview/batch_linux.go):
+// setting up a ring, mapping its queues, pushing submissions, reaping
+// completions, and giving up safely when the kernel refuses.
 //
 // # Why
 //
-// Both callers make many small system calls on behalf of one request
+// Its callers make many small system calls on behalf of one request
 // (20,000 stats, or 20,000 open/read/close triples, for a 20,000-file
 // repository), and on a virtual machine each call's entry and exit cost
 // more than its work. A ring submits a batch of them in one
