@@ -259,7 +259,14 @@ type DirEntry struct {
 	Name string
 	Ino  uint64
 	Mode uint32 // type bits only
+
+	node *Node // what Lookup of Name finds, where the listing made it
 }
+
+// Node is what Lookup(dir, e.Name) would find, for an entry of a
+// changeset's tree (nil elsewhere): an adapter answering a listing with
+// attributes saves a lookup per entry.
+func (e DirEntry) Node() *Node { return e.node }
 
 // Root is the view's top directory (.hgfs).
 func (v *View) Root() *Node { return v.root }
@@ -547,7 +554,9 @@ func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 		rest := m[i].Path[len(prefix):]
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			sub := prefix + rest[:j]
-			out = append(out, DirEntry{Name: rest[:j], Ino: hashIno("t", dir.cs.sym, csNode, sub), Mode: syscall.S_IFDIR})
+			ino := hashIno("t", dir.cs.sym, csNode, sub)
+			out = append(out, DirEntry{Name: rest[:j], Ino: ino, Mode: syscall.S_IFDIR,
+				node: &Node{Ino: ino, kind: kindTreeDir, cs: dir.cs, path: sub}})
 			i = sort.Search(len(m), func(i int) bool { return m[i].Path >= sub+"0" }) // '0' follows '/'
 			continue
 		}
@@ -555,7 +564,9 @@ func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 		if m[i].Flags == "l" {
 			mode = syscall.S_IFLNK
 		}
-		out = append(out, DirEntry{Name: rest, Ino: hashIno("t", dir.cs.sym, csNode, m[i].Path), Mode: mode})
+		ino := hashIno("t", dir.cs.sym, csNode, m[i].Path)
+		out = append(out, DirEntry{Name: rest, Ino: ino, Mode: mode,
+			node: &Node{Ino: ino, kind: kindTreeFile, cs: dir.cs, path: m[i].Path, ent: m[i]}})
 		i++
 	}
 	// Manifest order puts "a.txt" before "a/"; listings sort by name.

@@ -363,3 +363,38 @@ func TestHashIno(t *testing.T) {
 		}
 	}
 }
+
+// TestDirEntryNode: a changeset tree's listing carries, for each entry,
+// the node Lookup finds for its name; other listings carry none.
+func TestDirEntryNode(t *testing.T) {
+	v := openView(t, testRepo(t))
+	for _, p := range []string{"rev/1", "rev/1/dir", "rev/tip", "rev/0/dir/sub"} {
+		dir := mustWalk(t, v, p)
+		ents, err := v.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) == 0 {
+			t.Fatalf("%s lists nothing", p)
+		}
+		for _, e := range ents {
+			want, err := v.Lookup(dir, e.Name)
+			if err != nil {
+				t.Fatalf("lookup %s/%s: %v", p, e.Name, err)
+			}
+			got := e.Node()
+			if got == nil || *got != *want {
+				t.Errorf("%s/%s: listed node %+v, lookup finds %+v", p, e.Name, got, want)
+			}
+		}
+	}
+	ents, err := v.ReadDir(mustWalk(t, v, "rev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Node() != nil {
+			t.Errorf("rev/%s carries a node", e.Name)
+		}
+	}
+}

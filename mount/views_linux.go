@@ -518,6 +518,11 @@ func (vn *viewNode) lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if err != nil {
 		return nil, nil, errnoOf(err)
 	}
+	return vn.lookupNode(ctx, v, n, out)
+}
+
+// lookupNode is lookup of a child already found, n.
+func (vn *viewNode) lookupNode(ctx context.Context, v *hgview.View, n *hgview.Node, out *fuse.EntryOut) (*gofs.Inode, []byte, syscall.Errno) {
 	a, data, err := vn.w.attrContent(v, n)
 	if err != nil {
 		return nil, nil, errnoOf(err)
@@ -530,25 +535,38 @@ func (vn *viewNode) lookup(ctx context.Context, name string, out *fuse.EntryOut)
 }
 
 func (vn *viewNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	list, _, errno := vn.list()
+	if errno != 0 {
+		return nil, errno
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// list is the directory's entries and, beside each, the view node a
+// lookup of its name finds where the listing made it (nil otherwise).
+func (vn *viewNode) list() ([]fuse.DirEntry, []*hgview.Node, syscall.Errno) {
 	var list []fuse.DirEntry
+	var nodes []*hgview.Node
 	if vn.stats != nil {
 		list = append(list, fuse.DirEntry{Name: "stats", Mode: syscall.S_IFREG, Ino: vn.stats.StableAttr().Ino})
+		nodes = append(nodes, nil)
 	}
 	v, dir, err := vn.resolve()
 	if vn.stats != nil && err != nil {
-		return gofs.NewListDirStream(list), 0 // no repository: stats alone
+		return list, nodes, 0 // no repository: stats alone
 	}
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, nil, errnoOf(err)
 	}
 	ents, err := v.ReadDir(dir)
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, nil, errnoOf(err)
 	}
 	for _, e := range ents {
 		list = append(list, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: e.Mode})
+		nodes = append(nodes, e.Node())
 	}
-	return gofs.NewListDirStream(list), 0
+	return list, nodes, 0
 }
 
 func (vn *viewNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -662,18 +680,11 @@ const maxPush = 128 << 10
 // READDIRPLUS entries carry no attributes (as the raw adapter's): a
 // listing never reconstructs the files it names.
 func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	ds, errno := vn.Readdir(ctx)
+	ents, nodes, errno := vn.list()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	d := &viewDirHandle{dir: vn}
-	for ds.HasNext() {
-		e, errno := ds.Next()
-		if errno != 0 {
-			return nil, 0, errno
-		}
-		d.ents = append(d.ents, e)
-	}
+	d := &viewDirHandle{dir: vn, ents: ents, nodes: nodes}
 	var fl uint32
 	if vn.n != nil {
 		fl = dirOpenFlags(vn.n)
@@ -686,10 +697,11 @@ func (vn *viewNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileH
 
 // viewDirHandle is an open view directory: a fixed list of entries.
 type viewDirHandle struct {
-	dir  *viewNode
-	mu   sync.Mutex
-	ents []fuse.DirEntry
-	pos  int
+	dir   *viewNode
+	mu    sync.Mutex
+	ents  []fuse.DirEntry
+	nodes []*hgview.Node // beside ents: what a lookup finds, if known
+	pos   int
 
 	// Files a READDIRPLUS reply linked, whose content is stored in the
 	// kernel's page cache once the kernel has taken the reply (push).
@@ -776,7 +788,22 @@ func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.Entry
 	if d.dir.n == nil || !d.dir.n.ListsFixed() {
 		return nil, syscall.ENOENT
 	}
-	child, data, errno := d.dir.lookup(ctx, name, out)
+	// go-fuse looks up each entry right after Readdirent returned it:
+	// the listing already found its node.
+	d.mu.Lock()
+	var n *hgview.Node
+	if i := d.pos - 1; i >= 0 && i < len(d.ents) && d.ents[i].Name == name {
+		n = d.nodes[i]
+	}
+	d.mu.Unlock()
+	var child *gofs.Inode
+	var data []byte
+	var errno syscall.Errno
+	if v, err := d.dir.w.view(); n != nil && err == nil {
+		child, data, errno = d.dir.lookupNode(ctx, v, n, out)
+	} else {
+		child, data, errno = d.dir.lookup(ctx, name, out)
+	}
 	if errno == 0 && data != nil && out.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && len(data) <= maxPush {
 		d.mu.Lock()
 		d.pending = append(d.pending, pendingPush{child: child, data: data})
