@@ -19,14 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const (
-	// indexChunk is how many indexes a batch reads.
-	indexChunk = 64
-	// indexSlot is the most read of one index: a larger one is read
-	// the ordinary way.
-	indexSlot = 16 << 10
-)
-
 // indexReader is the prefetch goroutine's ring; not safe for concurrent
 // use.
 type indexReader struct {

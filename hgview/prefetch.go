@@ -36,6 +36,16 @@ const (
 	prefetchWorkers = 1
 )
 
+// Batched index reads (batch_linux.go; elsewhere each index is read
+// alone).
+const (
+	// indexChunk is how many indexes a batch reads.
+	indexChunk = 64
+	// indexSlot is the most read of one index: a larger one is read
+	// the ordinary way.
+	indexSlot = 16 << 10
+)
+
 type prefetcher struct {
 	once sync.Once
 	q    chan *Node
