@@ -37,6 +37,9 @@ type File struct {
 	Path     string // on-disk path relative to Dir (CacheDir for CacheFiles), slash separated
 	Size     int64
 	Volatile bool // a v2 stream copies it whole under the lock (_filefull): .n/.nd revlog files, SnapshotFiles, CacheFiles
+	// Data is the file's content (Size bytes) when WalkRead read it
+	// instead of stat'ing it; nil otherwise.
+	Data []byte
 }
 
 // Revlog file types and flags, as store.py defines them. Keep in sync
@@ -91,6 +94,7 @@ type walkEntry struct {
 	name string // decodedir'd
 	path string // on disk, relative to the store dir
 	size int64
+	data []byte // the content, if read (WalkRead)
 }
 
 func compareWalk(a, b walkEntry) int {
@@ -126,8 +130,10 @@ type storeFS interface {
 	list(rel string, keep func(name string) bool) ([]dirEntry, error)
 	// sizes sets sizes[i], errs[i] to fs.Stat(rels[i]).Size() and its
 	// error; a missing file is an error matching fs.ErrNotExist. At most
-	// statChunk paths at a time.
-	sizes(rels []string, sizes []int64, errs []error)
+	// statChunk paths at a time. With data non-nil a walker may read a
+	// small file whole instead (data[i] its content, sizes[i] its
+	// length), within the walk's read budget; data[i] nil means stat'ed.
+	sizes(rels []string, sizes []int64, errs []error, data [][]byte)
 	close()
 }
 
@@ -176,7 +182,7 @@ func (w fsWalker) size(rel string) (int64, error) {
 	return st.Size(), nil
 }
 
-func (w fsWalker) sizes(rels []string, sizes []int64, errs []error) {
+func (w fsWalker) sizes(rels []string, sizes []int64, errs []error, _ [][]byte) {
 	for i, rel := range rels {
 		sizes[i], errs[i] = w.size(rel)
 	}
@@ -233,6 +239,10 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 	var chunk, paths []string
 	sizes := make([]int64, statChunk)
 	errs := make([]error, statChunk)
+	var data [][]byte
+	if s.readBudget > 0 {
+		data = make([][]byte, statChunk)
+	}
 	for len(entries) > 0 {
 		chunk, paths = chunk[:0], paths[:0]
 		var corrupt error
@@ -249,7 +259,10 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 			paths = append(paths, encoded[len(chunk)-1])
 		}
 		entries, encoded = entries[len(chunk):], encoded[len(chunk):]
-		w.sizes(paths, sizes, errs)
+		if data != nil {
+			clear(data)
+		}
+		w.sizes(paths, sizes, errs, data)
 		for i, name := range chunk {
 			if err := errs[i]; err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -257,7 +270,11 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 				}
 				return nil, fmt.Errorf("%s: %w", s.errPath(paths[i]), err)
 			}
-			out = append(out, walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i]})
+			we := walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i]}
+			if data != nil {
+				we.data = data[i]
+			}
+			out = append(out, we)
 		}
 		if corrupt != nil {
 			return nil, corrupt
@@ -333,6 +350,20 @@ func (s *Store) Walk() ([]File, error) {
 	return s.walkWith(w)
 }
 
+// WalkRead is Walk that may read small data files whole instead of
+// stat'ing them, up to budget bytes in all: File.Data holds what it
+// read, and Size is its length. A stream clone taking its snapshot
+// needs both anyway; reading under the lock also takes the bytes at
+// the moment their size is recorded. Where the store is not a
+// directory on Linux, or for files it could not read so, it is Walk.
+func (s *Store) WalkRead(budget int64) ([]File, error) {
+	r := *s
+	r.readBudget = budget
+	w := r.walker()
+	defer w.close()
+	return r.walkWith(w)
+}
+
 func (s *Store) walkWith(w storeFS) ([]File, error) {
 	data, err := s.dataFiles(w)
 	if err != nil {
@@ -348,7 +379,7 @@ func (s *Store) walkWith(w storeFS) ([]File, error) {
 			if e.size == 0 {
 				continue
 			}
-			out = append(out, File{Name: e.name, Path: e.path, Size: e.size, Volatile: e.typ&typeVolatile != 0})
+			out = append(out, File{Name: e.name, Path: e.path, Size: e.size, Volatile: e.typ&typeVolatile != 0, Data: e.data})
 		}
 	}
 	return out, nil

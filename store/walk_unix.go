@@ -35,6 +35,9 @@ type sysWalker struct {
 	fb     fsWalker
 	dirs   map[string]int // open subdirectories by relative path; -1: use fb
 	ring   *statRing      // nil: stat with system calls
+
+	budget int64       // bytes WalkRead may still read
+	reader *fileReader // WalkRead's ring, made on first use; nil: none
 }
 
 // walker returns the storeFS for s.
@@ -48,7 +51,7 @@ func (s *Store) walker() storeFS {
 	if err != nil {
 		return fb
 	}
-	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing()}
+	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: s.readBudget}
 }
 
 func openDirAt(dirfd int, name string) (int, error) {
@@ -72,6 +75,9 @@ func fstatat(dirfd int, name string, st *unix.Stat_t, flags int) error {
 func (w *sysWalker) close() {
 	if w.ring != nil {
 		w.ring.close()
+	}
+	if w.reader != nil {
+		w.reader.close()
 	}
 	w.closeDirs()
 	unix.Close(w.rootfd)
@@ -141,7 +147,15 @@ func (w *sysWalker) at(rel string) (int, string) {
 	return w.dirFD(dir), base
 }
 
-func (w *sysWalker) sizes(rels []string, sizes []int64, errs []error) {
+func (w *sysWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {
+	if data != nil && w.budget > 0 && w.readSizes(rels, sizes, errs, data) {
+		return
+	}
+	w.statSizes(rels, sizes, errs)
+}
+
+// statSizes is sizes by stat alone.
+func (w *sysWalker) statSizes(rels []string, sizes []int64, errs []error) {
 	if w.ring != nil && w.ringSizes(rels, sizes, errs) {
 		return
 	}

@@ -3,11 +3,17 @@
 package store
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 )
+
+// sameFile compares walk results, content included.
+func sameFile(a, b File) bool {
+	return a.Name == b.Name && a.Path == b.Path && a.Size == b.Size && a.Volatile == b.Volatile && bytes.Equal(a.Data, b.Data) && (a.Data == nil) == (b.Data == nil)
+}
 
 // fsWalk is Walk through the generic fs.FS walker: the reference the
 // descriptor-based walker must match.
@@ -98,10 +104,10 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got2, got) {
+			if !slices.EqualFunc(got2, got, sameFile) {
 				t.Error("the walk without io_uring differs from the one with")
 			}
-			if !slices.Equal(got, want) {
+			if !slices.EqualFunc(got, want, sameFile) {
 				for i := range max(len(got), len(want)) {
 					var g, w File
 					if i < len(got) {
@@ -110,8 +116,51 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 					if i < len(want) {
 						w = want[i]
 					}
-					if g != w {
+					if !sameFile(g, w) {
 						t.Errorf("walk entry %d: %+v, fs.FS walk: %+v", i, g, w)
+					}
+				}
+			}
+			// WalkRead: the same files and sizes; what it read is each
+			// file's content. The budget runs out part way.
+			for _, budget := range []int64{1 << 30, 200} {
+				read, err := st.WalkRead(budget)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nread, total := 0, int64(0)
+				for i := range max(len(read), len(want)) {
+					var r, w File
+					if i < len(read) {
+						r = read[i]
+					}
+					if i < len(want) {
+						w = want[i]
+					}
+					d := r.Data
+					r.Data = nil
+					if !sameFile(r, w) {
+						t.Errorf("WalkRead(%d) entry %d: %+v, fs.FS walk: %+v", budget, i, r, w)
+						continue
+					}
+					if d == nil {
+						continue
+					}
+					nread++
+					total += int64(len(d))
+					if disk, err := os.ReadFile(filepath.Join(st.Dir, filepath.FromSlash(r.Path))); err != nil || !bytes.Equal(disk, d) || int64(len(d)) != r.Size {
+						t.Errorf("WalkRead(%d) %s: read %d bytes (size %d), on disk %d (%v)", budget, r.Name, len(d), r.Size, len(disk), err)
+					}
+				}
+				if total > budget {
+					t.Errorf("WalkRead(%d) read %d bytes", budget, total)
+				}
+				// Only fncache stores' data files are read (the
+				// listed layouts stat what they list); Linux only.
+				if r := newStatRing(); r != nil {
+					r.close()
+					if st.Layout.HasFncache() && budget > 1<<20 && nread == 0 {
+						t.Errorf("WalkRead(%d) read no file", budget)
 					}
 				}
 			}

@@ -91,3 +91,88 @@ func (w *sysWalker) ringSizes(rels []string, sizes []int64, errs []error) bool {
 	}
 	return true
 }
+
+// Reading small files during the walk (WalkRead): a chunk's opens, then
+// its reads each hard-linked to its close, through internal/uring's
+// FileReader, into fixed slots. A file whose read came back shorter than
+// its slot was read whole, and its length is its size; anything else (a
+// larger file, a failed open or read, an exhausted budget) is stat'ed as
+// Walk does, so errors and sizes stay Walk's.
+
+const (
+	// readSlot is the most read of one file during the walk: stream
+	// generation reads larger files itself anyway (prefetchMax).
+	readSlot = 16 << 10
+)
+
+// fileReader is a walk's FileReader.
+type fileReader struct {
+	fr   *uring.FileReader
+	reqs []uring.FileReq
+	slot []int // request k -> position in rels
+}
+
+func (r *fileReader) close() { r.fr.Close() }
+
+// readSizes is sizes reading what it can; false (nothing set) when no
+// ring could be had or it failed, which is then dropped.
+func (w *sysWalker) readSizes(rels []string, sizes []int64, errs []error, data [][]byte) bool {
+	if w.reader == nil {
+		fr, err := uring.NewFileReader(statChunk, statChunk*readSlot)
+		if err != nil {
+			w.budget = 0 // no ring: stat from now on
+			return false
+		}
+		fr.OpenFlags = unix.O_NONBLOCK
+		w.reader = &fileReader{fr: fr}
+	}
+	r := w.reader
+	if len(rels) > r.fr.Files() {
+		return false
+	}
+	w.trim() // not during the chunk: its descriptors are in the queue
+	r.reqs, r.slot = r.reqs[:0], r.slot[:0]
+	for i, rel := range rels {
+		if !fs.ValidPath(rel) || rel == "." {
+			continue
+		}
+		dirfd, base := w.at(rel)
+		if dirfd < 0 {
+			continue
+		}
+		r.reqs = append(r.reqs, uring.FileReq{Dir: dirfd, Name: base, Off: len(r.reqs) * readSlot, Len: readSlot})
+		r.slot = append(r.slot, i)
+	}
+	res, ok := r.fr.Read(r.reqs)
+	if !ok {
+		r.close()
+		w.reader, w.budget = nil, 0
+		return false
+	}
+	done := make([]bool, len(rels))
+	buf := r.fr.Bytes()
+	for k, i := range r.slot {
+		n := int(res[k])
+		if n < 0 || n >= readSlot || int64(n) > w.budget {
+			continue
+		}
+		q := r.reqs[k]
+		data[i] = append([]byte(nil), buf[q.Off:q.Off+n]...) // out of ring memory
+		sizes[i], errs[i], done[i] = int64(n), nil, true
+		w.budget -= int64(n)
+	}
+	// The rest is stat'ed, a run at a time.
+	for i := 0; i < len(rels); {
+		if done[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rels) && !done[j] {
+			j++
+		}
+		w.statSizes(rels[i:j], sizes[i:j], errs[i:j])
+		i = j
+	}
+	return true
+}

@@ -3,8 +3,9 @@ package streamclone
 // Generating streams from a local store (for local clones, bundle files
 // and the server). Locking is the caller's business: hg takes the
 // repository lock while it lists the files and records their sizes, then
-// streams without it. Generate* here take that snapshot (store.Walk's
-// sizes) first and send exactly the recorded number of bytes per file: a
+// streams without it. Generate* here take that snapshot (store.WalkRead:
+// sizes, and the content of small files read at once) first and send
+// exactly the recorded number of bytes per file: a
 // revlog appended to meanwhile is cut at the recorded size (its index
 // still describes a consistent prefix, as hg relies on), a file that
 // shrank is an error.
@@ -32,7 +33,15 @@ type genEntry struct {
 	dir  string // store or cache directory
 	rel  string // path on disk relative to dir
 	size int64
+	data []byte // the content, read with the snapshot (nil: read when sent)
 }
+
+// snapshotReadBudget bounds what a snapshot reads of small files while
+// it records sizes (store.WalkRead): for a store of many small files,
+// opening and reading each under the lock costs less than stat'ing it
+// there and reading it afterwards, and the bytes are then those of the
+// moment the size was taken. Per stream, until it is sent.
+const snapshotReadBudget = 16 << 20
 
 // path is the file's path on disk.
 func (e *genEntry) path() string { return filepath.Join(e.dir, e.rel) }
@@ -53,7 +62,7 @@ type GenerateOptions struct {
 // revlogSnapshot lists the store's revlogs with their current sizes,
 // without the "full" files (phaseroots, obsstore) handled separately.
 func revlogSnapshot(st *store.Store) ([]genEntry, int64, error) {
-	files, err := st.Walk()
+	files, err := st.WalkRead(snapshotReadBudget)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing store files: %w", err)
 	}
@@ -63,7 +72,7 @@ func revlogSnapshot(st *store.Store) ([]genEntry, int64, error) {
 		if f.Name == "phaseroots" || f.Name == "obsstore" || f.Size <= 0 {
 			continue
 		}
-		out = append(out, genEntry{src: srcStore, name: f.Name, dir: st.Dir, rel: filepath.FromSlash(f.Path), size: f.Size})
+		out = append(out, genEntry{src: srcStore, name: f.Name, dir: st.Dir, rel: filepath.FromSlash(f.Path), size: f.Size, data: f.Data})
 		total += f.Size
 	}
 	return out, total, nil

@@ -110,7 +110,7 @@ func newEntryReader(ctx context.Context, entries []genEntry, readers int) *entry
 		}
 		for i := range entries {
 			e := &entries[i]
-			if e.size > prefetchMax {
+			if e.size > prefetchMax || e.data != nil {
 				continue
 			}
 			if len(b.entries) == batchFiles || size+e.size > batchBytes {
@@ -241,6 +241,13 @@ func readEntryAt(f entryFile, e *genEntry, p []byte, off int64) error {
 // after the one of the previous call.
 func (r *entryReader) copy(e *genEntry, w io.Writer) error {
 	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if e.data != nil {
+		if int64(len(e.data)) != e.size {
+			return fmt.Errorf("streamclone: internal error: %s: %d bytes read for %d", e.name, len(e.data), e.size)
+		}
+		_, err := w.Write(e.data)
 		return err
 	}
 	if r.buf == nil {

@@ -19,12 +19,17 @@ type FileReader struct {
 	fds   []int32  // each file's descriptor, or -errno of its open
 	res   []int32  // what Read returns
 	cls   []int32  // each close's result
+
+	// OpenFlags are added to O_RDONLY|O_CLOEXEC (O_NONBLOCK, so that a
+	// FIFO where a file was expected cannot hold the batch).
+	OpenFlags int
 }
 
 // closeTag marks a close's completion (user_data).
 const closeTag = 1 << 32
 
-// FileReq is one file of a batch: openat(Dir, Name, O_RDONLY|O_CLOEXEC),
+// FileReq is one file of a batch: openat(Dir, Name, O_RDONLY|O_CLOEXEC
+// and the reader's OpenFlags),
 // then up to Len bytes from offset 0 read into Bytes()[Off:Off+Len].
 type FileReq struct {
 	Dir      int
@@ -74,7 +79,7 @@ func (f *FileReader) Read(reqs []FileReq) (res []int32, ok bool) {
 		f.fds = append(f.fds, -int32(unix.EBADF))
 		f.res = append(f.res, -int32(unix.EBADF))
 		f.cls = append(f.cls, 0)
-		f.ring.Push(Openat(q.Dir, f.names[i], unix.O_RDONLY|unix.O_CLOEXEC, uint64(i)))
+		f.ring.Push(Openat(q.Dir, f.names[i], unix.O_RDONLY|unix.O_CLOEXEC|f.OpenFlags, uint64(i)))
 	}
 	err := f.ring.Run(func(c CQE) { f.fds[c.UserData] = c.Res })
 	runtime.KeepAlive(f.names)
