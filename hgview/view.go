@@ -425,12 +425,12 @@ func (v *View) lookupTree(dir *Node, name string) (*Node, error) {
 	p := childPath(dir, name)
 	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= p })
 	if i < len(m) && m[i].Path == p {
-		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.hex, p), kind: kindTreeFile, cs: dir.cs, path: p, ent: m[i]}, nil
+		return treeFile(dir.cs, m[i]), nil
 	}
 	// "p/" sorts after "p" and after "p" followed by bytes below '/'.
 	j := sort.Search(len(m), func(i int) bool { return m[i].Path >= p+"/" })
 	if j < len(m) && strings.HasPrefix(m[j].Path, p+"/") {
-		return &Node{Ino: hashIno("t", dir.cs.sym, dir.cs.hex, p), kind: kindTreeDir, cs: dir.cs, path: p}, nil
+		return treeDir(dir.cs, p), nil
 	}
 	return nil, syscall.ENOENT
 }
@@ -538,6 +538,16 @@ func (v *View) ReadDir(dir *Node) ([]DirEntry, error) {
 	return nil, syscall.ENOTDIR
 }
 
+// treeFile and treeDir are the nodes of a changeset's tree, as lookups
+// and listings make them.
+func treeFile(cs *changeset, e revlog.ManifestEntry) *Node {
+	return &Node{Ino: hashIno("t", cs.sym, cs.hex, e.Path), kind: kindTreeFile, cs: cs, path: e.Path, ent: e}
+}
+
+func treeDir(cs *changeset, path string) *Node {
+	return &Node{Ino: hashIno("t", cs.sym, cs.hex, path), kind: kindTreeDir, cs: cs, path: path}
+}
+
 func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 	m, err := v.manifest(dir.cs)
 	if err != nil {
@@ -548,15 +558,13 @@ func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 		prefix = dir.path + "/"
 	}
 	var out []DirEntry
-	csNode := dir.cs.hex
 	i := sort.Search(len(m), func(i int) bool { return m[i].Path >= prefix })
 	for i < len(m) && strings.HasPrefix(m[i].Path, prefix) {
 		rest := m[i].Path[len(prefix):]
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
 			sub := prefix + rest[:j]
-			ino := hashIno("t", dir.cs.sym, csNode, sub)
-			out = append(out, DirEntry{Name: rest[:j], Ino: ino, Mode: syscall.S_IFDIR,
-				node: &Node{Ino: ino, kind: kindTreeDir, cs: dir.cs, path: sub}})
+			n := treeDir(dir.cs, sub)
+			out = append(out, DirEntry{Name: rest[:j], Ino: n.Ino, Mode: syscall.S_IFDIR, node: n})
 			i = sort.Search(len(m), func(i int) bool { return m[i].Path >= sub+"0" }) // '0' follows '/'
 			continue
 		}
@@ -564,9 +572,8 @@ func (v *View) readTree(dir *Node) ([]DirEntry, error) {
 		if m[i].Flags == "l" {
 			mode = syscall.S_IFLNK
 		}
-		ino := hashIno("t", dir.cs.sym, csNode, m[i].Path)
-		out = append(out, DirEntry{Name: rest, Ino: ino, Mode: mode,
-			node: &Node{Ino: ino, kind: kindTreeFile, cs: dir.cs, path: m[i].Path, ent: m[i]}})
+		n := treeFile(dir.cs, m[i])
+		out = append(out, DirEntry{Name: rest, Ino: n.Ino, Mode: mode, node: n})
 		i++
 	}
 	// Manifest order puts "a.txt" before "a/"; listings sort by name.

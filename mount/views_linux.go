@@ -799,7 +799,11 @@ func (d *viewDirHandle) Lookup(ctx context.Context, name string, out *fuse.Entry
 	var child *gofs.Inode
 	var data []byte
 	var errno syscall.Errno
-	if v, err := d.dir.w.view(); n != nil && err == nil {
+	if n != nil {
+		v, err := d.dir.w.view()
+		if err != nil {
+			return nil, errnoOf(err)
+		}
 		child, data, errno = d.dir.lookupNode(ctx, v, n, out)
 	} else {
 		child, data, errno = d.dir.lookup(ctx, name, out)

@@ -51,8 +51,8 @@ func TestFncacheMemo(t *testing.T) {
 		return out
 	}
 
-	// "data/zz-memo.x" has the length of "data/zz-memo.i" but is not the
-	// file's name (and still a revlog name: .d).
+	// "data/zz-memo.d" has the length of "data/zz-memo.i" but names no
+	// file (and is still a revlog name).
 	other := "data/zz-memo.d"
 	writeFncache(append(slices.Clone(entries), append(pad, other)...))
 	first := names()

@@ -100,8 +100,6 @@ type Store struct {
 
 	fsys    fs.FS // the store directory
 	cacheFS fs.FS // .hg/cache
-
-	readBudget int64 // WalkRead's, on the copy it walks with
 }
 
 // Open opens the repository at repoRoot: reads its requirements (refusing,

@@ -130,9 +130,9 @@ type storeFS interface {
 	list(rel string, keep func(name string) bool) ([]dirEntry, error)
 	// sizes sets sizes[i], errs[i] to fs.Stat(rels[i]).Size() and its
 	// error; a missing file is an error matching fs.ErrNotExist. At most
-	// statChunk paths at a time. With data non-nil a walker may read a
-	// small file whole instead (data[i] its content, sizes[i] its
-	// length), within the walk's read budget; data[i] nil means stat'ed.
+	// statChunk paths at a time. A walker made with a read budget may
+	// read a small file whole instead (data[i] its content, sizes[i] its
+	// length); data[i] left nil means stat'ed.
 	sizes(rels []string, sizes []int64, errs []error, data [][]byte)
 	close()
 }
@@ -239,10 +239,7 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 	var chunk, paths []string
 	sizes := make([]int64, statChunk)
 	errs := make([]error, statChunk)
-	var data [][]byte
-	if s.readBudget > 0 {
-		data = make([][]byte, statChunk)
-	}
+	data := make([][]byte, statChunk) // set only by a walker that reads (WalkRead)
 	for len(entries) > 0 {
 		chunk, paths = chunk[:0], paths[:0]
 		var corrupt error
@@ -259,9 +256,7 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 			paths = append(paths, encoded[len(chunk)-1])
 		}
 		entries, encoded = entries[len(chunk):], encoded[len(chunk):]
-		if data != nil {
-			clear(data)
-		}
+		clear(data)
 		w.sizes(paths, sizes, errs, data)
 		for i, name := range chunk {
 			if err := errs[i]; err != nil {
@@ -270,11 +265,7 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 				}
 				return nil, fmt.Errorf("%s: %w", s.errPath(paths[i]), err)
 			}
-			we := walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i]}
-			if data != nil {
-				we.data = data[i]
-			}
-			out = append(out, we)
+			out = append(out, walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i], data: data[i]})
 		}
 		if corrupt != nil {
 			return nil, corrupt
@@ -345,7 +336,7 @@ func (s *Store) topFiles(w storeFS) ([]walkEntry, error) {
 // left out, as both stream versions do. A v2 stream adds SnapshotFiles and
 // CacheFiles after these.
 func (s *Store) Walk() ([]File, error) {
-	w := s.walker()
+	w := s.walker(0)
 	defer w.close()
 	return s.walkWith(w)
 }
@@ -357,11 +348,9 @@ func (s *Store) Walk() ([]File, error) {
 // the moment their size is recorded. Where the store is not a
 // directory on Linux, or for files it could not read so, it is Walk.
 func (s *Store) WalkRead(budget int64) ([]File, error) {
-	r := *s
-	r.readBudget = budget
-	w := r.walker()
+	w := s.walker(budget)
 	defer w.close()
-	return r.walkWith(w)
+	return s.walkWith(w)
 }
 
 func (s *Store) walkWith(w storeFS) ([]File, error) {

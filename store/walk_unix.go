@@ -40,8 +40,9 @@ type sysWalker struct {
 	reader *fileReader // WalkRead's ring, made on first use; nil: none
 }
 
-// walker returns the storeFS for s.
-func (s *Store) walker() storeFS {
+// walker returns the storeFS for s; readBudget is how many bytes it may
+// read whole instead of stat'ing (WalkRead; 0 for Walk).
+func (s *Store) walker(readBudget int64) storeFS {
 	fb := fsWalker{s.fsys}
 	d, ok := s.fsys.(*DirFS)
 	if !ok {
@@ -51,7 +52,7 @@ func (s *Store) walker() storeFS {
 	if err != nil {
 		return fb
 	}
-	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: s.readBudget}
+	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
 }
 
 func openDirAt(dirfd int, name string) (int, error) {
@@ -148,7 +149,7 @@ func (w *sysWalker) at(rel string) (int, string) {
 }
 
 func (w *sysWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {
-	if data != nil && w.budget > 0 && w.readSizes(rels, sizes, errs, data) {
+	if w.budget > 0 && w.readSizes(rels, sizes, errs, data) {
 		return
 	}
 	w.statSizes(rels, sizes, errs)

@@ -4,6 +4,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,13 +16,33 @@ func sameFile(a, b File) bool {
 	return a.Name == b.Name && a.Path == b.Path && a.Size == b.Size && a.Volatile == b.Volatile && bytes.Equal(a.Data, b.Data) && (a.Data == nil) == (b.Data == nil)
 }
 
+// diffFiles reports where a walk's result differs from the fs.FS walk's.
+func diffFiles(t *testing.T, what string, got, want []File) {
+	t.Helper()
+	if slices.EqualFunc(got, want, sameFile) {
+		return
+	}
+	for i := range max(len(got), len(want)) {
+		var g, w File
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if !sameFile(g, w) {
+			t.Errorf("%s entry %d: %+v, fs.FS walk: %+v", what, i, g, w)
+		}
+	}
+}
+
 // fsWalk is Walk through the generic fs.FS walker: the reference the
 // descriptor-based walker must match.
 func fsWalk(t *testing.T, st *Store) ([]File, error) {
 	t.Helper()
 	ref := *st
 	ref.fsys = os.DirFS(st.Dir)
-	if _, ok := ref.walker().(fsWalker); !ok {
+	if _, ok := ref.walker(0).(fsWalker); !ok {
 		t.Fatal("reference store does not use fsWalker")
 	}
 	return ref.Walk()
@@ -42,8 +63,8 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := st.walker().(*sysWalker); !ok {
-				t.Fatalf("store on disk walked with %T", st.walker())
+			if _, ok := st.walker(0).(*sysWalker); !ok {
+				t.Fatalf("store on disk walked with %T", st.walker(0))
 			}
 			addOddFiles(t, st)
 			mkfile := func(rel string, size int) {
@@ -92,7 +113,7 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 				t.Fatal(err)
 			}
 			// And without io_uring (a kernel or sandbox without it).
-			w := st.walker().(*sysWalker)
+			w := st.walker(0).(*sysWalker)
 			if w.ring != nil {
 				w.ring.close()
 				w.ring = nil
@@ -107,20 +128,7 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 			if !slices.EqualFunc(got2, got, sameFile) {
 				t.Error("the walk without io_uring differs from the one with")
 			}
-			if !slices.EqualFunc(got, want, sameFile) {
-				for i := range max(len(got), len(want)) {
-					var g, w File
-					if i < len(got) {
-						g = got[i]
-					}
-					if i < len(want) {
-						w = want[i]
-					}
-					if !sameFile(g, w) {
-						t.Errorf("walk entry %d: %+v, fs.FS walk: %+v", i, g, w)
-					}
-				}
-			}
+			diffFiles(t, "walk", got, want)
 			// WalkRead: the same files and sizes; what it read is each
 			// file's content. The budget runs out part way.
 			for _, budget := range []int64{1 << 30, 200} {
@@ -129,29 +137,19 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 					t.Fatal(err)
 				}
 				nread, total := 0, int64(0)
-				for i := range max(len(read), len(want)) {
-					var r, w File
-					if i < len(read) {
-						r = read[i]
-					}
-					if i < len(want) {
-						w = want[i]
-					}
-					d := r.Data
-					r.Data = nil
-					if !sameFile(r, w) {
-						t.Errorf("WalkRead(%d) entry %d: %+v, fs.FS walk: %+v", budget, i, r, w)
-						continue
-					}
-					if d == nil {
+				stripped := slices.Clone(read)
+				for i, r := range read {
+					stripped[i].Data = nil
+					if r.Data == nil {
 						continue
 					}
 					nread++
-					total += int64(len(d))
-					if disk, err := os.ReadFile(filepath.Join(st.Dir, filepath.FromSlash(r.Path))); err != nil || !bytes.Equal(disk, d) || int64(len(d)) != r.Size {
-						t.Errorf("WalkRead(%d) %s: read %d bytes (size %d), on disk %d (%v)", budget, r.Name, len(d), r.Size, len(disk), err)
+					total += int64(len(r.Data))
+					if disk, err := os.ReadFile(filepath.Join(st.Dir, filepath.FromSlash(r.Path))); err != nil || !bytes.Equal(disk, r.Data) || int64(len(r.Data)) != r.Size {
+						t.Errorf("WalkRead(%d) %s: read %d bytes (size %d), on disk %d (%v)", budget, r.Name, len(r.Data), r.Size, len(disk), err)
 					}
 				}
+				diffFiles(t, fmt.Sprintf("WalkRead(%d)", budget), stripped, want)
 				if total > budget {
 					t.Errorf("WalkRead(%d) read %d bytes", budget, total)
 				}
@@ -232,11 +230,11 @@ func BenchmarkWalk(b *testing.B) {
 	b.Run("fs", func(b *testing.B) {
 		ref := *st
 		ref.fsys = os.DirFS(st.Dir)
-		run(b, ref.walker)
+		run(b, func() storeFS { return ref.walker(0) })
 	})
 	b.Run("syscalls", func(b *testing.B) {
 		run(b, func() storeFS {
-			w := st.walker().(*sysWalker)
+			w := st.walker(0).(*sysWalker)
 			if w.ring != nil {
 				w.ring.close()
 				w.ring = nil
@@ -244,5 +242,5 @@ func BenchmarkWalk(b *testing.B) {
 			return w
 		})
 	})
-	b.Run("walker", func(b *testing.B) { run(b, st.walker) })
+	b.Run("walker", func(b *testing.B) { run(b, func() storeFS { return st.walker(0) }) })
 }
