@@ -361,7 +361,7 @@ func (l *lifecycle) begin() {
 		if err := os.RemoveAll(dir); err != nil {
 			return "", err
 		}
-		l.onFinish(func() { os.RemoveAll(dir) })
+		l.onFinish(func() { discard(env, dir) })
 		return dir, os.MkdirAll(dir, 0o755)
 	}
 	pending = append(pending, l)

@@ -53,6 +53,13 @@ func main() {
 		os.Exit(2)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) }
+	discard(env, filepath.Join(env.Cache, "work")) // an interrupted run's
+	if had, err := emptyTrash(env); err != nil {
+		logf("bench: emptying the trash: %v\n", err)
+	} else if had {
+		logf("emptied the trash an earlier run left; waiting %v before timing (see trash.go)\n", trashQuiet)
+		time.Sleep(trashQuiet)
+	}
 	var results []result
 	for _, c := range cases {
 		if !re.MatchString(c.Name) {
@@ -61,7 +68,12 @@ func main() {
 		logf("%s\n", c.Name)
 		results = append(results, runCase(ctx, env, c, *n, logf))
 	}
+	finishAll()
+	discard(env, serveClonesDir(env))
 	failed := printTable(os.Stdout, results)
+	if _, err := emptyTrash(env); err != nil {
+		logf("bench: emptying the trash: %v\n", err)
+	}
 	if failed {
 		os.Exit(1)
 	}

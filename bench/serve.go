@@ -146,8 +146,26 @@ func getbundleHeaders(heads string) []string {
 	return []string{"X-HgArg-1: " + args, "X-HgProto-1: 0.1 0.2 comp=zstd,zlib,none"}
 }
 
+// serveClones counts the clones cloneCmd made: each goes to a new
+// directory, deleted only after the last case (see trash.go).
+var serveClones int
+
+// serveClonesDir holds cloneCmd's clones.
+func serveClonesDir(env *Env) string { return filepath.Join(env.Cache, "work", "serve-clones") }
+
+// cloneCmd is a real `hg clone --stream -U` from url into a new
+// directory. The sync keeps the previous runs' writeback out of the
+// timed run.
 func cloneCmd(env *Env, url string) *exec.Cmd {
-	c := exec.Command("sh", "-c", `d=$(mktemp -d) && "$1" clone -q -U --stream "$2" "$d/c"; s=$?; rm -rf "$d"; exit $s`, "sh", env.Hg, url)
+	serveClones++
+	dir := serveClonesDir(env)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return failCmd(err)
+	}
+	if err := exec.Command("sync").Run(); err != nil {
+		return failCmd(err)
+	}
+	c := exec.Command(env.Hg, "clone", "-q", "-U", "--stream", url, filepath.Join(dir, strconv.Itoa(serveClones)))
 	c.Env = env.HgEnv
 	return c
 }
