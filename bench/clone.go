@@ -203,12 +203,10 @@ func registerClone(k storeKind) {
 	}
 	// fresh gives a run a new destination (work/SIDE-N): absent for the
 	// clones, created empty for tar and hg unbundle (mkdir). Earlier
-	// runs' destinations stay until the case ends (scratch): ext4 does
-	// not reuse an inode within a minute of its deletion, so deleting
-	// 20,000 files before each run made every creation of the next run
-	// scan past them, slowing both sides more with every run (see
-	// unbundle.go). The sync keeps the previous run's writeback out of
-	// the timed run.
+	// runs' destinations stay until the bench ends (scratch, then the
+	// trash): deleting 20,000 files before a run made every creation of
+	// the next runs scan past them (see trash.go). The sync keeps the
+	// previous run's writeback out of the timed run.
 	fresh := func(st *cloneState, side string, mkdir bool) (string, error) {
 		st.run++
 		dir := filepath.Join(st.work, fmt.Sprintf("%s-%d", side, st.run))

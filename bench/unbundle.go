@@ -36,12 +36,10 @@ func init() {
 	}
 	st := &unbundleState{}
 	// fresh makes an empty repository for a run, in a new directory: the
-	// previous runs' repositories stay until the case ends (scratch). ext4
-	// does not reuse an inode within a minute of its deletion
-	// (recently_deleted), and skipping 20,000 just-deleted inodes made
-	// every file creation of the next run scan for a free one: deleting
-	// between runs made each run slower than the last, for both sides.
-	// The sync keeps the previous run's writeback out of the timed run.
+	// previous runs' repositories stay until the bench ends (scratch,
+	// then the trash). Deleting between runs made each run slower than
+	// the last, for both sides (see trash.go). The sync keeps the
+	// previous run's writeback out of the timed run.
 	fresh := func(dir string) error {
 		if err := runQuiet(exec.Command(st.env.Hg, "init", dir), st.env); err != nil {
 			return err
