@@ -71,6 +71,7 @@ func main() {
 	finishAll()
 	discard(env, serveClonesDir(env))
 	failed := printTable(os.Stdout, results)
+	logf("emptying the trash (what the cases wrote; see trash.go)\n")
 	if _, err := emptyTrash(env); err != nil {
 		logf("bench: emptying the trash: %v\n", err)
 	}
