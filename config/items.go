@@ -42,7 +42,7 @@ var (
 	ServerBundle2Stream           = Known{"server", "bundle2.stream", "true", "offer stream clones inside bundle2 (v2)"}
 	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
-	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "5ms", "how long the background committer gathers changes into one index commit"}
+	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "50ms", "how long the background committer gathers changes into one index commit"}
 	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
 	HgfsWriteBatch                = Known{"hgfs", "write-batch", "8388608", "bytes of finished filelogs unbundle and pull keep in memory before writing them together (fewer writes; 0 writes each filelog when its group ends)"}
 	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}

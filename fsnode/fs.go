@@ -66,7 +66,7 @@ type Statfs struct {
 type Options struct {
 	// CommitInterval is the group-commit window: how long the committer
 	// lets changes gather after the first one before it commits them.
-	// Default 5ms.
+	// Default 50ms (see doc.go).
 	CommitInterval time.Duration
 	// BatchItems makes the committer start a batch at once when this many
 	// inodes are pending. Default 4096.
@@ -94,7 +94,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.CommitInterval <= 0 {
-		o.CommitInterval = 5 * time.Millisecond
+		o.CommitInterval = 50 * time.Millisecond
 	}
 	if o.BatchItems <= 0 {
 		o.BatchItems = 4096

@@ -32,7 +32,7 @@ func TestDirOptionsFromConfig(t *testing.T) {
 func TestCacheOptionsFromConfig(t *testing.T) {
 	cfg := config.New()
 	opt, err := cacheOptions(cfg)
-	if err != nil || opt.CommitInterval != 5*time.Millisecond || opt.QueueCap != 16384 || opt.NoSync {
+	if err != nil || opt.CommitInterval != 50*time.Millisecond || opt.QueueCap != 16384 || opt.NoSync {
 		t.Fatalf("defaults: %+v %v", opt, err)
 	}
 	cfg.Set("hgfs", "commit-interval", "20ms", "test")
