@@ -52,6 +52,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
+	spareProcs()
 	s.srv = srv
 	go func() {
 		srv.Serve()

@@ -60,6 +60,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 		hgFile.Close()
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
+	spareProcs()
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
