@@ -53,7 +53,8 @@ func main() {
 		os.Exit(2)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) }
-	discard(env, filepath.Join(env.Cache, "work")) // an interrupted run's
+	// What an interrupted run left: its scratch directories, its trash.
+	discard(env, filepath.Join(env.Cache, "work"))
 	if had, err := emptyTrash(env); err != nil {
 		logf("bench: emptying the trash: %v\n", err)
 	} else if had {
