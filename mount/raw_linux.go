@@ -515,7 +515,15 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 	if off <= 2 {
 		off = 0
 	}
-	ents, err := r.fsys.ReadDir(ctx, dir, off)
+	// At most as many entries as the kernel's buffer can hold, so that
+	// paging through a huge directory does not copy all the remaining
+	// entries at every request: a READDIR entry takes at least 32 bytes
+	// (header and padded name), a READDIRPLUS one at least 160.
+	minEntry := uint32(32)
+	if plus {
+		minEntry = 160
+	}
+	ents, err := r.fsys.ReadDirLimit(ctx, dir, off, int(in.Size/minEntry)+1)
 	if err != nil {
 		return toStatus(err)
 	}
