@@ -11,13 +11,14 @@ import (
 
 // Deleting outside the timed runs.
 //
-// ext4 without a journal (as on the machines this bench runs on) does not
+// ext4 without a journal (the bench machine's root filesystem) does not
 // hand out an inode within dirty_expire_centisecs (30 s, 35 s while the
 // inode table block is dirty) of its deletion: it checks every candidate
 // inode's deletion time (recently_deleted) and walks on. Deleting a
 // 20,000-file tree therefore slows every file creation of the next half
 // minute: tar -x of the bench's store took 0.43 s on a quiet disk and up
-// to 7 s right after a case's teardown, with 90% of its time in that walk.
+// to 7 s right after a case's teardown, with about half of its samples
+// in that walk (recently_deleted, the inode table block lookups).
 // Whichever side ran next paid for it, so the ratio of a case that
 // creates many files depended on what the case before it deleted.
 //
@@ -41,16 +42,16 @@ func discard(env *Env, dir string) {
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
-	trash := trashDir(env)
-	if err := os.MkdirAll(trash, 0o755); err == nil {
-		to, err := os.MkdirTemp(trash, filepath.Base(dir)+"-")
-		if err == nil {
+	err := os.MkdirAll(trashDir(env), 0o755)
+	if err == nil {
+		var to string
+		if to, err = os.MkdirTemp(trashDir(env), filepath.Base(dir)+"-"); err == nil {
 			if err = os.Rename(dir, filepath.Join(to, filepath.Base(dir))); err == nil {
 				return
 			}
 		}
-		fmt.Fprintf(os.Stderr, "bench: moving %s to the trash: %v; deleting it now\n", dir, err)
 	}
+	fmt.Fprintf(os.Stderr, "bench: moving %s to the trash: %v; deleting it now\n", dir, err)
 	os.RemoveAll(dir)
 }
 
