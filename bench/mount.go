@@ -137,6 +137,17 @@ func registerMountCases() {
 		}
 		return exec.Command("sync").Run()
 	}
+	// tarPeer is the native side of the cases against tar -x: after the
+	// hgfs run (whose mount holds the repository at its root), tar -x
+	// of the store's tarball into a new native directory.
+	tarPeer := func(st *mountState) func(env *Env, d any) *exec.Cmd {
+		return func(env *Env, d any) *exec.Cmd {
+			if err := endHgfsRun(env, st, st.mnt, true); err != nil {
+				return failCmd(err)
+			}
+			return exec.Command("tar", "-xf", st.in.tarball, "-C", st.native)
+		}
+	}
 	peerCheck := func(st *mountState) func(h, p []byte) error {
 		return st.check(func(_, _ []byte) error { return sameRevlogs(st.native, st.in.repo) })
 	}
@@ -164,13 +175,8 @@ func registerMountCases() {
 	{
 		st := &mountState{}
 		register(&Case{Name: "clone --stream into the cache vs tar -x", Goal: 0.25, Setup: setup(st, true),
-			Hgfs: cloneIntoCache,
-			Peer: func(env *Env, d any) *exec.Cmd {
-				if err := endHgfsRun(env, st, st.mnt, true); err != nil {
-					return failCmd(err)
-				}
-				return exec.Command("tar", "-xf", st.in.tarball, "-C", st.native)
-			},
+			Hgfs:  cloneIntoCache,
+			Peer:  tarPeer(st),
 			Check: peerCheck(st)})
 	}
 
@@ -186,12 +192,7 @@ func registerMountCases() {
 				}
 				return guarded(env, hgfsCmd(env, "clone", "-q", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt)
 			},
-			Peer: func(env *Env, d any) *exec.Cmd {
-				if err := endHgfsRun(env, st, st.mnt, true); err != nil {
-					return failCmd(err)
-				}
-				return exec.Command("tar", "-xf", st.in.tarball, "-C", st.native)
-			},
+			Peer:  tarPeer(st),
 			Check: peerCheck(st)})
 	}
 
@@ -208,12 +209,7 @@ func registerMountCases() {
 				}
 				return guarded(env, exec.Command("tar", "-xf", st.in.tarball, "-C", st.mnt), st.mnt)
 			},
-			Peer: func(env *Env, d any) *exec.Cmd {
-				if err := endHgfsRun(env, st, st.mnt, true); err != nil {
-					return failCmd(err)
-				}
-				return exec.Command("tar", "-xf", st.in.tarball, "-C", st.native)
-			},
+			Peer:  tarPeer(st),
 			Check: peerCheck(st)})
 	}
 
