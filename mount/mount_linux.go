@@ -48,7 +48,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		// each one after a directory changed costs a GETATTR.
 		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
 	}
-	srv, err := fuse.NewServer(raw, mp, mo)
+	srv, err := fuse.NewServer(yielding{raw}, mp, mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}

@@ -55,7 +55,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 		AttrTimeout:  &timeout,
 	}
 	raw := &repoFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), kernel: k}
-	srv, err := fuse.NewServer(raw, mp, &fsOpts.MountOptions)
+	srv, err := fuse.NewServer(yielding{raw}, mp, &fsOpts.MountOptions)
 	if err != nil {
 		hgFile.Close()
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
