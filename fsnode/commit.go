@@ -11,8 +11,10 @@ package fsnode
 // the number of the last one committed.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -373,6 +375,7 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	f.db.NoSync = !durable
 	defer func() { f.db.NoSync = f.opt.NoSync }()
 	var inlineBytes uint64
+	var seqOps []seqOp
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		inodes := tx.Bucket(bucketInodes)
 		inodes.FillPercent = 0.9 // inode numbers mostly ascend
@@ -388,26 +391,8 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 			k := inoKey(r.ino)
 			// Entry changes first: a removed directory's last entries
 			// must go even though the directory goes too.
-			for name, ch := range r.changes {
-				if ch.prevSeq != 0 && (ch.ent == nil || ch.ent.seq != ch.prevSeq) {
-					if err := dirseq.Delete(dirseqKey(r.ino, ch.prevSeq)); err != nil {
-						return err
-					}
-				}
-				dk := direntKey(r.ino, name)
-				if ch.ent == nil {
-					if err := dirents.Delete(dk); err != nil {
-						return err
-					}
-					continue
-				}
-				v := encodeDirent(diskDirent{Child: ch.ent.ino, Seq: ch.ent.seq, Type: ch.ent.typ})
-				if err := dirents.Put(dk, v); err != nil {
-					return err
-				}
-				if err := dirseq.Put(dirseqKey(r.ino, ch.ent.seq), []byte(name)); err != nil {
-					return err
-				}
+			if err := writeDirChanges(dirents, dirseq, r.ino, r.changes, &seqOps); err != nil {
+				return err
 			}
 			if r.reclaimed {
 				if err := deleteInodeRecords(tx, r.ino, false); err != nil {
@@ -458,6 +443,62 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	}
 	f.c.commits.Add(1)
 	f.c.inlineBytes.Add(inlineBytes)
+	return nil
+}
+
+// seqOp is one change to a directory's dirseq records.
+type seqOp struct {
+	seq  uint64
+	name string // "" deletes
+}
+
+// writeDirChanges writes one directory's entry changes: dirents in name
+// order, then dirseq in seq order, the order of their keys.
+//
+// Order does not matter for correctness. In key order bbolt's binary
+// search and sorted-slice insert (it splits nodes only at commit) append
+// instead of inserting in the middle, and the commit's records are the
+// same whatever the map's order. The gain is small: clone --mount of the
+// 20,000-file bundle 0.376 -> 0.354 s and 0.394 -> 0.376 s (medians of
+// five and seven alternated runs). Most directories of a store are small,
+// so the shifting was short; the bbolt copying that perf shows in an
+// ingest is the growth of the last leaf's slice (growslice), not this.
+func writeDirChanges(dirents, dirseq *bolt.Bucket, dir Ino, changes map[string]*dirChange, ops *[]seqOp) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	*ops = (*ops)[:0]
+	for _, name := range slices.Sorted(maps.Keys(changes)) {
+		ch := changes[name]
+		if ch.prevSeq != 0 && (ch.ent == nil || ch.ent.seq != ch.prevSeq) {
+			*ops = append(*ops, seqOp{seq: ch.prevSeq})
+		}
+		dk := direntKey(dir, name)
+		if ch.ent == nil {
+			if err := dirents.Delete(dk); err != nil {
+				return err
+			}
+			continue
+		}
+		v := encodeDirent(diskDirent{Child: ch.ent.ino, Seq: ch.ent.seq, Type: ch.ent.typ})
+		if err := dirents.Put(dk, v); err != nil {
+			return err
+		}
+		*ops = append(*ops, seqOp{seq: ch.ent.seq, name: name})
+	}
+	// A seq is never reused, so one seq has at most one op (a delete of
+	// the previous seq, or a put of the new one).
+	slices.SortFunc(*ops, func(a, b seqOp) int { return cmp.Compare(a.seq, b.seq) })
+	for _, op := range *ops {
+		k := dirseqKey(dir, op.seq)
+		if op.name == "" {
+			if err := dirseq.Delete(k); err != nil {
+				return err
+			}
+		} else if err := dirseq.Put(k, []byte(op.name)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -2,7 +2,9 @@ package fsnode
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
+	"time"
 )
 
 func TestReopen(t *testing.T) {
@@ -33,5 +35,60 @@ func TestReopen(t *testing.T) {
 	a := must[Attr](t)(f.Lookup(bg, d.Ino, "big"))
 	if a.Ino != big.Ino || a.Size != uint64(len(bigData)) {
 		t.Errorf("lookup big = %+v", a)
+	}
+}
+
+// TestReopenBatchedDirChanges commits one batch holding many entry changes
+// to committed entries of one directory (unlinks, renames over existing
+// names, names removed and made again), the batch writeDirChanges orders
+// by key, and
+// checks that the reopened cache lists the same entries at the same
+// offsets.
+func TestReopenBatchedDirChanges(t *testing.T) {
+	dir := t.TempDir()
+	// A window long enough that everything below is one batch.
+	f, err := Create(dir, Options{CommitInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := must[Attr](t)(f.Mkdir(bg, f.Root(), "d", 0o755))
+	for i := range 300 {
+		createFile(t, f, d.Ino, fmt.Sprintf("f%03d", (i*7)%300), []byte{byte(i)})
+	}
+	// Committed: the changes below replace records already written.
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i += 5 {
+		if err := f.Unlink(bg, d.Ino, fmt.Sprintf("f%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i < 300; i += 10 {
+		if err := f.Rename(bg, d.Ino, fmt.Sprintf("f%03d", i), d.Ino, fmt.Sprintf("f%03d", i+1), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 300; i += 15 {
+		createFile(t, f, d.Ino, fmt.Sprintf("f%03d", i), []byte("again"))
+	}
+	before := must[[]DirEntry](t)(f.ReadDir(bg, d.Ino, 0))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+	f, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	after := must[[]DirEntry](t)(f.ReadDir(bg, d.Ino, 0))
+	if len(after) != len(before) || len(before) != 300-60-30+20 {
+		t.Fatalf("%d entries before close, %d after reopen", len(before), len(after))
+	}
+	for i := range before {
+		if before[i] != after[i] {
+			t.Fatalf("entry %d: %+v before close, %+v after reopen", i, before[i], after[i])
+		}
 	}
 }
