@@ -18,6 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:     "bundle",
+		bigHeap:  true,
 		synopsis: "[-R REPO] [-a] -t TYPE FILE",
 		help: `write a bundle of the whole repository
 

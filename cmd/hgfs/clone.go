@@ -40,6 +40,7 @@ import (
 func init() {
 	register(&command{
 		name:     "clone",
+		bigHeap:  true,
 		synopsis: "[OPTION]... SOURCE [DEST]",
 		help: `make a copy of an existing repository
 

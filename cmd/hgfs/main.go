@@ -10,16 +10,8 @@ package main
 
 import (
 	"os"
-
-	"github.com/hgfs/hgfs/internal/hugeheap"
 )
 
-// heapReserve is how much of the heap's growth asks for huge pages (see
-// hugeheap): more than a clone of the 20,000-file store into a cache grows
-// its heap to.
-const heapReserve = 64 << 20
-
 func main() {
-	hugeheap.Reserve(heapReserve)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -27,6 +27,7 @@ const readyFdEnv = "HGFS_MOUNT_READY_FD"
 func init() {
 	register(&command{
 		name:     "mount",
+		bigHeap:  true,
 		synopsis: "[--foreground] [--allow-other] [--debug-fuse] [--backend NAME] CACHE|REPO MOUNTPOINT",
 		help: `mount a cache (or a repository, read-only) on a directory
 

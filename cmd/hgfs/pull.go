@@ -15,6 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:     "pull",
+		bigHeap:  true,
 		synopsis: "[-R REPO] [-r REV]... [SOURCE]",
 		help: `pull changes from the specified source
 

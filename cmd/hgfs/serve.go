@@ -30,6 +30,7 @@ const shutdownGrace = 30 * time.Second
 func init() {
 	register(&command{
 		name:     "serve",
+		bigHeap:  true,
 		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
 		help: `serve a repository's stream clones over HTTP (read-only)
 

@@ -20,6 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:     "unbundle",
+		bigHeap:  true,
 		synopsis: "[-R REPO] FILE...",
 		help: `apply one or more bundle files
 

@@ -18,6 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:     "verify",
+		bigHeap:  true,
 		synopsis: "",
 		help: `verify the integrity of the repository
 
