@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,4 +95,53 @@ func TestCloneMountFailure(t *testing.T) {
 	if testenv.IsMounted(mp) {
 		t.Errorf("failed clone mounted %s", mp)
 	}
+}
+
+// TestCloneMountFailureGatedDaemon: the real binary starts its mount daemon
+// while the clone runs (gated, see startDaemon); a clone that fails must
+// leave no daemon behind, no cache and no mount.
+func TestCloneMountFailureGatedDaemon(t *testing.T) {
+	testenv.RequireFUSE(t)
+	bin := testenv.Hgfs(t)
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "bad.hg")
+	// A packed1 bundle announcing five files and 4 KiB, then nothing.
+	os.WriteFile(bundle, []byte("HGS1UN\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x10\x00"), 0o644)
+	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
+	cmd := exec.Command(bin, "clone", "--mount", "--cache", cache, bundle, mp)
+	cmd.Env = testenv.HgEnv()
+	out, err := cmd.CombinedOutput()
+	if code, _ := exitCode(err); code != 255 || !strings.Contains(string(out), "abort: ") {
+		t.Fatalf("bad bundle: %v, output %q", err, out)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("failed clone left the cache behind: %v", err)
+	}
+	if testenv.IsMounted(mp) {
+		t.Errorf("failed clone mounted %s", mp)
+	}
+	if pids := daemonsFor(t, cache); len(pids) > 0 {
+		t.Errorf("failed clone left mount daemons for %s running: pids %v", cache, pids)
+	}
+}
+
+// daemonsFor lists the processes running "mount --foreground ... CACHE".
+func daemonsFor(t *testing.T, cache string) []string {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 3 && args[1] == "mount" && args[2] == "--foreground" && slices.Contains(args, cache) {
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return pids
 }

@@ -98,6 +98,9 @@ func runMount(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) != 2 {
 		return &usageError{msg: "invalid arguments"}
 	}
+	if !passGate() {
+		return nil // a clone --mount that failed: nothing to mount
+	}
 	source, mp := c.abs(args[0]), mountpointArg(c, args[1])
 	if existingMountpoint {
 		if fi, err := os.Stat(mp); err != nil {
@@ -212,9 +215,31 @@ func openOrCreateCache(cfg *configSet, dir string) (*fsnode.FS, error) {
 // daemonize re-executes hgfs with --foreground in a new session and waits
 // for it to report the mount ready (or failed) on a pipe.
 func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
+	d, err := startDaemon(c, source, mp, false)
+	if err != nil {
+		return err
+	}
+	return d.wait(ctx, c)
+}
+
+// daemon is a mount daemon started by this process, which waits for its
+// report on the ready pipe.
+type daemon struct {
+	cmd        *exec.Cmd
+	ready      *os.File // read end of the ready pipe
+	gate       *os.File // write end of the gate pipe; nil if not gated
+	source, mp string
+}
+
+// startDaemon starts "hgfs mount --foreground" for source on mp in a new
+// session. A gated daemon (clone --mount starts one while the clone still
+// runs, so that the new process's start-up overlaps the ingest) waits on a
+// gate pipe before it looks at source or mp: open lets it go on, cancel
+// (or this process's exit) makes it exit without mounting.
+func startDaemon(c *cmdContext, source, mp string, gated bool) (*daemon, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return abortf("cannot find the hgfs executable: %v", err)
+		return nil, abortf("cannot find the hgfs executable: %v", err)
 	}
 	args := []string{"mount", "--foreground"}
 	for _, b := range []string{"allow-other", "debug-fuse", "read-only"} {
@@ -228,7 +253,7 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 	var out *os.File
 	if lf := c.opts.String("log"); lf != "" {
 		if out, err = os.OpenFile(c.abs(lf), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
-			return abortf("log file: %v", err)
+			return nil, abortf("log file: %v", err)
 		}
 		defer out.Close()
 	}
@@ -239,22 +264,65 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 	args = append(args, "--", source, mp)
 	r, w, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer r.Close()
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), readyFdEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
+	var gr, gw *os.File
+	if gated {
+		if gr, gw, err = os.Pipe(); err != nil {
+			r.Close()
+			w.Close()
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, gateFdEnv+"=4")
+		cmd.ExtraFiles = append(cmd.ExtraFiles, gr)
+	}
 	cmd.Dir = "/" // hold no directory busy; every path is absolute
 	if out != nil {
 		cmd.Stdout, cmd.Stderr = out, out
 	}
 	cmd.SysProcAttr = mount.DaemonAttr()
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return abortf("starting the mount daemon: %v", err)
-	}
+	err = cmd.Start()
 	w.Close()
+	if gr != nil {
+		gr.Close()
+	}
+	if err != nil {
+		r.Close()
+		if gw != nil {
+			gw.Close()
+		}
+		return nil, abortf("starting the mount daemon: %v", err)
+	}
+	return &daemon{cmd: cmd, ready: r, gate: gw, source: source, mp: mp}, nil
+}
+
+// open lets a gated daemon go on to mount.
+func (d *daemon) open() {
+	if d.gate != nil {
+		// A failed write means the daemon is gone; wait reports it.
+		_, _ = d.gate.Write([]byte{gateOpen})
+		d.gate.Close()
+		d.gate = nil
+	}
+}
+
+// cancel makes a gated daemon exit without mounting, and reaps it.
+func (d *daemon) cancel() {
+	if d.gate != nil {
+		d.gate.Close()
+		d.gate = nil
+	}
+	d.ready.Close()
+	_ = d.cmd.Wait()
+}
+
+// wait waits for the daemon's report: nil once it has mounted.
+func (d *daemon) wait(ctx context.Context, c *cmdContext) error {
+	cmd, r, mp := d.cmd, d.ready, d.mp
+	defer r.Close()
 	go func() {
 		<-ctx.Done()
 		r.Close() // interrupted while waiting: stop reading
@@ -262,7 +330,7 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 	// A read error means the interrupt above closed r; ctx says so below.
 	msg, _ := io.ReadAll(r)
 	if string(msg) == "R" {
-		c.ui.note("mounted %s on %s (pid %d)\n", source, mp, cmd.Process.Pid)
+		c.ui.note("mounted %s on %s (pid %d)\n", d.source, mp, cmd.Process.Pid)
 		return cmd.Process.Release()
 	}
 	_ = cmd.Wait()
@@ -279,6 +347,32 @@ func daemonize(ctx context.Context, c *cmdContext, source, mp string) error {
 		return ctx.Err()
 	}
 	return abortf("the mount daemon exited without mounting %s", mp).withHint("run with --foreground to see why")
+}
+
+// gateFdEnv names the file descriptor of a gated daemon's gate pipe (see
+// startDaemon); gateOpen is the byte that opens it.
+const (
+	gateFdEnv = "HGFS_MOUNT_GATE_FD"
+	gateOpen  = 'G'
+)
+
+// passGate waits at the gate of a gated daemon: true once it opens (or
+// when there is none), false when the parent closed it without opening it.
+func passGate() bool {
+	v := os.Getenv(gateFdEnv)
+	if v == "" {
+		return true
+	}
+	os.Unsetenv(gateFdEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return true
+	}
+	f := os.NewFile(uintptr(fd), "gate")
+	defer f.Close()
+	var b [1]byte
+	n, _ := f.Read(b[:])
+	return n == 1 && b[0] == gateOpen
 }
 
 // notifier reports readiness to a waiting parent, when there is one.
