@@ -97,3 +97,18 @@ func readAll(t testing.TB, f *FS, ino Ino) []byte {
 	}
 	return buf[:n]
 }
+
+// closeAndReopen closes f, checks the closed cache in dir with fsck, and
+// opens it again.
+func closeAndReopen(t testing.TB, f *FS, dir string) *FS {
+	t.Helper()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+	f, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

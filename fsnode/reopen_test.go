@@ -17,14 +17,7 @@ func TestReopen(t *testing.T) {
 	small := createFile(t, f, d.Ino, "small", []byte("hello"))
 	bigData := bytes.Repeat([]byte("0123456789"), 1000)
 	big := createFile(t, f, d.Ino, "big", bigData)
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkFsck(t, dir)
-	f, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f = closeAndReopen(t, f, dir)
 	defer f.Close()
 	if got := readAll(t, f, small.Ino); string(got) != "hello" {
 		t.Errorf("small = %q", got)
@@ -73,14 +66,7 @@ func TestReopenBatchedDirChanges(t *testing.T) {
 		createFile(t, f, d.Ino, fmt.Sprintf("f%03d", i), []byte("again"))
 	}
 	before := must[[]DirEntry](t)(f.ReadDir(bg, d.Ino, 0))
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkFsck(t, dir)
-	f, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f = closeAndReopen(t, f, dir)
 	defer f.Close()
 	after := must[[]DirEntry](t)(f.ReadDir(bg, d.Ino, 0))
 	if len(after) != len(before) || len(before) != 300-60-30+20 {

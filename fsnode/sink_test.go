@@ -78,14 +78,7 @@ func TestSinkIngest(t *testing.T) {
 	if st := f.Stats(); st.Batches == 0 || st.QueueDepth != 0 {
 		t.Errorf("stats after Finish: %+v", st)
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkFsck(t, dir)
-	f, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f = closeAndReopen(t, f, dir)
 	defer func() {
 		if err := f.Close(); err != nil {
 			t.Error(err)
