@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
@@ -323,15 +324,28 @@ func (d *daemon) cancel() {
 func (d *daemon) wait(ctx context.Context, c *cmdContext) error {
 	cmd, r, mp := d.cmd, d.ready, d.mp
 	defer r.Close()
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		<-ctx.Done()
-		r.Close() // interrupted while waiting: stop reading
+		select {
+		case <-ctx.Done():
+			r.Close() // interrupted while waiting: stop reading
+		case <-done:
+		}
 	}()
 	// A read error means the interrupt above closed r; ctx says so below.
 	msg, _ := io.ReadAll(r)
 	if string(msg) == "R" {
 		c.ui.note("mounted %s on %s (pid %d)\n", d.source, mp, cmd.Process.Pid)
 		return cmd.Process.Release()
+	}
+	if len(msg) == 0 && ctx.Err() != nil {
+		// Interrupted before the daemon reported. SIGTERM makes it
+		// unmount if it got that far (draining first) and exit; waiting
+		// without it would wait for as long as the mount is served.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		return ctx.Err()
 	}
 	_ = cmd.Wait()
 	if len(msg) > 0 {
@@ -341,10 +355,6 @@ func (d *daemon) wait(ctx context.Context, c *cmdContext) error {
 			e = e.withHint("%s", hint)
 		}
 		return e
-	}
-	if ctx.Err() != nil {
-		_ = cmd.Process.Kill()
-		return ctx.Err()
 	}
 	return abortf("the mount daemon exited without mounting %s", mp).withHint("run with --foreground to see why")
 }

@@ -145,6 +145,49 @@ func TestMountForegroundSIGTERM(t *testing.T) {
 	}
 }
 
+// TestMountInterruptedWhileWaiting: SIGINT to "hgfs mount" while it waits
+// for its daemon to report makes it stop the daemon (which unmounts if it
+// got that far) and exit, instead of waiting for as long as the daemon
+// serves. The wait lasts a few tens of ms, so the signal goes at several
+// delays; each run must end with the command exited and nothing mounted.
+func TestMountInterruptedWhileWaiting(t *testing.T) {
+	testenv.RequireFUSE(t)
+	bin := testenv.Hgfs(t)
+	for i, delay := range []time.Duration{0, 10, 20, 30, 40, 60, 80} {
+		cache, mp := filepath.Join(t.TempDir(), "cache"), t.TempDir()
+		cmd := exec.Command(bin, "mount", cache, mp)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			if testenv.IsMounted(mp) {
+				testenv.UnmountCache(t, mp)
+			}
+		})
+		time.Sleep(delay * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGINT)
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("run %d (SIGINT after %d ms): hgfs mount still running 30 s later\n%s", i, delay, out.Bytes())
+		}
+		// Either it was interrupted (nothing may stay mounted) or it had
+		// already returned 0 with the daemon serving (unmount that).
+		if testenv.IsMounted(mp) {
+			if err != nil {
+				t.Errorf("run %d (SIGINT after %d ms): interrupted (%v), yet %s is mounted\n%s", i, delay, err, mp, out.Bytes())
+			}
+			testenv.UnmountCache(t, mp)
+		}
+	}
+}
+
 // waitMounted polls until the daemon answers on mp (its stats file reads).
 func waitMounted(t *testing.T, mp string, exited <-chan error) {
 	t.Helper()
