@@ -106,19 +106,7 @@ func TestMountCommand(t *testing.T) {
 func TestMountForegroundSIGTERM(t *testing.T) {
 	testenv.RequireFUSE(t)
 	cache, mp := filepath.Join(t.TempDir(), "cache"), t.TempDir()
-	cmd := exec.Command(testenv.Hgfs(t), "mount", "--foreground", cache, mp)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if testenv.IsMounted(mp) {
-			testenv.UnmountCache(t, mp)
-		}
-	})
+	cmd, out, exited := startMount(t, "--foreground", cache, mp)
 	waitMounted(t, mp, exited)
 	want := map[string]string{}
 	for i := 0; i < 50; i++ {
@@ -152,22 +140,9 @@ func TestMountForegroundSIGTERM(t *testing.T) {
 // delays; each run must end with the command exited and nothing mounted.
 func TestMountInterruptedWhileWaiting(t *testing.T) {
 	testenv.RequireFUSE(t)
-	bin := testenv.Hgfs(t)
 	for i, delay := range []time.Duration{0, 10, 20, 30, 40, 60, 80} {
 		cache, mp := filepath.Join(t.TempDir(), "cache"), t.TempDir()
-		cmd := exec.Command(bin, "mount", cache, mp)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		t.Cleanup(func() {
-			if testenv.IsMounted(mp) {
-				testenv.UnmountCache(t, mp)
-			}
-		})
+		cmd, out, exited := startMount(t, cache, mp)
 		time.Sleep(delay * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGINT)
 		var err error
@@ -186,6 +161,29 @@ func TestMountInterruptedWhileWaiting(t *testing.T) {
 			testenv.UnmountCache(t, mp)
 		}
 	}
+}
+
+// startMount starts "hgfs mount ARGS..." (the real binary; the last
+// argument is the mountpoint) with its output in out; exited delivers the
+// command's exit. Whatever is still mounted there is unmounted when the
+// test ends.
+func startMount(t *testing.T, args ...string) (cmd *exec.Cmd, out *bytes.Buffer, exited <-chan error) {
+	t.Helper()
+	mp := args[len(args)-1]
+	cmd = exec.Command(testenv.Hgfs(t), append([]string{"mount"}, args...)...)
+	out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if testenv.IsMounted(mp) {
+			testenv.UnmountCache(t, mp)
+		}
+	})
+	return cmd, out, ch
 }
 
 // waitMounted polls until the daemon answers on mp (its stats file reads).

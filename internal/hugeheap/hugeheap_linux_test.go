@@ -3,6 +3,7 @@ package hugeheap
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestReserve(t *testing.T) {
 	case !advised && hits > 0:
 		t.Errorf("THP not in madvise mode: %d of 64 allocations after Reserve are in a mapping advised for huge pages", hits)
 	}
-	_ = keep
+	runtime.KeepAlive(keep)
 }
 
 func heapAddr() uintptr {
