@@ -3,6 +3,7 @@ package fsnode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -110,10 +111,80 @@ func (f *FS) getInode(ino Ino) (*inode, error) {
 }
 
 func (f *FS) loadInode(ino Ino) (*inode, error) {
-	in := &inode{ino: ino}
+	var in *inode
 	err := f.db.View(func(tx *bolt.Tx) error {
+		var err error
+		in, err = readInode(indexBuckets(tx), ino)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Preload puts the inodes of inos that the table does not hold yet into
+// it, read in one index transaction. It is a hint with no visible effect
+// but speed: an adapter listing a directory with attributes
+// (READDIRPLUS) calls it with the listed entries before looking each up,
+// which then finds them in the table instead of opening a transaction
+// per entry. Numbers that name no inode (any more) are skipped, as are
+// unreadable records, which the lookup reports.
+//
+// Safe with stale numbers: under f.tree no commit can drop an inode from
+// table and index meanwhile (afterCommit takes the write lock), an inode
+// absent from the table is clean (the index holds its state), and inode
+// numbers are never reused.
+func (f *FS) Preload(inos []Ino) {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	next := Ino(f.nextIno.Load())
+	missing := make([]Ino, 0, len(inos))
+	f.imu.Lock()
+	for _, ino := range inos {
+		if ino != 0 && ino < next && f.inodes[ino] == nil {
+			missing = append(missing, ino)
+		}
+	}
+	f.imu.Unlock()
+	if len(missing) < 2 {
+		return // a lookup loads one as cheaply
+	}
+	slices.Sort(missing)
+	loaded := make([]*inode, 0, len(missing))
+	_ = f.db.View(func(tx *bolt.Tx) error {
+		b := indexBuckets(tx)
+		for _, ino := range missing {
+			if in, err := readInode(b, ino); err == nil {
+				loaded = append(loaded, in)
+			}
+		}
+		return nil
+	})
+	f.imu.Lock()
+	for _, in := range loaded {
+		if f.inodes[in.ino] == nil {
+			f.inodes[in.ino] = in
+		}
+	}
+	f.imu.Unlock()
+}
+
+// inodeBuckets are the buckets an inode's record spans, looked up once
+// per transaction.
+type inodeBuckets struct{ inodes, inline, extents *bolt.Bucket }
+
+func indexBuckets(tx *bolt.Tx) inodeBuckets {
+	return inodeBuckets{tx.Bucket(bucketInodes), tx.Bucket(bucketInline), tx.Bucket(bucketExtents)}
+}
+
+// readInode reads inode ino's record (attributes, and inline data or
+// extents) from the index.
+func readInode(b inodeBuckets, ino Ino) (*inode, error) {
+	in := &inode{ino: ino}
+	err := func() error {
 		k := inoKey(ino)
-		v := tx.Bucket(bucketInodes).Get(k)
+		v := b.inodes.Get(k)
 		if v == nil {
 			return syscall.ENOENT
 		}
@@ -124,13 +195,13 @@ func (f *FS) loadInode(ino Ino) (*inode, error) {
 		in.d = d
 		switch {
 		case d.Mode&syscall.S_IFMT == syscall.S_IFLNK || d.Flags&flagInline != 0:
-			v := tx.Bucket(bucketInline).Get(k)
+			v := b.inline.Get(k)
 			if uint64(len(v)) != d.Size {
 				return fmt.Errorf("%w: inode %d: inline contents are %d bytes, size %d", ErrCorrupt, ino, len(v), d.Size)
 			}
 			in.inline = append([]byte(nil), v...)
 		case d.Mode&syscall.S_IFMT == syscall.S_IFREG:
-			if v := tx.Bucket(bucketExtents).Get(k); v != nil {
+			if v := b.extents.Get(k); v != nil {
 				exts, err := decodeExtents(v)
 				if err != nil {
 					return fmt.Errorf("inode %d: %w", ino, err)
@@ -139,7 +210,7 @@ func (f *FS) loadInode(ino Ino) (*inode, error) {
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			return nil, fmt.Errorf("%w: %w", err, syscall.EIO)

@@ -3,6 +3,7 @@ package fsnode
 import (
 	"bytes"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,5 +77,70 @@ func TestReopenBatchedDirChanges(t *testing.T) {
 		if before[i] != after[i] {
 			t.Fatalf("entry %d: %+v before close, %+v after reopen", i, before[i], after[i])
 		}
+	}
+}
+
+// TestPreload loads a reopened cache's inodes in one batch, stale numbers
+// included, and checks that every lookup then sees what was written, and
+// that inodes removed before the batch stay removed.
+func TestPreload(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{InlineMax: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := must[Attr](t)(f.Mkdir(bg, f.Root(), "d", 0o755))
+	want := map[string][]byte{}
+	var inos []Ino
+	for i := range 40 {
+		name := fmt.Sprintf("f%02d", i)
+		data := bytes.Repeat([]byte{byte('a' + i%26)}, i*5) // inline and extents
+		want[name] = data
+		inos = append(inos, createFile(t, f, d.Ino, name, data).Ino)
+	}
+	l := must[Attr](t)(f.Symlink(bg, d.Ino, "link", "f01"))
+	f.Forget(l.Ino, 1)
+	inos = append(inos, l.Ino)
+	f = closeAndReopen(t, f, dir)
+	defer f.Close()
+
+	// Removed and committed before the batch: their numbers are stale.
+	gone := map[Ino]bool{}
+	for i := 0; i < 40; i += 4 {
+		name := fmt.Sprintf("f%02d", i)
+		gone[must[Attr](t)(f.Lookup(bg, d.Ino, name)).Ino] = true
+		f.Forget(inos[i], 1)
+		if err := f.Unlink(bg, d.Ino, name); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, name)
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.Preload(append(inos, 0, 1<<40))
+
+	f.imu.Lock()
+	for _, ino := range inos {
+		if in := f.inodes[ino]; gone[ino] != (in == nil) {
+			t.Errorf("inode %d: in the table %v after Preload, removed %v", ino, in != nil, gone[ino])
+		}
+	}
+	f.imu.Unlock()
+	for ino := range gone {
+		_, err := f.GetAttr(bg, ino)
+		wantErrno(t, err, syscall.ENOENT)
+	}
+	for name, data := range want {
+		a := must[Attr](t)(f.Lookup(bg, d.Ino, name))
+		if a.Size != uint64(len(data)) || a.Mode != syscall.S_IFREG|0o644 {
+			t.Errorf("%s: size %d mode %o, want %d and regular 0644", name, a.Size, a.Mode, len(data))
+		}
+		if got := readAll(t, f, a.Ino); !bytes.Equal(got, data) {
+			t.Errorf("%s: read %q, want %q", name, got, data)
+		}
+	}
+	if target := must[string](t)(f.Readlink(bg, l.Ino)); target != "f01" {
+		t.Errorf("link reads %q after Preload", target)
 	}
 }

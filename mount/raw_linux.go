@@ -527,6 +527,15 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 	if err != nil {
 		return toStatus(err)
 	}
+	if plus {
+		// One index transaction for the entries' inodes instead of one
+		// per Lookup below.
+		inos := make([]fsnode.Ino, len(ents))
+		for i, e := range ents {
+			inos[i] = e.Ino
+		}
+		r.fsys.Preload(inos)
+	}
 	for _, e := range ents {
 		de := fuse.DirEntry{Name: e.Name, Ino: r.nodeID(e.Ino), Mode: e.Mode, Off: e.Off}
 		if !plus {
