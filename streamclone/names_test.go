@@ -34,6 +34,19 @@ func TestStoreSinkName(t *testing.T) {
 	}
 }
 
+func TestCheckRelative(t *testing.T) {
+	for _, ok := range []string{"a", "data/x.i", "a/b/c", "..a/b..", "a/.b/c."} {
+		if err := checkRelative(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "/a", "c:a", "a/", "a//b", "./a", "a/.", "a/./b", "..", "a/..", "a/../b", "../a", "a\\b", "a\nb", "a\x00"} {
+		if err := checkRelative(bad); !errors.Is(err, ErrUnsafeName) {
+			t.Errorf("%q: got %v", bad, err)
+		}
+	}
+}
+
 func TestIsNodemapFile(t *testing.T) {
 	for name, want := range map[string]bool{
 		"00changelog.n": true, "00manifest.n": true, "00changelog-abcd1234.nd": true,
