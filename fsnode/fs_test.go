@@ -659,3 +659,61 @@ func must2(t testing.TB) func(Attr, Handle, error) (Attr, Handle) {
 		return a, h
 	}
 }
+
+// TestSetgidDirectory: what is created in a set-group-ID directory takes
+// the directory's group, and new directories take the bit too, as on a
+// local Linux filesystem; elsewhere the creator's group applies. It holds
+// after a reopen.
+func TestSetgidDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := WithCaller(bg, 1000, 1000)
+	shared := must[Attr](t)(f.Mkdir(as, f.Root(), "shared", 0o775))
+	plain := must[Attr](t)(f.Mkdir(as, f.Root(), "plain", 0o775))
+	mode, gid := uint32(0o2775), uint32(4321)
+	must[Attr](t)(f.SetAttr(bg, shared.Ino, SetAttr{Mode: &mode, Gid: &gid}))
+
+	type made struct {
+		name string
+		ino  Ino
+		dir  bool
+	}
+	var all []made
+	for _, parent := range []Attr{shared, plain} {
+		a, h, err := f.Create(as, parent.Ino, "file", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Release(h)
+		d := must[Attr](t)(f.Mkdir(as, parent.Ino, "sub", 0o700))
+		l := must[Attr](t)(f.Symlink(as, parent.Ino, "link", "file"))
+		all = append(all, made{"file", a.Ino, false}, made{"sub", d.Ino, true}, made{"link", l.Ino, false})
+	}
+	check := func(f *FS) {
+		t.Helper()
+		for i, m := range all {
+			inShared := i < 3
+			a := must[Attr](t)(f.GetAttr(bg, m.ino))
+			wantGid := uint32(1000)
+			if inShared {
+				wantGid = gid
+			}
+			if a.Gid != wantGid || a.Uid != 1000 {
+				t.Errorf("%s (in shared: %v): owner %d:%d, want 1000:%d", m.name, inShared, a.Uid, a.Gid, wantGid)
+			}
+			if m.dir && (a.Mode&syscall.S_ISGID != 0) != inShared {
+				t.Errorf("%s (in shared: %v): mode %o", m.name, inShared, a.Mode)
+			}
+			if !m.dir && a.Mode&syscall.S_ISGID != 0 {
+				t.Errorf("%s: mode %o has set-group-ID", m.name, a.Mode)
+			}
+		}
+	}
+	check(f)
+	f = closeAndReopen(t, f, dir)
+	defer f.Close()
+	check(f)
+}

@@ -396,6 +396,19 @@ func (f *FS) mknodeLocked(ctx context.Context, parent Ino, name string, mode uin
 		return nil, syscall.EEXIST
 	}
 	uid, gid := f.owner(ctx)
+	// A set-group-ID directory gives its group to what is created in it,
+	// and its set-group-ID bit to new directories (as Linux's
+	// inode_init_owner does; FUSE leaves this to the filesystem). The
+	// kernel has already dropped S_ISGID from a file's mode where the
+	// creator may not have it (vfs_prepare_mode).
+	dir.mu.Lock()
+	if dir.d.Mode&syscall.S_ISGID != 0 {
+		gid = dir.d.Gid
+		if mode&syscall.S_IFMT == syscall.S_IFDIR {
+			mode |= syscall.S_ISGID
+		}
+	}
+	dir.mu.Unlock()
 	in := f.newInode(mode, uid, gid, parent)
 	in.mu.Lock()
 	if mode&syscall.S_IFMT == syscall.S_IFLNK {

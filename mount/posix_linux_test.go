@@ -59,6 +59,43 @@ func TestPOSIXRootPermissions(t *testing.T) {
 }
 
 var posixCases = map[string]func(t *testing.T, dir string){
+	"SetgidDirectory": func(t *testing.T, dir string) {
+		// As on a local filesystem: entries made in a set-group-ID
+		// directory take its group, new directories its bit as well.
+		gid := 4321 // any group will do for root
+		if os.Geteuid() != 0 {
+			gid = os.Getgid()
+		}
+		shared := filepath.Join(dir, "shared")
+		if err := os.Mkdir(shared, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(shared, -1, gid); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(shared, 0o775|os.ModeSetgid); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(shared, "f"), "x")
+		if err := os.Mkdir(filepath.Join(shared, "d"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("f", filepath.Join(shared, "l")); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"f", "d", "l"} {
+			var st syscall.Stat_t
+			if err := syscall.Lstat(filepath.Join(shared, name), &st); err != nil {
+				t.Fatal(err)
+			}
+			if int(st.Gid) != gid {
+				t.Errorf("%s: group %d, want the directory's %d", name, st.Gid, gid)
+			}
+			if isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR; isDir != (st.Mode&syscall.S_ISGID != 0) {
+				t.Errorf("%s: mode %o: set-group-ID should be on directories only", name, st.Mode)
+			}
+		}
+	},
 	"CreateReadWrite": func(t *testing.T, dir string) {
 		p := filepath.Join(dir, "f")
 		writeFile(t, p, "hello")
