@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,14 +124,19 @@ func TestCloneTruncatedStream(t *testing.T) {
 	}
 }
 
-// TestCloneInterrupt sends SIGINT (Ctrl-C) to a real hgfs process while
-// the stream stalls halfway: it must stop, say "interrupted!", exit 255
-// and remove what it created, leaving an existing empty destination empty.
+// TestCloneInterrupt sends SIGINT (Ctrl-C), SIGTERM or SIGHUP (the
+// terminal closing) to a real hgfs process while the stream stalls
+// halfway: it must stop, say "interrupted!", exit 255 and remove what it
+// created, leaving an existing empty destination empty.
 func TestCloneInterrupt(t *testing.T) {
 	src := testenv.Generate(t, zlibEncodings)
 	bin := testenv.Hgfs(t)
-	for _, existing := range []bool{false, true} {
-		t.Run(fmt.Sprintf("existing=%v", existing), func(t *testing.T) {
+	for _, tc := range []struct {
+		sig      os.Signal
+		existing bool
+	}{{os.Interrupt, false}, {os.Interrupt, true}, {syscall.SIGTERM, false}, {syscall.SIGHUP, false}, {syscall.SIGHUP, true}} {
+		existing := tc.existing
+		t.Run(fmt.Sprintf("%v/existing=%v", tc.sig, existing), func(t *testing.T) {
 			srv := newFakeServer(t, src, 0.5, true)
 			dir := t.TempDir()
 			dest := filepath.Join(dir, "dest")
@@ -159,7 +165,7 @@ func TestCloneInterrupt(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			cmd.Process.Signal(os.Interrupt)
+			cmd.Process.Signal(tc.sig)
 			err := cmd.Wait()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 255 {
 				t.Errorf("exit: %v\n%s%s", err, out.String(), errb.String())

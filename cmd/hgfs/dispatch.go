@@ -253,7 +253,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		return helpCommand(u, cmd)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too, as hg's catchterm: a terminal or ssh session closing
+	// under a long clone must clean up like Ctrl-C, not leave a partial
+	// destination behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	if o.Bool("time") {

@@ -42,7 +42,7 @@ The command returns once the mount answers requests, leaving a daemon to
 serve it; --foreground keeps serving in this process instead. Only the
 mounting user can use the mount unless --allow-other is given.
 
-SIGINT or SIGTERM to the daemon, "hgfs unmount MOUNTPOINT" or
+SIGINT, SIGTERM or SIGHUP to the daemon, "hgfs unmount MOUNTPOINT" or
 "fusermount3 -u MOUNTPOINT" make everything written durable and unmount.
 MOUNTPOINT/.hgfs/stats (not listed in directory listings) reports the
 daemon and its committer; see "hgfs stats".

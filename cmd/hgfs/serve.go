@@ -47,7 +47,7 @@ stream cannot hide), server.bundle2.stream, server.preferuncompressed and
 phases.publish.
 
 The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
-port. SIGINT or SIGTERM stop it: responses in progress get some time to
+port. SIGINT, SIGTERM or SIGHUP stop it: responses in progress get some time to
 finish. With -d it runs in the background and the command returns once it
 listens; --pid-file records its pid.`,
 		options: []option{
