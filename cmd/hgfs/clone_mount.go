@@ -52,8 +52,12 @@ func defaultCacheDir(cfg *configSet, mountpoint string) (string, error) {
 type mountTarget struct {
 	cacheDir string
 	created  bool // the cache directory did not exist before
-	fsys     *fsnode.FS
-	daemon   *daemon // started early, gated (see prepareMount)
+	// mountDir is the mountpoint (or its parent) prepareMount made sure
+	// exists; createdTop the outermost directory it had to create for
+	// it ("" if none), which a failed clone removes again.
+	mountDir, createdTop string
+	fsys                 *fsnode.FS
+	daemon               *daemon // started early, gated (see prepareMount)
 }
 
 // prepareMount creates the cache and the mountpoint directory.
@@ -96,6 +100,7 @@ func (cl *cloner) prepareMount() error {
 		// on one with "hgfs mount CACHE X:".
 		mp = filepath.Dir(cl.destAbs)
 	}
+	t.mountDir, t.createdTop = mp, outermostMissing(mp)
 	if err := os.MkdirAll(mp, 0o755); err != nil {
 		cl.removeCache(t)
 		return abortf("cannot create mount point '%s': %v", cl.dest, errorsCause(err))
@@ -132,6 +137,29 @@ func (cl *cloner) removeCache(t *mountTarget) {
 		for _, e := range ents {
 			_ = os.RemoveAll(filepath.Join(t.cacheDir, e.Name()))
 		}
+	}
+	// The directories made for the mountpoint, innermost first. Remove
+	// only takes empty ones: nothing is mounted there yet, and anything
+	// someone else put there meanwhile stays.
+	if t.createdTop != "" {
+		for d := t.mountDir; os.Remove(d) == nil && d != t.createdTop; d = filepath.Dir(d) {
+		}
+	}
+}
+
+// outermostMissing returns the outermost ancestor of dir (or dir itself)
+// that does not exist, or "" if dir exists.
+func outermostMissing(dir string) string {
+	if _, err := os.Stat(dir); err == nil {
+		return ""
+	}
+	top := filepath.Clean(dir)
+	for {
+		parent := filepath.Dir(top)
+		if _, err := os.Stat(parent); err == nil || parent == top {
+			return top
+		}
+		top = parent
 	}
 }
 

@@ -103,25 +103,40 @@ func TestCloneMountFailure(t *testing.T) {
 func TestCloneMountFailureGatedDaemon(t *testing.T) {
 	testenv.RequireFUSE(t)
 	bin := testenv.Hgfs(t)
-	dir := t.TempDir()
-	bundle := filepath.Join(dir, "bad.hg")
-	// A packed1 bundle announcing five files and 4 KiB, then nothing.
-	os.WriteFile(bundle, []byte("HGS1UN\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x10\x00"), 0o644)
-	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
-	cmd := exec.Command(bin, "clone", "--mount", "--cache", cache, bundle, mp)
-	cmd.Env = testenv.HgEnv()
-	out, err := cmd.CombinedOutput()
-	if code, _ := exitCode(err); code != 255 || !strings.Contains(string(out), "abort: ") {
-		t.Fatalf("bad bundle: %v, output %q", err, out)
-	}
-	if _, err := os.Stat(cache); !os.IsNotExist(err) {
-		t.Errorf("failed clone left the cache behind: %v", err)
-	}
-	if testenv.IsMounted(mp) {
-		t.Errorf("failed clone mounted %s", mp)
-	}
-	if pids := daemonsFor(t, cache); len(pids) > 0 {
-		t.Errorf("failed clone left mount daemons for %s running: pids %v", cache, pids)
+	for _, existing := range []bool{false, true} {
+		dir := t.TempDir()
+		bundle := filepath.Join(dir, "bad.hg")
+		// A packed1 bundle announcing five files and 4 KiB, then nothing.
+		os.WriteFile(bundle, []byte("HGS1UN\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x10\x00"), 0o644)
+		// A mountpoint whose parents the clone must create, or an
+		// existing empty one.
+		mp, cache := filepath.Join(dir, "new", "deep", "mnt"), filepath.Join(dir, "cache")
+		if existing {
+			mp = filepath.Join(dir, "mnt")
+			os.Mkdir(mp, 0o755)
+		}
+		cmd := exec.Command(bin, "clone", "--mount", "--cache", cache, bundle, mp)
+		cmd.Env = testenv.HgEnv()
+		out, err := cmd.CombinedOutput()
+		if code, _ := exitCode(err); code != 255 || !strings.Contains(string(out), "abort: ") {
+			t.Fatalf("bad bundle: %v, output %q", err, out)
+		}
+		if _, err := os.Stat(cache); !os.IsNotExist(err) {
+			t.Errorf("failed clone left the cache behind: %v", err)
+		}
+		if testenv.IsMounted(mp) {
+			t.Errorf("failed clone mounted %s", mp)
+		}
+		if pids := daemonsFor(t, cache); len(pids) > 0 {
+			t.Errorf("failed clone left mount daemons for %s running: pids %v", cache, pids)
+		}
+		if existing {
+			if ents, err := os.ReadDir(mp); err != nil || len(ents) != 0 {
+				t.Errorf("existing mountpoint not left empty: %v %v", ents, err)
+			}
+		} else if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+			t.Errorf("failed clone left the directories it made for the mountpoint: %v", err)
+		}
 	}
 }
 
