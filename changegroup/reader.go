@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 // Changegroup versions this package reads and writes. "04" (sidedata) is
@@ -367,14 +369,21 @@ func (r *Reader) readFull(b []byte, what string) error {
 	return nil
 }
 
+// maxPathLen is the longest tracked path whose filelog names
+// ("data/PATH.i", ".d") Mercurial can store (store.MaxNameLen).
+const maxPathLen = store.MaxNameLen - len("data/") - len(".i")
+
 // CheckPath reports whether a file name from a changegroup is safe to use
-// as a tracked path: not empty, relative, without "." or ".." components,
-// NUL, CR or LF (Mercurial's manifest format cannot even carry the last
-// three). The error wraps ErrCorrupt.
+// as a tracked path: not empty, not longer than Mercurial can store,
+// relative, without "." or ".." components, NUL, CR or LF (Mercurial's
+// manifest format cannot even carry the last three). The error wraps
+// ErrCorrupt.
 func CheckPath(name string) error {
 	switch {
 	case name == "":
 		return corruptf("empty file name")
+	case len(name) > maxPathLen:
+		return corruptf("file name of %d bytes, more than Mercurial can store (%d)", len(name), maxPathLen)
 	case strings.ContainsAny(name, "\x00\n\r"):
 		return corruptf("file name %q contains NUL or a newline", name)
 	case strings.HasPrefix(name, "/"):

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 func node(b byte) [20]byte {
@@ -185,12 +187,17 @@ func TestCG1Base(t *testing.T) {
 }
 
 func TestCheckPath(t *testing.T) {
-	for _, ok := range []string{"a", "a/b", ".hgtags", "a/.hg/b", "..a", "a..", "a b"} {
+	// The longest path whose filelog name hg can store, and one byte more.
+	longest := strings.Repeat("x", store.MaxNameLen-len("data/.i"))
+	if store.ValidateStoreName("data/"+longest+".i") != nil || store.ValidateStoreName("data/"+longest+"x.i") == nil {
+		t.Fatal("maxPathLen does not follow store.MaxNameLen")
+	}
+	for _, ok := range []string{"a", "a/b", ".hgtags", "a/.hg/b", "..a", "a..", "a b", longest} {
 		if err := CheckPath(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "/a", "..", "a/..", "../a", "a/./b", "a//b", "a/", "a\x00", "a\nb", "a\rb"} {
+	for _, bad := range []string{"", "/a", "..", "a/..", "../a", "a/./b", "a//b", "a/", "a\x00", "a\nb", "a\rb", longest + "x"} {
 		if err := CheckPath(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: %v", bad, err)
 		}

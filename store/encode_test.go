@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -219,6 +220,41 @@ func TestEncodeMatchesMercurial(t *testing.T) {
 			check("HybridEncode(true) vs C pathencode", in, HybridEncode(in, true), w[5])
 		}
 		check("HybridEncode(true)", in, HybridEncode(in, true), w[6])
+	}
+}
+
+// TestMaxNameLenMatchesMercurial: hg's C fncache encoder takes names of
+// MaxNameLen bytes and refuses one byte more, whatever the bytes.
+func TestMaxNameLenMatchesMercurial(t *testing.T) {
+	t.Parallel()
+	testenv.HgPath(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		testenv.Missing(t, "python3 (Mercurial's interpreter)")
+	}
+	const script = `
+import sys
+sys.path.insert(0, '/usr/lib/python3/dist-packages')
+from mercurial.cext import parsers
+n = int(sys.argv[1])
+for fill in (b'x', b'X', b'\xe9', b'/a'):
+    for size in (n, n + 1):
+        p = b'data/' + (fill * size)[:size - 7] + b'.i'
+        try:
+            parsers.pathencode(p)
+            print(size, 'ok')
+        except ValueError:
+            print(size, 'refused')
+`
+	cmd := exec.Command(py, "-c", script, strconv.Itoa(MaxNameLen))
+	cmd.Env = testenv.HgEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	want := strings.Repeat(fmt.Sprintf("%d ok\n%d refused\n", MaxNameLen, MaxNameLen+1), 4)
+	if string(out) != want {
+		t.Errorf("Mercurial's pathencode around MaxNameLen:\n%s\nwant\n%s", out, want)
 	}
 }
 

@@ -21,6 +21,8 @@ func ValidateStoreName(name string) error {
 		return fmt.Errorf("%w %q: %s", ErrBadStoreName, name, why)
 	}
 	switch {
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w %q...: %d bytes, more than Mercurial can store (%d)", ErrBadStoreName, name[:64], len(name), MaxNameLen)
 	case name == "":
 		return bad("empty")
 	case name[0] == '/':
@@ -41,6 +43,15 @@ func ValidateStoreName(name string) error {
 	}
 	return nil
 }
+
+// MaxNameLen is the longest store name Mercurial can use: its C fncache
+// encoder (cext/pathencode.c hashencode, which hg 6.3 uses when its C
+// extensions are built, as Debian's are) raises "string too long" above
+// it, whatever the bytes, so hg cannot open, verify or clone a store
+// holding a longer name. Without fncache the operating system's path
+// limit (4096 bytes on Linux) stops such names sooner. Measured with
+// hg 6.3's parsers.pathencode: 5465 bytes pass, 5466 fail.
+const MaxNameLen = 5465
 
 func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 

@@ -2,7 +2,10 @@ package streamclone
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 func TestStoreSinkName(t *testing.T) {
@@ -19,7 +22,8 @@ func TestStoreSinkName(t *testing.T) {
 			t.Errorf("%q: got %q %v, want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"../x.i", "data/../../x.i", "/x.i", "requires", "fncache", "hgrc", ".hg/hgrc", "data/x", "data/a\x00.i", "store/x.i"} {
+	tooLong := "data/" + strings.Repeat("x", store.MaxNameLen) + ".i" // hg cannot encode it
+	for _, bad := range []string{"../x.i", "data/../../x.i", "/x.i", "requires", "fncache", "hgrc", ".hg/hgrc", "data/x", "data/a\x00.i", "store/x.i", tooLong} {
 		if _, err := l.storeSinkName(bad); !errors.Is(err, ErrUnsafeName) || !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: got %v", bad, err)
 		}
