@@ -133,8 +133,18 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 	if isNodemapFile(name) && !hasReq(a.reqs, "persistent-nodemap") {
 		return a.copy("", name, size, r)
 	}
+	var check *indexCheck
+	if display, ok := indexChecked(name); ok {
+		check = &indexCheck{display: display}
+		r = io.TeeReader(r, check)
+	}
 	if err := a.copy(sinkName, name, size, r); err != nil {
 		return err
+	}
+	if check != nil {
+		if err := check.done(size); err != nil {
+			return err
+		}
 	}
 	if inFncache(name) {
 		a.fncache = append(a.fncache, name)

@@ -43,7 +43,7 @@ func TestApplyPacked1(t *testing.T) {
 		{"no NUL", append(packed1(4, uint64(total), testReqs, smallEntries)[:22], "\x00\x01x"...), ErrCorrupt, "requirements not properly encoded"},
 		{"huge counts", packed1(1<<63, 1<<63, testReqs, nil), ErrCorrupt, "out of range"},
 		{"unknown requirement", packed1(4, uint64(total), "revlogv1,weird", smallEntries), ErrUnsupportedRequirement, "unsupported format: weird"},
-		{"more files than declared", packed1(3, uint64(total)-9, testReqs, smallEntries), ErrCorrupt, "data after the 3 declared files"},
+		{"more files than declared", packed1(3, uint64(total-len(smallEntries[3].data)), testReqs, smallEntries), ErrCorrupt, "data after the 3 declared files"},
 		{"fewer files than declared", packed1(5, uint64(total), testReqs, smallEntries), ErrCorrupt, "stream ended unexpectedly"},
 		{"bytes mismatch", packed1(4, uint64(total)+1, testReqs, smallEntries), ErrCorrupt, "declared"},
 		{"bad name", packed1(1, 1, testReqs, []tEntry{{"../../hgrc", "x"}}), ErrUnsafeName, "hgrc"},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +23,21 @@ type tEntry struct {
 var smallEntries = []tEntry{
 	{"data/Foo_Bar.txt.i", "\x00\x01\x00\x01index-and-data"},
 	{"data/b.d", strings.Repeat("d", 300)},
-	{"00manifest.i", "manifest"},
-	{"00changelog.i", "changelog"},
+	{"00manifest.i", inlineIndex("manifest")},
+	{"00changelog.i", inlineIndex("changelog")},
+}
+
+// inlineIndex is a one-revision inline revlog holding chunk: the
+// changelog and manifest must be well-formed for the applier to finish
+// (indexCheck); their content does not matter otherwise.
+func inlineIndex(chunk string) string {
+	e := make([]byte, 64)
+	binary.BigEndian.PutUint32(e[0:], 1<<16|1) // version 1, inline data
+	binary.BigEndian.PutUint32(e[8:], uint32(len(chunk)))
+	binary.BigEndian.PutUint32(e[12:], uint32(len(chunk)))
+	binary.BigEndian.PutUint32(e[24:], 0xFFFFFFFF) // no parents
+	binary.BigEndian.PutUint32(e[28:], 0xFFFFFFFF)
+	return string(e) + chunk
 }
 
 // v1Body builds a stream_out body; files/bytes < 0 take the true values.
@@ -72,8 +86,8 @@ func TestApplyV1(t *testing.T) {
 	want := map[string]string{
 		".hg/store/data/_foo___bar.txt.i": smallEntries[0].data,
 		".hg/store/data/b.d":              smallEntries[1].data,
-		".hg/store/00manifest.i":          "manifest",
-		".hg/store/00changelog.i":         "changelog",
+		".hg/store/00manifest.i":          smallEntries[2].data,
+		".hg/store/00changelog.i":         smallEntries[3].data,
 		".hg/store/fncache":               "data/Foo_Bar.txt.i\ndata/b.d\n",
 		".hg/00changelog.i":               dummyChangelog,
 		".hg/requires":                    "share-safe\n",

@@ -20,8 +20,8 @@ type v2Entry struct {
 var smallV2 = []v2Entry{
 	{'s', "data/Foo_Bar.txt.i", "foo revlog"},
 	{'s', "meta/Dir/00manifest.i", "tree manifest"},
-	{'s', "00manifest.i", "manifest"},
-	{'s', "00changelog.i", strings.Repeat("c", 40000)},
+	{'s', "00manifest.i", inlineIndex("manifest")},
+	{'s', "00changelog.i", inlineIndex(strings.Repeat("c", 40000))},
 	{'s', "phaseroots", "1 0123\n"},
 	{'c', "branch2-served", "cache"},
 }
@@ -104,7 +104,7 @@ func TestApplyStream2(t *testing.T) {
 	want := map[string]string{
 		".hg/store/data/_foo___bar.txt.i":  "foo revlog",
 		".hg/store/meta/_dir/00manifest.i": "tree manifest",
-		".hg/store/00manifest.i":           "manifest",
+		".hg/store/00manifest.i":           smallV2[2].data,
 		".hg/store/00changelog.i":          smallV2[3].data,
 		".hg/store/phaseroots":             "1 0123\n",
 		".hg/cache/branch2-served":         "cache",
