@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -89,14 +88,8 @@ func TestDecodeFilenameRejects(t *testing.T) {
 // "!", _hybridencode(False), _pathencode (C, dotencode), _hybridencode(True).
 func pythonOracle(t *testing.T, inputs []string) [][]string {
 	t.Helper()
-	testenv.HgPath(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 (Mercurial's interpreter)")
-	}
 	const script = `
-import sys, binascii
-sys.path.insert(0, '/usr/lib/python3/dist-packages')
+import binascii
 from mercurial import store
 h = lambda b: binascii.hexlify(b).decode()
 def f(fn, *a):
@@ -115,9 +108,8 @@ for line in sys.stdin:
 	for _, s := range inputs {
 		in.WriteString(hex.EncodeToString([]byte(s)) + "\n")
 	}
-	cmd := exec.Command(py, "-c", script)
+	cmd := testenv.HgPython(t, script)
 	cmd.Stdin = &in
-	cmd.Env = testenv.HgEnv()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
@@ -227,14 +219,7 @@ func TestEncodeMatchesMercurial(t *testing.T) {
 // MaxNameLen bytes and refuses one byte more, whatever the bytes.
 func TestMaxNameLenMatchesMercurial(t *testing.T) {
 	t.Parallel()
-	testenv.HgPath(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 (Mercurial's interpreter)")
-	}
 	const script = `
-import sys
-sys.path.insert(0, '/usr/lib/python3/dist-packages')
 from mercurial.cext import parsers
 n = int(sys.argv[1])
 for fill in (b'x', b'X', b'\xe9', b'/a'):
@@ -246,9 +231,7 @@ for fill in (b'x', b'X', b'\xe9', b'/a'):
         except ValueError:
             print(size, 'refused')
 `
-	cmd := exec.Command(py, "-c", script, strconv.Itoa(MaxNameLen))
-	cmd.Env = testenv.HgEnv()
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.HgPython(t, script, strconv.Itoa(MaxNameLen)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,19 +16,11 @@ import (
 // for the set it recognizes.
 func TestSupportedMatchesMercurial(t *testing.T) {
 	t.Parallel()
-	testenv.HgPath(t)
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 (Mercurial's interpreter)")
-	}
-	cmd := exec.Command(py, "-c", `
-import sys
-sys.path.insert(0, '/usr/lib/python3/dist-packages')
+	cmd := testenv.HgPython(t, `
 from mercurial import ui as uimod, localrepo
 for r in sorted(localrepo.gathersupportedrequirements(uimod.ui.load())):
     print(r.decode())
 `)
-	cmd.Env = testenv.HgEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("python: %v", err)

@@ -112,10 +112,6 @@ func splitIndex(t *testing.T, inline []byte) []byte {
 // nodemap.post_stream_cleanup does: "ok", or the error hg raised.
 func mercurialVerdicts(t *testing.T, repo string, each func(yield func(file string, data []byte))) []string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 (Mercurial's interpreter)")
-	}
 	dir := t.TempDir()
 	var list strings.Builder
 	n := 0
@@ -132,8 +128,7 @@ func mercurialVerdicts(t *testing.T, repo string, each func(yield func(file stri
 		t.Fatalf("cp: %v\n%s", err, out)
 	}
 	const script = `
-import os, shutil, sys
-sys.path.insert(0, '/usr/lib/python3/dist-packages')
+import os, shutil
 from mercurial import hg, ui as uimod
 repo = sys.argv[1]
 store = os.path.join(repo, '.hg', 'store')
@@ -153,9 +148,8 @@ for line in sys.stdin:
         print('refused:', type(e).__name__, str(e).replace('\n', ' '))
     os.replace(keep, target)
 `
-	cmd := exec.Command(py, "-c", script, copyRepo)
+	cmd := testenv.HgPython(t, script, copyRepo)
 	cmd.Stdin = strings.NewReader(list.String())
-	cmd.Env = testenv.HgEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

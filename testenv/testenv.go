@@ -8,6 +8,7 @@
 package testenv
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"github.com/hgfs/hgfs/internal/hggen"
@@ -43,6 +44,38 @@ func HgPath(t testing.TB) string {
 		Missing(t, "Mercurial's hg is not on PATH")
 	}
 	return p
+}
+
+// HgPython returns a command running script (Python 3 source) with
+// Mercurial's own interpreter (from hg's "#!" line) and its modules
+// importable as "mercurial", in HgEnv: the oracle for hg's internals
+// (encoders, parsers, requirement lists) that no hg command prints. It
+// skips the test (fails on CI) if hg or the interpreter is missing.
+func HgPython(t testing.TB, script string, args ...string) *exec.Cmd {
+	t.Helper()
+	hg := HgPath(t)
+	py := ""
+	if f, err := os.Open(hg); err == nil {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		f.Close()
+		if rest, ok := strings.CutPrefix(line, "#!"); ok {
+			if fields := strings.Fields(rest); len(fields) == 1 {
+				py = fields[0]
+			}
+		}
+	}
+	if py == "" {
+		var err error
+		if py, err = exec.LookPath("python3"); err != nil {
+			Missing(t, "python3 (Mercurial's interpreter)")
+		}
+	}
+	// Debian installs Mercurial's modules there; hg's own script adds
+	// nothing to sys.path either.
+	prelude := "import sys\nsys.path.insert(0, '/usr/lib/python3/dist-packages')\n"
+	cmd := exec.Command(py, append([]string{"-c", prelude + script}, args...)...)
+	cmd.Env = HgEnv()
+	return cmd
 }
 
 // HgEnv is the environment hg runs in for tests: no user or system hgrc
