@@ -120,23 +120,31 @@ const (
 var _ Sink = (*DirSink)(nil)
 var _ Expecter = (*DirSink)(nil)
 
+// OutermostMissing returns the outermost of dir and its ancestors that
+// does not exist, which creating dir makes first: what undoing that
+// creation removes. It is "" if dir exists.
+func OutermostMissing(dir string) string {
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	top := filepath.Clean(dir)
+	for {
+		parent := filepath.Dir(top)
+		if _, err := os.Stat(parent); err == nil || parent == top {
+			return top
+		}
+		top = parent
+	}
+}
+
 // NewDirSink prepares dest (created if missing; must be empty).
 func NewDirSink(dest string, opt DirOptions) (*DirSink, error) {
 	if err := CheckDest(dest); err != nil {
 		return nil, err
 	}
 	s := &DirSink{dest: dest, stage: filepath.Join(dest, stageName), opt: opt, expected: -1, dirs: map[string]bool{}}
-	if _, err := os.Stat(dest); errors.Is(err, os.ErrNotExist) {
-		// Remember the outermost missing ancestor so Abort removes every
-		// directory made here.
-		top := filepath.Clean(dest)
-		for {
-			parent := filepath.Dir(top)
-			if _, err := os.Stat(parent); err == nil || parent == top {
-				break
-			}
-			top = parent
-		}
+	if top := OutermostMissing(dest); top != "" {
+		// Remembered so that Abort removes every directory made here.
 		if err := os.MkdirAll(dest, 0o755); err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func (cl *cloner) prepareMount() error {
 		// on one with "hgfs mount CACHE X:".
 		mp = filepath.Dir(cl.destAbs)
 	}
-	t.mountDir, t.createdTop = mp, outermostMissing(mp)
+	t.mountDir, t.createdTop = mp, streamclone.OutermostMissing(mp)
 	if err := os.MkdirAll(mp, 0o755); err != nil {
 		cl.removeCache(t)
 		return abortf("cannot create mount point '%s': %v", cl.dest, errorsCause(err))
@@ -144,22 +144,6 @@ func (cl *cloner) removeCache(t *mountTarget) {
 	if t.createdTop != "" {
 		for d := t.mountDir; os.Remove(d) == nil && d != t.createdTop; d = filepath.Dir(d) {
 		}
-	}
-}
-
-// outermostMissing returns the outermost ancestor of dir (or dir itself)
-// that does not exist, or "" if dir exists.
-func outermostMissing(dir string) string {
-	if _, err := os.Stat(dir); err == nil {
-		return ""
-	}
-	top := filepath.Clean(dir)
-	for {
-		parent := filepath.Dir(top)
-		if _, err := os.Stat(parent); err == nil || parent == top {
-			return top
-		}
-		top = parent
 	}
 }
 

@@ -32,8 +32,10 @@ type command struct {
 	// *abortError and other errors print "abort: ..." and exit 255.
 	run func(ctx context.Context, c *cmdContext, args []string) error
 	// bigHeap marks the commands that grow a heap of tens of MB (clones,
-	// mounts, servers, whole-repository checks): they ask for huge pages
+	// pulls, bundles, whole-repository checks): they ask for huge pages
 	// for it first (hugeheap.Reserve, a few ms that the others skip).
+	// mount and serve ask in the process that serves, not in one that
+	// only starts a daemon and waits for it.
 	bigHeap bool
 }
 

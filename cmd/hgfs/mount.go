@@ -17,6 +17,7 @@ import (
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/mount"
 )
 
@@ -28,7 +29,6 @@ const readyFdEnv = "HGFS_MOUNT_READY_FD"
 func init() {
 	register(&command{
 		name:     "mount",
-		bigHeap:  true,
 		synopsis: "[--foreground] [--allow-other] [--debug-fuse] [--backend NAME] CACHE|REPO MOUNTPOINT",
 		help: `mount a cache (or a repository, read-only) on a directory
 
@@ -98,6 +98,12 @@ func mountpointArg(c *cmdContext, arg string) string {
 func runMount(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) != 2 {
 		return &usageError{msg: "invalid arguments"}
+	}
+	if c.opts.Bool("foreground") || noDaemon {
+		// This process serves (a daemonizing one only waits): huge pages
+		// for its heap, asked before a gated daemon's wait so that the
+		// cost overlaps the clone.
+		hugeheap.Reserve(heapReserve)
 	}
 	if !passGate() {
 		return nil // a clone --mount that failed: nothing to mount

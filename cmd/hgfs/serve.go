@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/wireproto"
 )
@@ -30,7 +31,6 @@ const shutdownGrace = 30 * time.Second
 func init() {
 	register(&command{
 		name:     "serve",
-		bigHeap:  true,
 		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
 		help: `serve a repository's stream clones over HTTP (read-only)
 
@@ -122,6 +122,7 @@ func runServe(ctx context.Context, c *cmdContext, args []string) error {
 	if c.opts.Bool("daemon") && os.Getenv(serveReadyFdEnv) == "" {
 		return serveDaemonize(ctx, c, root)
 	}
+	hugeheap.Reserve(heapReserve) // the serving process only (see -d above)
 	ready := serveNotifier()
 	err = serve(ctx, c, root, addr, port, sc, ready)
 	if err != nil {
