@@ -328,6 +328,18 @@ func (c *committer) commitOnce() {
 			c.items.Add(uint64(len(recs)))
 		}
 	}
+	if err == nil {
+		for _, df := range drops {
+			df.f.Close()
+			// A failure here is harmless and needs no report: the file is
+			// unlisted now, and Open deletes unlisted data files.
+			_ = os.Remove(filepath.Join(f.dir, dataFileName(df.id)))
+		}
+		// Before the waiters hear of the commit: once Sync returns, the
+		// inodes it reclaimed are gone from the table too (Preload and
+		// lookups then go to the index, which no longer has them).
+		f.afterCommit(recs)
+	}
 	c.mu.Lock()
 	if err != nil && c.err == nil {
 		c.err = err
@@ -336,15 +348,6 @@ func (c *committer) commitOnce() {
 	close(c.doneCh)
 	c.doneCh = make(chan struct{})
 	c.mu.Unlock()
-	if err == nil {
-		for _, df := range drops {
-			df.f.Close()
-			// A failure here is harmless and needs no report: the file is
-			// unlisted now, and Open deletes unlisted data files.
-			_ = os.Remove(filepath.Join(f.dir, dataFileName(df.id)))
-		}
-		f.afterCommit(recs)
-	}
 }
 
 // writeBatch makes a snapshot durable.
