@@ -1,6 +1,7 @@
 package config
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
 )
@@ -28,7 +29,7 @@ var (
 
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
 
-	WorkerBackgroundClose         = Known{"worker", "backgroundclose", "true", "close files written by a clone on background goroutines"}
+	WorkerBackgroundClose         = Known{"worker", "backgroundclose", strconv.FormatBool(runtime.GOOS == "windows"), "close the large files a clone writes on background goroutines (hg's default: on Windows only, where closing is slow)"}
 	WorkerBackgroundCloseMinFiles = Known{"worker", "backgroundcloseminfilecount", "2048", "use background closing only for clones of at least this many files"}
 	WorkerBackgroundCloseMaxQueue = Known{"worker", "backgroundclosemaxqueue", "384", "files waiting to be closed before writers wait"}
 	WorkerBackgroundCloseThreads  = Known{"worker", "backgroundclosethreadcount", "4", "goroutines closing files in the background"}
@@ -41,6 +42,7 @@ var (
 	ServerUncompressedAllowSecret = Known{"server", "uncompressedallowsecret", "false", "allow stream clones while secret changesets exist"}
 	ServerBundle2Stream           = Known{"server", "bundle2.stream", "true", "offer stream clones inside bundle2 (v2)"}
 	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
+	HgfsCloneWriters              = Known{"hgfs", "clone-writers", "4", "goroutines writing the small files of a clone into a directory (0: the applier writes them; at most 64)"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
 	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "50ms", "how long the background committer gathers changes into one index commit"}
 	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
@@ -54,7 +56,7 @@ func All() []Known {
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,
-		HgfsCache, HgfsCommitInterval, HgfsQueueSize, HgfsDurable, HgfsWriteBatch}
+		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsQueueSize, HgfsDurable, HgfsWriteBatch}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

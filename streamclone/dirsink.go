@@ -9,11 +9,14 @@ package streamclone
 // if the process dies before Abort runs, and the next clone into dest
 // refuses it (dest not empty).
 //
-// Background closing mirrors Mercurial's vfs.backgroundfilecloser ([worker]
-// backgroundclose*): closing a file that was just written costs 1-10 ms on
-// Windows (antivirus filters scan on close), so closes are handed to a pool
-// of goroutines through a bounded queue; a full queue blocks Create's
-// caller (back-pressure, bounded open files).
+// Small files (at most 64 KiB: most of a store) are written by a pool of
+// writer goroutines while the applier decodes the next ones (see
+// dirwriters.go). Larger files are written by the applier as they stream
+// in, and closed by it or, as Mercurial's vfs.backgroundfilecloser does
+// ([worker] backgroundclose*), by a pool of closing goroutines: closing a
+// file that was just written costs 1-10 ms on Windows (antivirus filters
+// scan on close). Both pools are fed through bounded queues; a full queue
+// blocks Create's caller (back-pressure, bounded memory and open files).
 
 import (
 	"errors"
@@ -30,9 +33,13 @@ import (
 // stageName is the directory a DirSink writes into before Finish.
 const stageName = ".hg.partial"
 
-// DirOptions configure a DirSink. The zero value closes files inline;
-// DefaultDirOptions gives hgfs's defaults.
+// DirOptions configure a DirSink. The zero value writes and closes every
+// file on the applier's goroutine; DefaultDirOptions gives hgfs's defaults.
 type DirOptions struct {
+	// Writers is the number of goroutines writing small files ([hgfs]
+	// clone-writers); 0 writes them on the applier's goroutine. At most
+	// MaxWriters.
+	Writers int
 	// BackgroundClose closes files on background goroutines
 	// ([worker] backgroundclose).
 	BackgroundClose bool
@@ -52,21 +59,23 @@ type DirOptions struct {
 	Durable bool
 }
 
-// DefaultDirOptions returns hgfs's defaults.
+// DefaultDirOptions returns hgfs's defaults: four writers, and background
+// closing on Windows only, as hg has it (vfs.backgroundfilecloser:
+// "Only Windows/NTFS has slow file closing"), with hg's figures (2048 /
+// 384 / 4).
 //
-// hg enables background closing only on Windows. Measured here
-// (BenchmarkDirSink: 4000 files of 1 KiB into ext4, Linux, 2 cores shared
-// with a load average near 11, 3 runs each): inline 1.7-3.8 s/op, four
-// background closers 1.4-3.2 s/op -- no difference beyond the noise, since
-// a close after write costs microseconds on Linux. So the pool costs
-// nothing measurable where it does not help and saves 1-10 ms per file
-// where close is slow (Windows): it is on everywhere, with hg's other
-// figures (2048 / 384 / 4): the queue bound keeps open descriptors under
-// Windows' 512 and Linux's usual 1024 soft limit, and a clone below 2048
-// files does not start goroutines it does not need.
+// Measured here (BenchmarkDirSink, see its comment for the figures): the
+// writers halve the time of a store of small files, and four are no
+// worse than two; four also match the closers where closing is slow,
+// since on Windows the writers take the closes of the small files. On
+// Linux a close costs microseconds, and the closer's hand-over cost more
+// than it saved.
 func DefaultDirOptions() DirOptions {
-	return DirOptions{BackgroundClose: true, MinFileCount: 2048, MaxQueue: 384, ThreadCount: 4}
+	return DirOptions{Writers: 4, BackgroundClose: BackgroundCloseDefault, MinFileCount: 2048, MaxQueue: 384, ThreadCount: 4}
 }
+
+// BackgroundCloseDefault is hg's default for [worker] backgroundclose.
+const BackgroundCloseDefault = runtime.GOOS == "windows"
 
 // CheckDest reports whether dest can receive a clone: it must not exist or
 // be an empty directory (hg clone's "destination '%s' is not empty").
@@ -108,7 +117,8 @@ type DirSink struct {
 	renamed  bool
 	dirs     map[string]bool // directories created under stage
 	expected int64           // announced file count, -1 unknown
-	closer   *closer
+	closer   *batchPool[sinkFile]
+	writers  *writers
 }
 
 const (
@@ -182,22 +192,81 @@ func (s *DirSink) Create(name string, size int64) (io.WriteCloser, error) {
 	if s.state != sinkOpen {
 		return nil, ErrSinkClosed
 	}
-	if s.closer != nil {
-		if err := s.closer.failed(); err != nil {
-			return nil, err
-		}
-	} else if s.opt.BackgroundClose && (s.expected < 0 || s.expected >= int64(s.opt.MinFileCount)) {
-		s.closer = newCloser(s.opt)
+	if err := s.failed(); err != nil {
+		return nil, err
 	}
 	full := filepath.Join(s.stage, filepath.FromSlash(strings.TrimPrefix(name, ".hg/")))
 	if err := s.mkdirs(filepath.Dir(full)); err != nil {
 		return nil, err
 	}
+	if s.opt.Writers > 0 && size <= smallFileMax {
+		if s.writers == nil {
+			s.writers = newWriters(min(s.opt.Writers, MaxWriters), s.opt.Durable)
+		}
+		s.writers.reserve(size)
+		return &bufFile{s: s, path: full, name: name, size: size, data: make([]byte, 0, size)}, nil
+	}
+	if s.closer == nil && s.opt.BackgroundClose && (s.expected < 0 || s.expected >= int64(s.opt.MinFileCount)) {
+		s.closer = newCloser(s.opt)
+	}
 	f, err := createExcl(full)
 	if err != nil {
 		return nil, err
 	}
-	return &dirFile{f: f, name: name, size: size, closer: s.closer, durable: s.opt.Durable}, nil
+	return &dirFile{f: f, s: s, name: name, size: size}, nil
+}
+
+// failed returns the first error of the pools.
+func (s *DirSink) failed() error {
+	if s.writers != nil {
+		if err := s.writers.failed(); err != nil {
+			return err
+		}
+	}
+	if s.closer != nil {
+		return s.closer.failed()
+	}
+	return nil
+}
+
+// handOff gives a small file whose size bytes were reserved to the
+// writers; nil releases the reservation of a file that will not be
+// written.
+func (s *DirSink) handOff(f *smallFile, size int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.writers
+	if w == nil {
+		return ErrSinkClosed // Finish or Abort came first; nothing is held
+	}
+	if f == nil || s.state != sinkOpen {
+		w.release(size)
+		if f == nil {
+			return nil
+		}
+		return ErrSinkClosed
+	}
+	w.add(*f)
+	return nil
+}
+
+// closeLarge closes a file the applier wrote, or hands it to the closer.
+func (s *DirSink) closeLarge(f sinkFile) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sinkOpen {
+		f.Close()
+		return ErrSinkClosed
+	}
+	if s.closer == nil {
+		return closeFile(f, s.opt.Durable)
+	}
+	if err := s.closer.failed(); err != nil {
+		f.Close()
+		return err
+	}
+	s.closer.add(f)
+	return nil
 }
 
 // mkdirs creates dir and its parents under stage, remembering them.
@@ -223,8 +292,15 @@ func (s *DirSink) Finish() error {
 	if s.state != sinkOpen {
 		return ErrSinkClosed
 	}
+	if s.writers != nil {
+		err := s.writers.finish()
+		s.writers = nil
+		if err != nil {
+			return err
+		}
+	}
 	if s.closer != nil {
-		err := s.closer.wait()
+		err := s.closer.close()
 		s.closer = nil
 		if err != nil {
 			return err
@@ -263,8 +339,12 @@ func (s *DirSink) Abort() error {
 		return ErrSinkClosed
 	}
 	s.state = sinkAborted
+	if s.writers != nil {
+		s.writers.abort()
+		s.writers = nil
+	}
 	if s.closer != nil {
-		s.closer.wait() // close every handle before removing; errors moot
+		s.closer.close() // close every handle before removing; errors moot
 		s.closer = nil
 	}
 	dir := s.stage
@@ -310,10 +390,9 @@ type sinkFile interface {
 
 type dirFile struct {
 	f       sinkFile
+	s       *DirSink
 	name    string
 	size, n int64
-	closer  *closer
-	durable bool
 	closed  bool
 }
 
@@ -338,10 +417,7 @@ func (d *dirFile) Close() error {
 		d.f.Close()
 		return fmt.Errorf("streamclone: %s: %d bytes written, %d declared", d.name, d.n, d.size)
 	}
-	if d.closer != nil {
-		return d.closer.submit(d.f)
-	}
-	return closeFile(d.f, d.durable)
+	return d.s.closeLarge(d.f)
 }
 
 func closeFile(f sinkFile, durable bool) error {
@@ -358,25 +434,14 @@ func closeFile(f sinkFile, durable bool) error {
 	return nil
 }
 
-// closer is the background file closer: ThreadCount goroutines draining a
-// queue of MaxQueue files. The first error is kept and reported by the
-// next submit and by wait.
-type closer struct {
-	q       chan sinkFile
-	wg      sync.WaitGroup
-	durable bool
+// closeBatchSize is the number of files handed to the closer at once.
+const closeBatchSize = 16
 
-	mu  sync.Mutex
-	err error
-
-	// qmu guards sending on q against wait closing it: senders hold it
-	// shared (a blocked send does not stop the workers, which never take
-	// it), wait takes it exclusively.
-	qmu    sync.RWMutex
-	closed bool
-}
-
-func newCloser(opt DirOptions) *closer {
+// newCloser starts the background closer: ThreadCount goroutines closing
+// files handed over in batches. At most MaxQueue files wait in the queue
+// (plus a batch on each goroutine and the one being filled), so the open
+// descriptors stay bounded.
+func newCloser(opt DirOptions) *batchPool[sinkFile] {
 	threads, queue := opt.ThreadCount, opt.MaxQueue
 	if threads <= 0 {
 		threads = 4
@@ -384,55 +449,8 @@ func newCloser(opt DirOptions) *closer {
 	if queue <= 0 {
 		queue = 384
 	}
-	c := &closer{q: make(chan sinkFile, queue), durable: opt.Durable}
-	c.wg.Add(threads)
-	for i := 0; i < threads; i++ {
-		go func() {
-			defer c.wg.Done()
-			for f := range c.q {
-				if err := closeFile(f, c.durable); err != nil {
-					c.mu.Lock()
-					if c.err == nil {
-						c.err = err
-					}
-					c.mu.Unlock()
-				}
-			}
-		}()
-	}
-	return c
-}
-
-func (c *closer) failed() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// submit queues f, blocking while the queue is full.
-func (c *closer) submit(f sinkFile) error {
-	if err := c.failed(); err != nil {
-		f.Close()
-		return err
-	}
-	c.qmu.RLock()
-	defer c.qmu.RUnlock()
-	if c.closed {
-		f.Close()
-		return ErrSinkClosed
-	}
-	c.q <- f
-	return nil
-}
-
-// wait closes the queue and waits for every file to be closed.
-func (c *closer) wait() error {
-	c.qmu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.q)
-	}
-	c.qmu.Unlock()
-	c.wg.Wait()
-	return c.failed()
+	size := min(closeBatchSize, queue)
+	return newBatchPool(threads, queue/size, size, func(f sinkFile) error {
+		return closeFile(f, opt.Durable)
+	})
 }

@@ -76,12 +76,14 @@
 // are stopped and waited for before Generate*/Write return.
 //
 // An apply runs on the caller's goroutine and calls the Sink
-// sequentially: Create, Write..., Close, then the next file. DirSink closes
-// files on a pool of goroutines (DirOptions, mirroring hg's [worker]
-// backgroundclose settings) fed by a bounded queue; a full queue blocks
-// the applier (back-pressure, bounded open descriptors). Finish and Abort
-// wait for the pool. A Bundle2Reader or Bundle2Writer is not safe for
-// concurrent use.
+// sequentially: Create, Write..., Close, then the next file. DirSink hands
+// small files whole to a pool of writer goroutines (DirOptions.Writers,
+// at most 4 MiB held) and, where closing is slow, closes large ones on a
+// pool of closing goroutines (mirroring hg's [worker] backgroundclose
+// settings); both are fed in batches through bounded queues, and a full
+// queue or a spent budget blocks the applier (back-pressure, bounded
+// memory and open descriptors). Finish and Abort wait for both pools. A
+// Bundle2Reader or Bundle2Writer is not safe for concurrent use.
 //
 // # Durability
 //
@@ -92,14 +94,15 @@
 // (and dest if the sink created it; an existing empty dest stays empty).
 // After a crash .hg.partial may remain; the next clone into dest refuses
 // it as non-empty. With DirOptions.Durable, files are fsynced on the
-// closing goroutines and directories before the rename, and dest after
+// writing or closing goroutines and directories before the rename, and dest after
 // it; by default nothing is synced, like hg's own stream clone. For sinks
 // without staging the applier writes the dummy .hg/00changelog.i before
 // any stream file and .hg/requires last, so a half-written clone is one
 // hg refuses ("unknown version (65535) in revlog 00changelog").
 //
 // Memory stays flat in the size of the store: applying copies file data
-// through one 256 KiB buffer; generating reads small files (≤64 KiB) ahead
+// through one 256 KiB buffer, and into a DirSink at most 4 MiB of whole
+// small files waits for the writers; generating reads small files (≤64 KiB) ahead
 // in batches of at most 256 KiB on 2 goroutines, with at most 4 batches
 // waiting (under 2 MiB per stream), and large files through one 256 KiB
 // buffer or the destination's ReadFrom (sendfile for an HTTP response).

@@ -734,14 +734,21 @@ func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(
 	return nil, err
 }
 
-// dirOptions reads the directory sink's background closer settings from
-// [worker], as hg's backgroundfilecloser does; defaults are
-// streamclone.DefaultDirOptions (declared in config/items.go).
+// dirOptions reads the directory sink's settings: the writers from [hgfs]
+// clone-writers, the background closer from [worker], as hg's
+// backgroundfilecloser does; defaults are streamclone.DefaultDirOptions
+// (declared in config/items.go).
 func dirOptions(cfg *configSet) (streamclone.DirOptions, error) {
 	o := streamclone.DefaultDirOptions()
 	var err error
 	if o.BackgroundClose, err = cfg.GetBool(config.WorkerBackgroundClose); err != nil {
 		return o, abortf("%v", err)
+	}
+	if o.Writers, err = cfg.GetInt(config.HgfsCloneWriters); err != nil {
+		return o, abortf("%v", err)
+	}
+	if o.Writers < 0 || o.Writers > streamclone.MaxWriters {
+		return o, abortf("%s must be between 0 and %d", config.HgfsCloneWriters.Key(), streamclone.MaxWriters)
 	}
 	for _, it := range []struct {
 		dst *int

@@ -18,11 +18,24 @@ func TestDirOptionsFromConfig(t *testing.T) {
 	cfg.Set("worker", "backgroundcloseminfilecount", "10", "test")
 	cfg.Set("worker", "backgroundclosemaxqueue", "7", "test")
 	cfg.Set("worker", "backgroundclosethreadcount", "2", "test")
+	cfg.Set("hgfs", "clone-writers", "0", "test")
 	got, err = dirOptions(cfg)
 	want := streamclone.DirOptions{BackgroundClose: false, MinFileCount: 10, MaxQueue: 7, ThreadCount: 2}
 	if err != nil || got != want {
 		t.Errorf("configured: %+v %v, want %+v", got, err, want)
 	}
+	cfg.Set("hgfs", "clone-writers", "64", "test")
+	cfg.Set("worker", "backgroundclose", "yes", "test")
+	if got, err := dirOptions(cfg); err != nil || got.Writers != 64 || !got.BackgroundClose {
+		t.Errorf("64 writers, background closing: %+v %v", got, err)
+	}
+	for _, v := range []string{"-1", "65", "many"} {
+		cfg.Set("hgfs", "clone-writers", v, "test")
+		if _, err := dirOptions(cfg); err == nil {
+			t.Errorf("clone-writers=%s accepted", v)
+		}
+	}
+	cfg.Set("hgfs", "clone-writers", "4", "test")
 	cfg.Set("worker", "backgroundclosethreadcount", "0", "test")
 	if _, err := dirOptions(cfg); err == nil {
 		t.Errorf("zero closer threads accepted")
