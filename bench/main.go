@@ -58,8 +58,10 @@ func main() {
 	if had, err := emptyTrash(env); err != nil {
 		logf("bench: emptying the trash: %v\n", err)
 	} else if had {
-		logf("emptied the trash an earlier run left; waiting %v before timing (see trash.go)\n", trashQuiet)
-		time.Sleep(trashQuiet)
+		logf("emptied the trash an earlier run left\n")
+	}
+	if d := waitQuiet(env); d > 0 {
+		logf("waited %v after the last emptying of the trash before timing (see trash.go)\n", d.Round(time.Second))
 	}
 	var results []result
 	for _, c := range cases {

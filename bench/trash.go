@@ -6,32 +6,34 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
 // Deleting outside the timed runs.
 //
 // ext4 without a journal (the bench machine's root filesystem) does not
-// hand out an inode within dirty_expire_centisecs (30 s, 35 s while the
-// inode table block is dirty) of its deletion: it checks every candidate
-// inode's deletion time (recently_deleted) and walks on. Deleting a
-// 20,000-file tree therefore slows every file creation of the next half
-// minute: tar -x of the bench's store took 0.43 s on a quiet disk and up
-// to 7 s right after a case's teardown, with about half of its samples
-// in that walk (recently_deleted, the inode table block lookups).
+// hand out an inode soon after its deletion while the inode table block
+// holding it is still cached: recently_deleted (fs/ext4/ialloc.c) skips a
+// candidate deleted less than RECENTCY_MIN (60 s) ago, or RECENTCY_MIN +
+// RECENTCY_DIRTY (6 min) ago while that block is dirty, and walks on.
+// Deleting a 20,000-file tree therefore slows every file creation of the
+// next minute or more: tar -x of the bench's store took 0.43 s on a quiet
+// disk and up to 7 s right after a case's teardown, with about half of
+// its samples in that walk (recently_deleted, the inode table block
+// lookups).
 // Whichever side ran next paid for it, so the ratio of a case that
 // creates many files depended on what the case before it deleted.
 //
 // So nothing the cases write is deleted while the bench measures: a
 // case's scratch directory is renamed into the trash when the case ends,
 // and the trash is emptied once, after the last case. A trash left by an
-// interrupted bench is emptied before the first case, and the bench then
-// waits out the window (trashQuiet).
+// interrupted bench is emptied before the first case, and a bench started
+// within the window of the last emptying waits out the rest (trashQuiet).
 
-// trashQuiet is how long after deleting many files the bench waits before
-// timing anything: ext4's window plus its dirty-block allowance and a
-// margin.
-const trashQuiet = 40 * time.Second
+// trashQuiet is how long after deleting many files (and syncing) the
+// bench waits before timing anything: ext4's RECENTCY_MIN and a margin.
+const trashQuiet = 65 * time.Second
 
 func trashDir(env *Env) string { return filepath.Join(env.Cache, "trash") }
 
@@ -56,11 +58,44 @@ func discard(env *Env, dir string) {
 }
 
 // emptyTrash deletes what discard kept and reports whether there was
-// anything to delete.
+// anything to delete. It ends with sync(2), which cleans the inode table
+// blocks the deletion dirtied: the window is then one minute instead of
+// six. The time of the emptying is kept beside the trash, so that a bench
+// started soon after another one waits out what is left of the window
+// (waitQuiet).
 func emptyTrash(env *Env) (bool, error) {
 	ents, err := os.ReadDir(trashDir(env))
 	if err != nil || len(ents) == 0 {
 		return false, nil
 	}
-	return true, os.RemoveAll(trashDir(env))
+	err = os.RemoveAll(trashDir(env))
+	syscall.Sync()
+	if werr := os.WriteFile(emptiedStamp(env), []byte(time.Now().Format(time.RFC3339Nano)), 0o644); err == nil {
+		err = werr
+	}
+	return true, err
+}
+
+func emptiedStamp(env *Env) string { return filepath.Join(env.Cache, "trash-emptied") }
+
+// waitQuiet sleeps until trashQuiet has passed since the trash was last
+// emptied, by this run or an earlier one, and returns how long it slept.
+func waitQuiet(env *Env) time.Duration {
+	b, err := os.ReadFile(emptiedStamp(env))
+	if err != nil {
+		return 0
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return 0
+	}
+	left := trashQuiet - time.Since(at)
+	if left <= 0 {
+		return 0
+	}
+	if left > trashQuiet {
+		left = trashQuiet // a stamp from the future: the clock moved
+	}
+	time.Sleep(left)
+	return left
 }
