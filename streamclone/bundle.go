@@ -13,7 +13,15 @@ package streamclone
 //	                        bookmarksinstore)
 //	listkeys bookmarks      used when no bookmarks part came
 //	listkeys other          ignored (phases are in the stream)
-//	phase-heads, obsmarkers, hgtagsfnodes, cache:rev-branch-cache, check:*,
+//	phase-heads             checked, not applied: hg bundle -t
+//	                        'none-v2;stream=v2;phases=1' adds it after the
+//	                        stream, computed from the same repository as
+//	                        the stream's phaseroots, so hg's update
+//	                        (phases.updatephases) finds nothing to advance;
+//	                        a truncated part aborts as in hg ("bad
+//	                        phase-heads stream"), and so does an unknown
+//	                        phase (where hg fails with a KeyError)
+//	obsmarkers, hgtagsfnodes, cache:rev-branch-cache, check:*,
 //	output, replycaps, reply:*
 //	                        not applied: hg never sends them with stream2
 //	                        (obsstore and phaseroots travel in the stream;
@@ -150,6 +158,10 @@ func (a *applier) applyBundle2(r io.Reader) error {
 					return err
 				}
 			}
+		case "phase-heads":
+			if err := checkPhaseHeads(p); err != nil {
+				return err
+			}
 		case "output":
 			if err := a.output(p); err != nil {
 				return err
@@ -216,6 +228,34 @@ func readBounded(r io.Reader, max int64, what string) ([]byte, error) {
 		return nil, corruptf("%s larger than %d bytes", what, max)
 	}
 	return data, nil
+}
+
+// phaseEntrySize is a phase-heads entry: int32 phase, node[20]
+// (phases._fphasesentry, '>i20s').
+const phaseEntrySize = 24
+
+// checkPhaseHeads reads a phase-heads part through, checking its framing
+// and phases as phases.binarydecode does. Keep the phases in sync with
+// mercurial/phases.py allphases.
+func checkPhaseHeads(p *Part) error {
+	var entry [phaseEntrySize]byte
+	for {
+		n, err := io.ReadFull(p, entry[:])
+		if err == io.EOF {
+			return nil
+		}
+		if err == io.ErrUnexpectedEOF {
+			return corruptf("bad phase-heads stream: %d trailing bytes", n)
+		}
+		if err != nil {
+			return err
+		}
+		switch phase := int32(binary.BigEndian.Uint32(entry[:4])); phase {
+		case 0, 1, 2, 32, 96: // public, draft, secret, archived, internal
+		default:
+			return corruptf("bad phase-heads stream: unknown phase %d", phase)
+		}
+	}
 }
 
 // wdirHex is the "missing" node of the bookmarks part (wdirid).

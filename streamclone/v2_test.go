@@ -93,6 +93,7 @@ func TestApplyStream2(t *testing.T) {
 		bw.WritePart("listkeys", true, []Param{{"namespace", "bookmarks"}}, nil, []byte("other\t"+strings.Repeat("0", 40)+"\n"))
 		bw.WritePart("listkeys", true, []Param{{"namespace", "phases"}}, nil, []byte("publishing\tTrue\n"))
 		bw.WritePart("output", false, nil, nil, []byte("hello from server\n"))
+		bw.WritePart("phase-heads", false, nil, nil, append(append(be32(0), node...), append(be32(1), node...)...))
 		bw.WritePart("cache:rev-branch-cache", false, nil, nil, []byte("ignored"))
 		bw.WritePart("some-advisory-part", false, []Param{{"Whatever", "1"}}, nil, []byte("skipped"))
 	})
@@ -194,6 +195,12 @@ func TestApplyStream2Bad(t *testing.T) {
 		{"bookmark newline", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
 			bw.WritePart("bookmarks", false, nil, nil, append(bytes.Repeat([]byte{1}, 20), 0, 3, 'a', '\n', 'b'))
 		}), ErrCorrupt, "invalid bookmark name"},
+		{"phase-heads truncated", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("phase-heads", false, nil, nil, append(be32(0), bytes.Repeat([]byte{1}, 21)...))
+		}), ErrCorrupt, "bad phase-heads stream: 1 trailing bytes"},
+		{"phase-heads unknown phase", stream2Bundle(t, smallV2, -1, -1, testReqs, func(bw *Bundle2Writer) {
+			bw.WritePart("phase-heads", false, nil, nil, append(be32(3), bytes.Repeat([]byte{1}, 20)...))
+		}), ErrCorrupt, "unknown phase 3"},
 		{"no stream2", func() []byte {
 			var b bytes.Buffer
 			bw, _ := NewBundle2Writer(&b)

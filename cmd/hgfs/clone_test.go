@@ -96,6 +96,9 @@ func TestClone(t *testing.T) {
 	testenv.Hg(t, src, "debugcreatestreamclonebundle", packed1)
 	v2bundle := filepath.Join(dir, "v2.hg")
 	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", v2bundle)
+	// With a phase-heads part after the stream.
+	v2phases := filepath.Join(dir, "v2-phases.hg")
+	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2;phases=1", v2phases)
 
 	// Each case clones with hgfs and with real hg (the oracle) the same
 	// way, and compares.
@@ -125,6 +128,7 @@ func TestClone(t *testing.T) {
 		{"local", []string{src}, hgClone(src), false, false},
 		{"packed1", []string{packed1}, hgApply(packed1, "debugapplystreamclonebundle"), true, false},
 		{"bundle-v2", []string{v2bundle}, hgApply(v2bundle, "unbundle", "-q"), true, false},
+		{"bundle-v2-phases", []string{v2phases}, hgApply(v2phases, "unbundle", "-q"), true, false},
 	}
 	if srcLog := string(testenv.Hg(t, src, "log", "-r", "all()", "-T", "{rev} {phase} {bookmarks}\n")); srcLog != "0 public feature\n1 public main\n2 draft \n" {
 		t.Fatalf("fixture:\n%s", srcLog)
@@ -163,7 +167,7 @@ func TestClone(t *testing.T) {
 			// v1 protocol cannot (hg's clone makes everything public).
 			// Stream bundles carry no bookmarks.
 			wantBooks := 2
-			if tc.name == "packed1" || tc.name == "bundle-v2" {
+			if tc.name == "packed1" || strings.HasPrefix(tc.name, "bundle-v2") {
 				wantBooks = 0
 			}
 			if n := strings.Count(got, "\nbookmark:    "); n != wantBooks {
