@@ -150,6 +150,10 @@ func openLog(c *cmdContext, name string) (io.Writer, func(), error) {
 	}, nil
 }
 
+// syncWriter serializes the server's log lines. They quote what clients
+// sent (request paths, arguments, error text), so control characters are
+// escaped as in messages (termsafe.go): a client cannot reach the terminal
+// of whoever reads the log, be it stderr, -A - or tail -f of a file.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -158,7 +162,10 @@ type syncWriter struct {
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	if _, err := io.WriteString(s.w, termSafe(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc wireproto.ServerConfig, ready *serveReady) error {

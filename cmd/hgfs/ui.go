@@ -22,31 +22,33 @@ type ui struct {
 // write prints to stdout unconditionally (command output proper).
 func (u *ui) write(format string, args ...any) { fmt.Fprintf(u.out, format, args...) }
 
-// status prints progress-like messages that -q suppresses.
+// status prints progress-like messages that -q suppresses. Messages
+// (status, note, debugf, warn) escape terminal controls (termsafe.go);
+// write does not.
 func (u *ui) status(format string, args ...any) {
 	if !u.quiet {
-		fmt.Fprintf(u.out, format, args...)
+		u.out.WriteString(termSafe(fmt.Sprintf(format, args...)))
 	}
 }
 
 // note prints only with -v.
 func (u *ui) note(format string, args ...any) {
 	if u.verbose && !u.quiet {
-		fmt.Fprintf(u.out, format, args...)
+		u.out.WriteString(termSafe(fmt.Sprintf(format, args...)))
 	}
 }
 
 // debugf prints only with --debug.
 func (u *ui) debugf(format string, args ...any) {
 	if u.debug {
-		fmt.Fprintf(u.out, format, args...)
+		u.out.WriteString(termSafe(fmt.Sprintf(format, args...)))
 	}
 }
 
 // warn prints to stderr (after flushing stdout, so ordering is kept).
 func (u *ui) warn(format string, args ...any) {
 	u.out.Flush()
-	fmt.Fprintf(u.err, format, args...)
+	io.WriteString(u.err, termSafe(fmt.Sprintf(format, args...)))
 }
 
 func (u *ui) errorf(format string, args ...any) { u.warn(format, args...) }
