@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -56,6 +57,15 @@ type ServerConfig struct {
 	// WriteTimeout bounds each write to a client: a stalled client is
 	// dropped, a slow but moving one may take as long as it needs.
 	WriteTimeout time.Duration
+	// MaxStreams bounds the stream clones (stream_out, and getbundle
+	// with stream=1) sent at once; later ones wait their turn before
+	// opening the repository, so a waiting request holds no index in
+	// memory, and give up their place when their client leaves. 0 lifts
+	// the bound. The price of a bound: MaxStreams clients that keep
+	// reading, however slowly, keep everyone else waiting; without one, a
+	// crowd of clients grows the server's memory and descriptors without
+	// limit.
+	MaxStreams int
 	// AccessLog and ErrorLog receive hg-style log lines; nil discards.
 	AccessLog io.Writer
 	ErrorLog  io.Writer
@@ -72,6 +82,7 @@ func DefaultServerConfig() ServerConfig {
 		ZlibLevel:        -1,
 		LockTimeout:      30 * time.Second,
 		WriteTimeout:     5 * time.Minute,
+		MaxStreams:       16,
 	}
 }
 
@@ -82,12 +93,18 @@ type Server struct {
 	cfg    ServerConfig
 	logMu  sync.Mutex
 	snapMu sync.Mutex // one snapshot (lock holder) at a time; see server_stream.go
+
+	turns   chan struct{} // a token per stream being sent; nil: unbounded
+	waiting atomic.Int32  // streams waiting for a turn
 }
 
 // NewServer serves the repository whose root (the directory holding .hg)
 // is root. The repository is opened once to check it is one hgfs reads.
 func NewServer(root string, cfg ServerConfig) (*Server, error) {
 	s := &Server{root: root, cfg: cfg}
+	if cfg.MaxStreams > 0 {
+		s.turns = make(chan struct{}, cfg.MaxStreams)
+	}
 	v, err := s.open()
 	if err != nil {
 		return nil, err

@@ -103,10 +103,43 @@ func (s *Server) snapshotWriter(ctx context.Context, v *view, w io.Writer) (*unl
 // not look complete to the client.
 func abortResponse() { panic(http.ErrAbortHandler) }
 
+// streamTurn waits for a turn to send a stream (ServerConfig.MaxStreams)
+// and returns its release, or the context's error if the client left
+// first.
+func (s *Server) streamTurn(ctx context.Context) (release func(), err error) {
+	if s.turns == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.turns <- struct{}{}:
+		return func() { <-s.turns }, nil
+	default:
+	}
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	select {
+	case s.turns <- struct{}{}:
+		return func() { <-s.turns }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Streams returns how many streams are being sent and how many wait
+// for their turn.
+func (s *Server) Streams() (sending, waiting int) {
+	return len(s.turns), int(s.waiting.Load())
+}
+
 // streamOut is the stream_out command (streamclone.generatev1wireproto):
 // "1\n" when streaming is not allowed, "2\n" when the lock cannot be
 // taken, else "0\n" and the v1 stream.
 func (s *Server) streamOut(ctx context.Context, w *logRecorder) {
+	release, err := s.streamTurn(ctx)
+	if err != nil {
+		return // the client is gone: nobody to answer
+	}
+	defer release()
 	v, err := s.open()
 	if err != nil {
 		s.serverError(w, "stream_out", err)
@@ -199,6 +232,13 @@ func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]
 		// forwards aborts as an ooberror over HTTP).
 		s.hgError(w, msgNoChangegroup+"\n")
 		return
+	}
+	if g.flag("stream", false) {
+		release, err := s.streamTurn(ctx)
+		if err != nil {
+			return
+		}
+		defer release()
 	}
 	v, err := s.open()
 	if err != nil {

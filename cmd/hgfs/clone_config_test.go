@@ -63,3 +63,21 @@ func TestCacheOptionsFromConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestServerConfigStreams(t *testing.T) {
+	cfg := config.New()
+	sc, err := serverConfig(cfg)
+	if err != nil || sc.MaxStreams != 16 {
+		t.Fatalf("default: %d %v", sc.MaxStreams, err)
+	}
+	cfg.Set("hgfs", "serve-streams", "0", "test")
+	if sc, err = serverConfig(cfg); err != nil || sc.MaxStreams != 0 {
+		t.Errorf("0: %d %v", sc.MaxStreams, err)
+	}
+	for _, v := range []string{"-1", "lots"} {
+		cfg.Set("hgfs", "serve-streams", v, "test")
+		if _, err := serverConfig(cfg); err == nil {
+			t.Errorf("serve-streams=%s accepted", v)
+		}
+	}
+}

@@ -83,6 +83,13 @@ func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 	if n > 0 {
 		sc.MaxHTTPHeaderLen = n
 	}
+	k := config.HgfsServeStreams
+	streams, err := cfg.Int(k.Section, k.Name, sc.MaxStreams)
+	errs = append(errs, err)
+	if err == nil && streams < 0 {
+		errs = append(errs, fmt.Errorf("%s must be at least 0", k.Key()))
+	}
+	sc.MaxStreams = streams
 	if err := errors.Join(errs...); err != nil {
 		return sc, abortf("%v", err)
 	}
