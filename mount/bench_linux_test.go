@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hgfs/hgfs/testenv"
 )
 
 // BenchmarkCloseLatency times close(2) of freshly written small files (the
@@ -68,8 +70,7 @@ func BenchmarkCatTree(b *testing.B) {
 		}
 	}
 	catAll := func(b *testing.B, dir string) {
-		cmd := exec.Command("sh", "-c", "find . -type f -print0 | xargs -0 cat > /dev/null")
-		cmd.Dir = dir
+		cmd := testenv.Command(dir, "sh", "-c", "find . -type f -print0 | xargs -0 cat > /dev/null")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v\n%s", err, out)
 		}

@@ -50,8 +50,8 @@ func hgScript(dir string) error {
 }
 
 func hgRun(dir string, args ...string) error {
-	cmd := exec.Command("hg", args...)
-	cmd.Dir, cmd.Env = dir, testenv.HgEnv()
+	cmd := exec.Command("hg", testenv.HgArgs(dir, args...)...)
+	cmd.Env = testenv.HgEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("hg %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
@@ -210,11 +210,11 @@ func run(t *testing.T, args ...string) {
 	}
 }
 
+// runIn runs a command in dir, which may be on a mount this process
+// serves (see testenv.Command), and returns its combined output.
 func runIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.Command(dir, args[0], args[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
 	}

@@ -33,8 +33,7 @@ type HgServer struct {
 // test.
 func StartHgServer(t testing.TB, dir string) *HgServer {
 	t.Helper()
-	cmd := exec.Command(HgPath(t), "serve", "--cmdserver", "pipe")
-	cmd.Dir = dir
+	cmd := exec.Command(HgPath(t), HgArgs(dir, "serve", "--cmdserver", "pipe")...)
 	cmd.Env = HgEnv()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

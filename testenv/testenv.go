@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,8 @@ func HgPython(t testing.TB, script string, args ...string) *exec.Cmd {
 func HgEnv() []string { return hggen.Env() }
 
 // Hg runs hg in dir with args and returns its stdout; a non-zero exit fails
-// the test with hg's stderr.
+// the test with hg's stderr. dir may be on a FUSE mount this test process
+// serves (see Command).
 func Hg(t testing.TB, dir string, args ...string) []byte {
 	t.Helper()
 	out, errOut, err := HgResult(t, dir, args...)
@@ -98,13 +100,48 @@ func Hg(t testing.TB, dir string, args ...string) []byte {
 // that expect hg to fail.
 func HgResult(t testing.TB, dir string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	cmd := exec.Command(HgPath(t), args...)
-	cmd.Dir = dir
+	cmd := exec.Command(HgPath(t), HgArgs(dir, args...)...)
 	cmd.Env = HgEnv()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
 	return o.Bytes(), e.Bytes(), err
+}
+
+// HgArgs is hg's command line for running args in dir: hg's own --cwd
+// first, where exec.Cmd.Dir would make the forked child chdir before exec
+// (see Command for why that can deadlock on a mount this process serves).
+// An empty dir runs in the test's working directory.
+func HgArgs(dir string, args ...string) []string {
+	if dir == "" {
+		return args
+	}
+	return append([]string{"--cwd", dir}, args...)
+}
+
+// Command is exec.Command(name, args...) run in dir (the test's working
+// directory if dir is empty), safe where dir is on a FUSE mount served by
+// this very process (newMount, clone --mount --foreground, ...).
+//
+// exec.Cmd.Dir is not: Go starts children with vfork, and the child
+// chdirs into Dir before exec while its parent thread is suspended in
+// clone(2), inside a raw system call that still holds its P. The chdir
+// waits for the in-process FUSE server; if a garbage collection (or any
+// stop-the-world) starts meanwhile, it waits for that P, and the server's
+// goroutines (or cgofuse's callbacks) cannot run until the world restarts:
+// the test process hangs for good, and its own -timeout cannot fire
+// (go.dev/issue/11155). Here the child execs /bin/sh at once, and the
+// shell, already a process of its own, changes directory.
+func Command(dir, name string, args ...string) *exec.Cmd {
+	if dir == "" || runtime.GOOS == "windows" {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		return cmd
+	}
+	if strings.HasPrefix(dir, "-") {
+		dir = "./" + dir
+	}
+	return exec.Command("/bin/sh", append([]string{"-c", `cd "$1" && shift && exec "$@"`, "sh", dir, name}, args...)...)
 }
 
 // RequireFUSE skips (fails on CI) unless /dev/fuse and fusermount3 exist.

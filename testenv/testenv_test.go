@@ -1,0 +1,62 @@
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCommandChangesDirectoryAfterExec: Command runs its program in dir,
+// and its child never changes directory itself before exec (no Cmd.Dir),
+// which could deadlock on a mount this process serves.
+func TestCommandChangesDirectoryAfterExec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Command uses Cmd.Dir on Windows")
+	}
+	parent, _ := filepath.EvalSymlinks(t.TempDir())
+	dir := filepath.Join(parent, "-dir with 'quotes' and $x")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check := func(d string) {
+		t.Helper()
+		cmd := Command(d, "pwd", "-P")
+		if cmd.Dir != "" {
+			t.Fatalf("Command(%q) sets Cmd.Dir = %q: the forked child would chdir before exec", d, cmd.Dir)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("Command(%q): %v\n%s", d, err, out)
+		}
+		if got := strings.TrimSuffix(string(out), "\n"); got != dir {
+			t.Errorf("Command(%q) ran in %q, want %q", d, got, dir)
+		}
+	}
+	check(dir)
+	// A relative dir starting with "-" is a directory, not an option.
+	t.Chdir(parent)
+	check(filepath.Base(dir))
+	if out, err := Command("", "pwd", "-P").Output(); err != nil || len(out) == 0 {
+		t.Errorf("Command with no dir: %q %v", out, err)
+	}
+}
+
+// TestHgArgs: hg changes directory itself (--cwd, before anything else).
+func TestHgArgs(t *testing.T) {
+	if got := HgArgs("", "log"); !slices.Equal(got, []string{"log"}) {
+		t.Errorf("HgArgs without dir: %q", got)
+	}
+	if got := HgArgs("/r", "log", "-r", "tip"); !slices.Equal(got, []string{"--cwd", "/r", "log", "-r", "tip"}) {
+		t.Errorf("HgArgs with dir: %q", got)
+	}
+	HgPath(t)
+	repo := filepath.Join(t.TempDir(), "repo")
+	Hg(t, "", "init", repo)
+	want, _ := filepath.EvalSymlinks(repo)
+	if got := strings.TrimSpace(string(Hg(t, repo, "root"))); got != want {
+		t.Errorf("hg root in %s: %q", repo, got)
+	}
+}
