@@ -96,6 +96,7 @@ func Serve(t testing.TB, repoDir string, extraArgs ...string) string {
 		default:
 		}
 		if time.Now().After(deadline) {
+			stop() // stderr is written until hg serve exits
 			t.Fatalf("hg serve at %s not answering: %v; stderr:\n%s", url, err, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
