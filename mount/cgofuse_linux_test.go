@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/winfsp/cgofuse/fuse"
 
@@ -165,7 +166,8 @@ func TestCgofuseReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := srv.Unmount(); err != nil {
+		var err error
+		if testenv.Within(t, unmountWait, "unmounting "+mp, func() { err = srv.Unmount() }) && err != nil {
 			t.Error(err)
 		}
 	}()
@@ -294,7 +296,11 @@ func TestCgofuseUnmountFromOutside(t *testing.T) {
 	if err := UnmountPath(mp, false); err != nil {
 		t.Fatal(err)
 	}
-	srv.Wait()
+	select {
+	case <-srv.Done():
+	case <-time.After(unmountWait):
+		t.Fatalf("the cgofuse loop still runs %v after %s was unmounted from outside", unmountWait, mp)
+	}
 	if err := srv.Unmount(); err != nil {
 		t.Errorf("Unmount after an outside unmount: %v", err)
 	}

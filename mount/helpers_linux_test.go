@@ -20,7 +20,13 @@ type testServer interface {
 	Unmount() error
 	LazyUnmount() error
 	Wait()
+	Done() <-chan struct{}
 }
+
+// unmountWait bounds each wait for a mount to go away: an unmount is
+// answered at once, and a server's loop ends as soon as the kernel drops
+// the connection, so a minute means a request stuck in the server.
+const unmountWait = time.Minute
 
 // testMount is a cache mounted in-process, through go-fuse (newMount) or
 // cgofuse (newCgoMount, in builds with the cgofuse tag).
@@ -77,21 +83,42 @@ func (m *testMount) unmount(t testing.TB) {
 	if fds := testenv.OpenFDsUnder(m.mp); len(fds) > 0 {
 		t.Errorf("file descriptors left open on the mount: %s", strings.Join(fds, ", "))
 	}
+	srv := m.srv
+	m.srv = nil
 	var err error
 	for delay := 5 * time.Millisecond; delay < 2*time.Second; delay *= 2 {
-		if err = m.srv.Unmount(); err == nil || !errors.Is(err, syscall.EBUSY) && !strings.Contains(err.Error(), "busy") {
+		if !testenv.Within(t, unmountWait, "unmounting "+m.mp, func() { err = srv.Unmount() }) {
+			m.abandon(t, srv)
+			return
+		}
+		if err == nil || !errors.Is(err, syscall.EBUSY) && !strings.Contains(err.Error(), "busy") {
 			break
 		}
 		time.Sleep(delay)
 	}
 	if err != nil {
 		t.Errorf("unmount: %v; unmounting lazily", err)
-		if err := m.srv.LazyUnmount(); err != nil {
+		if err := srv.LazyUnmount(); err != nil {
 			t.Errorf("lazy unmount: %v", err)
 		}
 	}
-	m.srv.Wait()
-	m.srv = nil
+	select {
+	case <-srv.Done():
+	case <-time.After(unmountWait):
+		t.Errorf("%s: the file system server still runs %v after the unmount (a process still holds files open on it, or a request is stuck)", m.mp, unmountWait)
+		m.abandon(t, srv)
+	}
+}
+
+// abandon gives up on a server that would not stop: the mount is
+// detached so that later tests do not trip on it, and the cache, which
+// its loop may still use, is left open instead of closed under it.
+func (m *testMount) abandon(t testing.TB, srv testServer) {
+	t.Helper()
+	if err := srv.LazyUnmount(); err != nil {
+		t.Logf("lazy unmount of %s: %v", m.mp, err)
+	}
+	m.fsys = nil
 }
 
 // remount closes and reopens the cache between an unmount and a mount, as
@@ -99,6 +126,9 @@ func (m *testMount) unmount(t testing.TB) {
 func (m *testMount) remount(t testing.TB) {
 	t.Helper()
 	m.unmount(t)
+	if m.fsys == nil {
+		t.FailNow() // abandoned: unmount said why
+	}
 	if err := m.fsys.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +25,37 @@ func MountCache(t testing.TB, cacheDir string, extraArgs ...string) string {
 	bin := Hgfs(t)
 	mp := t.TempDir()
 	args := append(append([]string{"mount"}, extraArgs...), cacheDir, mp)
-	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("hgfs %s: %v\n%s", strings.Join(args, " "), err, out.Bytes())
+	out, err := runBounded(bin, args...)
+	if err != nil {
+		// A mount that came up after all must not outlive the test.
+		t.Cleanup(func() { UnmountCache(t, mp) })
+		t.Fatalf("hgfs %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	t.Cleanup(func() { UnmountCache(t, mp) })
 	return mp
+}
+
+// hgfsWait bounds one `hgfs mount` (which returns once its daemon reports
+// the mount answering) or `hgfs unmount` (once the daemon has drained and
+// exited): each takes well under a second.
+const hgfsWait = 2 * time.Minute
+
+// runBounded runs bin and returns its combined output; after hgfsWait it
+// kills it and says so. Once it has exited, its output is read for 5 s
+// more at most: a daemon that kept the pipe open fails the run
+// (exec.ErrWaitDelay) instead of hanging it.
+func runBounded(bin string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), hgfsWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("no answer in %v, killed (%v)", hgfsWait, err)
+	}
+	return out.Bytes(), err
 }
 
 // UnmountCache unmounts an hgfs mount as MountCache's cleanup does. It is
@@ -46,18 +71,18 @@ func UnmountCache(t testing.TB, mp string) {
 	bin := Hgfs(t)
 	var last []byte
 	for delay := 10 * time.Millisecond; delay < 3*time.Second; delay *= 2 {
-		out, err := exec.Command(bin, "unmount", mp).CombinedOutput()
+		out, err := runBounded(bin, "unmount", mp)
 		if err == nil {
 			return
 		}
-		last = out
+		last = append(out, err.Error()...)
 		if !bytes.Contains(out, []byte("busy")) {
 			break
 		}
 		time.Sleep(delay)
 	}
 	t.Errorf("hgfs unmount %s failed; unmounting lazily:\n%s", mp, last)
-	if out, err := exec.Command(fusermount(), "-u", "-z", mp).CombinedOutput(); err != nil {
+	if out, err := runBounded(fusermount(), "-u", "-z", mp); err != nil {
 		t.Errorf("fusermount -u -z %s: %v\n%s", mp, err, out)
 	}
 }

@@ -10,6 +10,7 @@ package testenv
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/hgfs/hgfs/internal/hggen"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // CI reports whether the tests run under continuous integration, where
@@ -100,13 +102,26 @@ func Hg(t testing.TB, dir string, args ...string) []byte {
 // that expect hg to fail.
 func HgResult(t testing.TB, dir string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	cmd := exec.Command(HgPath(t), HgArgs(dir, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), hgWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, HgPath(t), HgArgs(dir, args...)...)
 	cmd.Env = HgEnv()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("no result in %v, killed (%v)", hgWait, err)
+	}
 	return o.Bytes(), e.Bytes(), err
 }
+
+// hgWait bounds one hg command of Hg or HgResult. The suite's take
+// seconds; one that waits on something (a repository lock, which hg
+// waits 600 s for, or a mount that stopped answering) fails the test
+// saying which command it was, instead of running into go test's
+// timeout.
+const hgWait = 5 * time.Minute
 
 // HgArgs is hg's command line for running args in dir: hg's own --cwd
 // first, where exec.Cmd.Dir would make the forked child chdir before exec
@@ -142,6 +157,28 @@ func Command(dir, name string, args ...string) *exec.Cmd {
 		dir = "./" + dir
 	}
 	return exec.Command("/bin/sh", append([]string{"-c", `cd "$1" && shift && exec "$@"`, "sh", dir, name}, args...)...)
+}
+
+// Within runs fn and waits at most d for it to return, for waits on
+// something outside the test's control (a FUSE server's loop, a daemon).
+// On a timeout it fails the test, saying what it was waiting for, with
+// every goroutine's stack, and returns false; fn is left running.
+func Within(t testing.TB, d time.Duration, what string, fn func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Errorf("%s: still waiting after %v; goroutines:\n%s", what, d, buf)
+		return false
+	}
 }
 
 // RequireFUSE skips (fails on CI) unless /dev/fuse and fusermount3 exist.

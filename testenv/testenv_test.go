@@ -1,12 +1,14 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCommandChangesDirectoryAfterExec: Command runs its program in dir,
@@ -58,5 +60,33 @@ func TestHgArgs(t *testing.T) {
 	want, _ := filepath.EvalSymlinks(repo)
 	if got := strings.TrimSpace(string(Hg(t, repo, "root"))); got != want {
 		t.Errorf("hg root in %s: %q", repo, got)
+	}
+}
+
+// errorsTB records Errorf instead of failing the test.
+type errorsTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsTB) Helper() {}
+func (e *errorsTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// TestWithin: a wait that ends in time passes; one that does not fails,
+// naming what it waited for and showing where it is stuck.
+func TestWithin(t *testing.T) {
+	rec := &errorsTB{TB: t}
+	if !Within(rec, time.Minute, "quick", func() {}) || len(rec.errs) != 0 {
+		t.Fatalf("a wait that returned at once: %q", rec.errs)
+	}
+	stuck := make(chan struct{})
+	defer close(stuck)
+	if Within(rec, 10*time.Millisecond, "the stuck thing", func() { <-stuck }) {
+		t.Fatal("Within returned true for a wait that never ended")
+	}
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "the stuck thing: still waiting after 10ms") || !strings.Contains(rec.errs[0], "TestWithin.func") {
+		t.Errorf("timeout report: %q", rec.errs)
 	}
 }

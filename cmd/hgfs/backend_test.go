@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
@@ -58,7 +59,12 @@ func TestMountBackends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer fsys.Close()
+			abandoned := false // the server would not stop: leave it fsys
+			defer func() {
+				if !abandoned {
+					fsys.Close()
+				}
+			}()
 			mp := t.TempDir()
 			srv, err := mountBackend(name, fsys, mp, mount.Options{})
 			if err != nil {
@@ -70,10 +76,22 @@ func TestMountBackends(t *testing.T) {
 			p := filepath.Join(mp, "f")
 			werr := os.WriteFile(p, []byte(name), 0o644)
 			data, rerr := os.ReadFile(p)
-			if err := srv.Unmount(); err != nil {
-				t.Fatal(err)
+			var uerr error
+			if !testenv.Within(t, time.Minute, "unmounting "+mp, func() { uerr = srv.Unmount() }) {
+				abandoned = true
+				t.FailNow()
 			}
-			srv.Wait()
+			if uerr != nil {
+				// Leave no mount behind for the tests that follow.
+				if err := srv.LazyUnmount(); err == nil {
+					select {
+					case <-srv.Done():
+					case <-time.After(time.Minute):
+						abandoned = true
+					}
+				}
+				t.Fatal(uerr)
+			}
 			if werr != nil || rerr != nil || string(data) != name {
 				t.Fatalf("write %v, read %q %v", werr, data, rerr)
 			}

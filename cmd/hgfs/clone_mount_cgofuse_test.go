@@ -49,7 +49,15 @@ func TestCloneMountCgofuse(t *testing.T) {
 		o, e, c := dispatchRun(t, "clone", "--mount", "--foreground", "--backend", "cgofuse", "--cache", cache, url, mp)
 		done <- result{o, e, c}
 	}()
+	// The clone and the mount take a second or two; a bound turns a
+	// clone stuck before mounting into a failure that says so.
+	const wait = 2 * time.Minute
+	deadline := time.Now().Add(wait)
 	for !testenv.IsMounted(mp) {
+		if time.Now().After(deadline) {
+			// The clone goes on in this process; nothing is mounted.
+			t.Fatalf("clone --mount --backend cgofuse: %s not mounted after %v", mp, wait)
+		}
 		select {
 		case r := <-done:
 			t.Fatalf("clone --mount --backend cgofuse ended before mounting: %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -60,7 +68,11 @@ func TestCloneMountCgofuse(t *testing.T) {
 	t.Cleanup(func() {
 		if !unmounted {
 			mount.UnmountPath(mp, true)
-			<-done
+			select {
+			case <-done:
+			case <-time.After(wait):
+				t.Errorf("clone --mount --foreground still serving %v after a lazy unmount of %s", wait, mp)
+			}
 		}
 	})
 
@@ -82,7 +94,12 @@ func TestCloneMountCgofuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	unmounted = true
-	r := <-done
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(wait):
+		t.Fatalf("clone --mount --foreground still serving %v after %s was unmounted", wait, mp)
+	}
 	if r.code != 0 || !strings.Contains(r.stdout, "mounting "+mp) {
 		t.Fatalf("clone --mount --backend cgofuse: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
