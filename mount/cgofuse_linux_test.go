@@ -74,11 +74,14 @@ func TestCgofuseHg(t *testing.T) {
 	native := t.TempDir()
 	nativeDone := make(chan error, 1)
 	go func() { nativeDone <- hgScript(native) }()
-	if err := hgScript(m.mp); err != nil {
-		t.Fatal(err)
+	// The native run is waited for either way: it must not outlive the
+	// test and write into its removed temporary directory.
+	mountErr, nativeErr := hgScript(m.mp), <-nativeDone
+	if mountErr != nil {
+		t.Fatal(mountErr)
 	}
-	if err := <-nativeDone; err != nil {
-		t.Fatal(err)
+	if nativeErr != nil {
+		t.Fatal(nativeErr)
 	}
 	nr, mr := filepath.Join(native, "repo"), m.path("repo")
 	same := func(dir string, args []string, want []byte) {

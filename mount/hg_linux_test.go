@@ -4,12 +4,14 @@ package mount
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -49,10 +51,17 @@ func hgScript(dir string) error {
 	return nil
 }
 
+// hgRun runs hg in dir, for at most five minutes (as testenv.Hg).
 func hgRun(dir string, args ...string) error {
-	cmd := exec.Command("hg", testenv.HgArgs(dir, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "hg", testenv.HgArgs(dir, args...)...)
 	cmd.Env = testenv.HgEnv()
+	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no result in 5m, killed (%v)", err)
+		}
 		return fmt.Errorf("hg %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
 	return nil
@@ -71,11 +80,14 @@ func TestHg(t *testing.T) {
 	native := t.TempDir()
 	nativeDone := make(chan error, 1)
 	go func() { nativeDone <- hgScript(native) }()
-	if err := hgScript(m.mp); err != nil {
-		t.Fatal(err)
+	// The native run is waited for either way: it must not outlive the
+	// test and write into its removed temporary directory.
+	mountErr, nativeErr := hgScript(m.mp), <-nativeDone
+	if mountErr != nil {
+		t.Fatal(mountErr)
 	}
-	if err := <-nativeDone; err != nil {
-		t.Fatal(err)
+	if nativeErr != nil {
+		t.Fatal(nativeErr)
 	}
 	nr, mr := filepath.Join(native, "repo"), m.path("repo")
 	nativeLog := testenv.Hg(t, nr, "log", "--debug")
