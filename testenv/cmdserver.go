@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // HgServer is one long-running `hg serve --cmdserver pipe` process: it
@@ -27,6 +29,7 @@ type HgServer struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   *bufio.Reader
+	pipe  *os.File // out's pipe, for read deadlines
 }
 
 // StartHgServer starts a command server in dir, stopped at the end of the
@@ -49,15 +52,41 @@ func StartHgServer(t testing.TB, dir string) *HgServer {
 		t.Fatalf("starting hg command server: %v", err)
 	}
 	s := &HgServer{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() {
-		stdin.Close()
+	s.pipe, _ = stdout.(*os.File)
+	exited := make(chan struct{})
+	go func() {
 		cmd.Wait()
-	})
+		close(exited)
+	}()
+	// A closed stdin ends the server; one that does not end is killed.
+	stop := func() {
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	}
+	t.Cleanup(stop)
+	s.deadline()
 	ch, data, err := s.readFrame()
 	if err != nil || ch != 'o' || !strings.Contains(string(data), "runcommand") {
+		stop() // stderr is written until hg exits
 		t.Fatalf("hg command server hello: channel %q %q %v\n%s", ch, data, err, stderr.String())
 	}
 	return s
+}
+
+// hgServerWait bounds the wait for the server's hello and for each
+// command's result, as hgWait bounds an hg run.
+const hgServerWait = hgWait
+
+// deadline bounds the reads of the next exchange (where the pipe allows).
+func (s *HgServer) deadline() {
+	if s.pipe != nil {
+		s.pipe.SetReadDeadline(time.Now().Add(hgServerWait))
+	}
 }
 
 func (s *HgServer) readFrame() (byte, []byte, error) {
@@ -92,10 +121,11 @@ func (s *HgServer) Run(t testing.TB, args ...string) (stdout, stderr []byte, cod
 	if _, err := s.stdin.Write(msg); err != nil {
 		t.Fatalf("hg command server: %v", err)
 	}
+	s.deadline()
 	for {
 		ch, data, err := s.readFrame()
 		if err != nil {
-			t.Fatalf("hg command server: %v", err)
+			t.Fatalf("hg command server: running hg %s: %v", strings.Join(args, " "), err)
 		}
 		switch ch {
 		case 'o':
