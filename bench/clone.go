@@ -284,6 +284,39 @@ func registerClone(k storeKind) {
 		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 1.3, Setup: setup(st, false),
 			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
 	}
+
+	// The floor under the goals of the clones from hg serve: how long hg
+	// serve takes to send the stream hg clone --stream asks for (the same
+	// getbundle request, to curl writing to /dev/null), against hg clone
+	// itself and against tar -x. No client clones faster than its server
+	// sends; a ratio above a clone case's goal puts that goal out of any
+	// client's reach. No goal of its own.
+	curlServe := func(st *cloneState) func(env *Env, d any) *exec.Cmd {
+		return func(env *Env, d any) *exec.Cmd {
+			heads, err := exec.Command(env.Hg, "-R", st.in.repo, "heads", "-T", "{node} ").Output()
+			if err != nil {
+				return failCmd(fmt.Errorf("hg heads: %w", err))
+			}
+			return curlCmd(st.srv.cmd.Process.Pid, st.srv.url+"?cmd=getbundle", getbundleHeaders(strings.TrimSpace(string(heads))))
+		}
+	}
+	{
+		st := &cloneState{}
+		register(&Case{Name: "floor: hg serve's stream to curl vs hg clone --stream" + sfx, Setup: setup(st, true),
+			Hgfs: curlServe(st),
+			Peer: func(env *Env, d any) *exec.Cmd {
+				var err error
+				if st.peer, err = fresh(st, "peer", false); err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "clone", "-q", "--stream", "-U", st.srv.url, st.peer)
+			}})
+	}
+	{
+		st := &cloneState{}
+		register(&Case{Name: "floor: hg serve's stream to curl vs tar -x" + sfx, Setup: setup(st, true),
+			Hgfs: curlServe(st), Peer: tarX})
+	}
 }
 
 // sameRevlogs checks that two repositories' stores hold the same revlogs
