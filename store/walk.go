@@ -27,8 +27,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // File is one file of a stream clone.
@@ -234,42 +236,83 @@ func (s *Store) walkDir(w storeFS, rel string, recurse bool) ([]walkEntry, error
 // fncacheFiles is fncachestore.datafiles: the entries whose files exist,
 // with their sizes. Entries go in chunks, so the walker can stat many
 // files at once, with the errors in hg's order.
+//
+// A walker that forks (sysWalker) takes the chunks on two goroutines, as
+// many as the bench machine has cores: the per-file kernel work (open,
+// read, close, or stat) is most of a stream clone's snapshot, which is
+// taken under the repository lock, and runs in parallel on files of one
+// directory. Each chunk's results are kept apart and read in order
+// afterwards, so the entries and the first error are the serial walk's.
 func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry, error) {
-	out := make([]walkEntry, 0, len(entries))
-	var chunk, paths []string
-	sizes := make([]int64, statChunk)
-	errs := make([]error, statChunk)
-	data := make([][]byte, statChunk) // set only by a walker that reads (WalkRead)
-	for len(entries) > 0 {
-		chunk, paths = chunk[:0], paths[:0]
-		var corrupt error
-		for _, name := range entries {
-			if len(chunk) == statChunk {
-				break
-			}
-			if revlogType(name) == 0 {
-				// hg asserts here; a corrupt fncache is an error for us.
-				corrupt = fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
-				break
-			}
-			chunk = append(chunk, name)
-			paths = append(paths, encoded[len(chunk)-1])
+	// An entry that is not a revlog ends the walk (hg asserts there; a
+	// corrupt fncache is an error for us), after the errors before it.
+	var corrupt error
+	for i, name := range entries {
+		if revlogType(name) == 0 {
+			corrupt = fmt.Errorf("%w: entry %q is not a revlog file", ErrCorruptFncache, name)
+			entries, encoded = entries[:i], encoded[:i]
+			break
 		}
-		entries, encoded = entries[len(chunk):], encoded[len(chunk):]
-		clear(data)
-		w.sizes(paths, sizes, errs, data)
-		for i, name := range chunk {
-			if err := errs[i]; err != nil {
+	}
+	type chunk struct {
+		sizes []int64
+		errs  []error
+		data  [][]byte // set only by a walker that reads (WalkRead)
+	}
+	nchunks := (len(entries) + statChunk - 1) / statChunk
+	chunks := make([]chunk, nchunks)
+	do := func(w storeFS, c int) {
+		lo, hi := c*statChunk, min((c+1)*statChunk, len(entries))
+		ch := chunk{sizes: make([]int64, hi-lo), errs: make([]error, hi-lo), data: make([][]byte, hi-lo)}
+		w.sizes(encoded[lo:hi], ch.sizes, ch.errs, ch.data)
+		chunks[c] = ch
+	}
+	var second storeFS
+	if f, ok := w.(interface{ fork() storeFS }); ok && nchunks >= 4 && runtime.GOMAXPROCS(0) > 1 {
+		second = f.fork()
+	}
+	if second == nil {
+		for c := range chunks {
+			do(w, c)
+		}
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer second.close()
+			for c := range next {
+				do(second, c)
+			}
+		}()
+		// This goroutine takes every other chunk itself, handing the rest
+		// over when the other one is free.
+		for c := range chunks {
+			select {
+			case next <- c:
+			default:
+				do(w, c)
+			}
+		}
+		close(next)
+		wg.Wait()
+	}
+	out := make([]walkEntry, 0, len(entries))
+	for c, ch := range chunks {
+		for k, err := range ch.errs {
+			i := c*statChunk + k
+			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				return nil, fmt.Errorf("%s: %w", s.errPath(paths[i]), err)
+				return nil, fmt.Errorf("%s: %w", s.errPath(encoded[i]), err)
 			}
-			out = append(out, walkEntry{typ: revlogType(name) | typeFilelog, name: name, path: paths[i], size: sizes[i], data: data[i]})
+			out = append(out, walkEntry{typ: revlogType(entries[i]) | typeFilelog, name: entries[i], path: encoded[i], size: ch.sizes[k], data: ch.data[k]})
 		}
-		if corrupt != nil {
-			return nil, corrupt
-		}
+	}
+	if corrupt != nil {
+		return nil, corrupt
 	}
 	return out, nil
 }

@@ -55,6 +55,19 @@ func (s *Store) walker(readBudget int64) storeFS {
 	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
 }
 
+// fork returns a second walker of the same store for another goroutine:
+// its own descriptors and rings, and half of what is left of the read
+// budget. nil if the store cannot be opened again.
+func (w *sysWalker) fork() storeFS {
+	fd, err := openDirAt(unix.AT_FDCWD, w.dir)
+	if err != nil {
+		return nil
+	}
+	half := w.budget / 2
+	w.budget -= half
+	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: make(map[string]int), ring: newStatRing(), budget: half}
+}
+
 func openDirAt(dirfd int, name string) (int, error) {
 	for {
 		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

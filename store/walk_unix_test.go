@@ -244,3 +244,104 @@ func BenchmarkWalk(b *testing.B) {
 	})
 	b.Run("walker", func(b *testing.B) { run(b, func() storeFS { return st.walker(0) }) })
 }
+
+// TestWalkForkMatchesFS: a store large enough for the walk to take its
+// fncache chunks on two walkers gives the serial fs.FS walk's files, in
+// its order, and its first error: a stat failing late, a corrupt entry
+// after it, or the corrupt entry alone.
+func TestWalkForkMatchesFS(t *testing.T) {
+	t.Parallel()
+	root := copyTree(t, layoutRepo(t, LayoutDotencode))
+	st, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.walker(0).(interface{ fork() storeFS }); !ok {
+		t.Fatalf("store on disk walked with %T, which does not fork", st.walker(0))
+	}
+	var extra []string
+	for i := range 12 * statChunk {
+		name := fmt.Sprintf("data/d%02d/f%04d.i", i/100, i)
+		if i%97 == 5 {
+			extra = append(extra, name) // in the fncache, missing on disk
+			continue
+		}
+		p := filepath.Join(st.Dir, filepath.FromSlash(st.Encode(name)))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Repeat([]byte{byte(i)}, i%300+1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		extra = append(extra, name)
+	}
+	appendFncache := func(names ...string) {
+		f, err := os.OpenFile(filepath.Join(st.Dir, "fncache"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			f.WriteString(EncodeDir(n) + "\n")
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendFncache(extra...)
+	if nchunks := len(extra) / statChunk; nchunks < 4 {
+		t.Fatalf("only %d chunks: the walk would not fork", nchunks)
+	}
+	want, err := fsWalk(t, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Walk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffFiles(t, "walk", got, want)
+	read, err := st.WalkRead(1 << 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range read {
+		if r.Data != nil {
+			if disk, err := os.ReadFile(filepath.Join(st.Dir, filepath.FromSlash(r.Path))); err != nil || !bytes.Equal(disk, r.Data) {
+				t.Fatalf("WalkRead %s: read %d bytes, on disk %d (%v)", r.Name, len(r.Data), len(disk), err)
+			}
+		}
+		read[i].Data = nil
+	}
+	diffFiles(t, "WalkRead", read, want)
+
+	// Errors, late in the walk: the first in fncache order wins.
+	if err := os.WriteFile(filepath.Join(st.Dir, "data", "plain"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := filepath.Join(t.TempDir(), "fncache")
+	if err := os.Rename(filepath.Join(st.Dir, "fncache"), corrupt); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(corrupt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tail := range [][]string{
+		{"data/plain/x.i", "data/zz/y.i", "data/not-a-revlog.txt"},
+		{"data/zz/y.i", "data/not-a-revlog.txt", "data/plain/x.i"},
+	} {
+		if err := os.WriteFile(filepath.Join(st.Dir, "fncache"), orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		appendFncache(tail...)
+		_, err := st.Walk()
+		_, ref := fsWalk(t, st)
+		if err == nil || ref == nil || err.Error() != ref.Error() {
+			t.Errorf("%q: Walk error %v, fs.FS walk error %v", tail, err, ref)
+		}
+		_, err = st.WalkRead(1 << 30)
+		if err == nil || err.Error() != ref.Error() {
+			t.Errorf("%q: WalkRead error %v, fs.FS walk error %v", tail, err, ref)
+		}
+	}
+}
