@@ -30,6 +30,13 @@ func startServer(t testing.TB, root string, cfg ServerConfig) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveOn(t, srv)
+}
+
+// serveOn serves srv on a loopback port until the test ends and returns
+// the URL.
+func serveOn(t testing.TB, srv *Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

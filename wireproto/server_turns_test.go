@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,14 +44,7 @@ func TestStreamTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := HTTPServer(srv)
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	url := "http://" + ln.Addr().String() + "/"
+	url := serveOn(t, srv)
 
 	type reply struct {
 		body []byte

@@ -299,18 +299,17 @@ func TestCloneLocalLock(t *testing.T) {
 	}
 }
 
-// TestCloneServerAbort: a getbundle reply holding an error:abort part (a
-// server refusing mid-request) reads as hg's pull failure.
-func TestCloneServerAbort(t *testing.T) {
-	src := testenv.Generate(t, zlibEncodings)
-	srv := newFakeServer(t, src, 1, false)
+// serveGetbundle starts a fake server whose getbundle reply is the bundle2
+// that parts writes, and returns its URL.
+func serveGetbundle(t *testing.T, parts func(*streamclone.Bundle2Writer) error) string {
+	t.Helper()
+	srv := newFakeServer(t, testenv.Generate(t, zlibEncodings), 1, false)
 	var b bytes.Buffer
 	bw, err := streamclone.NewBundle2Writer(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "stream data requested but server does not allow this feature"}},
-		[]streamclone.Param{{Name: "hint", Value: "the client may be buggy"}}, nil); err != nil {
+	if err := parts(bw); err != nil {
 		t.Fatal(err)
 	}
 	if err := bw.Close(); err != nil {
@@ -318,8 +317,18 @@ func TestCloneServerAbort(t *testing.T) {
 	}
 	f := srv.Config.Handler.(*fakeServer)
 	f.bundle, f.cut = b.Bytes(), b.Len()
+	return srv.URL + "/"
+}
+
+// TestCloneServerAbort: a getbundle reply holding an error:abort part (a
+// server refusing mid-request) reads as hg's pull failure.
+func TestCloneServerAbort(t *testing.T) {
+	url := serveGetbundle(t, func(bw *streamclone.Bundle2Writer) error {
+		return bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "stream data requested but server does not allow this feature"}},
+			[]streamclone.Param{{Name: "hint", Value: "the client may be buggy"}}, nil)
+	})
 	dir := t.TempDir()
-	_, stderr, code := hgfsClone(t, dir, "--stream", srv.URL+"/", filepath.Join(dir, "d"))
+	_, stderr, code := hgfsClone(t, dir, "--stream", url, filepath.Join(dir, "d"))
 	want := "remote: abort: stream data requested but server does not allow this feature\nabort: pull failed on remote\n(the client may be buggy)\n"
 	if code != 255 || stderr != want {
 		t.Errorf("exit %d\n%q\nwant\n%q", code, stderr, want)

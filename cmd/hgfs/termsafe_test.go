@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hgfs/hgfs/streamclone"
-	"github.com/hgfs/hgfs/testenv"
 )
 
 func TestTermSafe(t *testing.T) {
@@ -41,27 +40,15 @@ func TestTermSafe(t *testing.T) {
 // message and hint reach the terminal with their control characters
 // escaped.
 func TestCloneServerTerminalEscapes(t *testing.T) {
-	src := testenv.Generate(t, zlibEncodings)
-	srv := newFakeServer(t, src, 1, false)
-	var b bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.WritePart("output", false, nil, nil, []byte("hello \x1b]52;c;aGk=\x07there\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "no\x1b[2J"}},
-		[]streamclone.Param{{Name: "hint", Value: "try \rlater"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f := srv.Config.Handler.(*fakeServer)
-	f.bundle, f.cut = b.Bytes(), b.Len()
+	url := serveGetbundle(t, func(bw *streamclone.Bundle2Writer) error {
+		if err := bw.WritePart("output", false, nil, nil, []byte("hello \x1b]52;c;aGk=\x07there\n")); err != nil {
+			return err
+		}
+		return bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "no\x1b[2J"}},
+			[]streamclone.Param{{Name: "hint", Value: "try \rlater"}}, nil)
+	})
 	dir := t.TempDir()
-	stdout, stderr, code := hgfsClone(t, dir, "--stream", srv.URL+"/", filepath.Join(dir, "d"))
+	stdout, stderr, code := hgfsClone(t, dir, "--stream", url, filepath.Join(dir, "d"))
 	if code != 255 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
