@@ -276,27 +276,7 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 			do(w, c)
 		}
 	} else {
-		next := make(chan int)
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer second.close()
-			for c := range next {
-				do(second, c)
-			}
-		}()
-		// This goroutine takes every other chunk itself, handing the rest
-		// over when the other one is free.
-		for c := range chunks {
-			select {
-			case next <- c:
-			default:
-				do(w, c)
-			}
-		}
-		close(next)
-		wg.Wait()
+		walkForked(chunks, w, second, do)
 	}
 	out := make([]walkEntry, 0, len(entries))
 	for c, ch := range chunks {
@@ -315,6 +295,50 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 		return nil, corrupt
 	}
 	return out, nil
+}
+
+// walkForked runs do on every chunk index, on w here and on second in a
+// goroutine of its own (which closes second), and returns once both are
+// done. A panic on either side is raised here after both have stopped,
+// as the serial walk would raise it: on the caller's goroutine (a
+// request's, which net/http recovers), with nothing left running or
+// open.
+func walkForked[T any](chunks []T, w, second storeFS, do func(storeFS, int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var lost any // the second walker's panic
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer second.close()
+		defer func() {
+			if lost = recover(); lost != nil {
+				for range next { // let the caller hand over the rest, and finish
+				}
+			}
+		}()
+		for c := range next {
+			do(second, c)
+		}
+	}()
+	func() {
+		defer func() {
+			close(next)
+			wg.Wait()
+		}()
+		// This goroutine takes every other chunk itself, handing the rest
+		// over when the other one is free.
+		for c := range chunks {
+			select {
+			case next <- c:
+			default:
+				do(w, c)
+			}
+		}
+	}()
+	if lost != nil {
+		panic(lost)
+	}
 }
 
 // dataFiles is store.py datafiles for the store's layout.

@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -324,6 +326,54 @@ func TestRevlogType(t *testing.T) {
 	} {
 		if got := revlogType(name); got != want {
 			t.Errorf("revlogType(%q) = %#x, want %#x", name, got, want)
+		}
+	}
+}
+
+// panicWalker is a storeFS whose sizes panics when told to; it counts
+// its closes.
+type panicWalker struct {
+	panics bool
+	closed *int
+	twin   *panicWalker // what fork returns
+}
+
+func (w *panicWalker) isDir(string) bool                                  { return true }
+func (w *panicWalker) list(string, func(string) bool) ([]dirEntry, error) { return nil, nil }
+func (w *panicWalker) fork() storeFS                                      { return w.twin }
+func (w *panicWalker) close()                                             { *w.closed++ }
+func (w *panicWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {
+	if w.panics {
+		panic("walker broke")
+	}
+	time.Sleep(2 * time.Millisecond) // so that the other walker gets chunks too
+	for i := range rels {
+		sizes[i] = 1
+	}
+}
+
+// TestWalkForkedPanics: a panic on either walker reaches the caller once
+// both have stopped, and the forked walker is closed.
+func TestWalkForkedPanics(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // the walk forks only with two Ps
+	entries := make([]string, 8*statChunk)
+	for i := range entries {
+		entries[i] = fmt.Sprintf("data/f%d.i", i)
+	}
+	for _, which := range []string{"main", "forked"} {
+		closed := 0
+		second := &panicWalker{panics: which == "forked", closed: &closed}
+		main := &panicWalker{panics: which == "main", closed: &closed, twin: second}
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			(&Store{}).fncacheFiles(main, entries, entries)
+			return nil
+		}()
+		if got != "walker broke" {
+			t.Errorf("%s walker's panic: caller got %v", which, got)
+		}
+		if closed != 1 {
+			t.Errorf("%s walker's panic: forked walker closed %d times", which, closed)
 		}
 	}
 }

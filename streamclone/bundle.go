@@ -20,7 +20,14 @@ package streamclone
 //	                        (phases.updatephases) finds nothing to advance;
 //	                        a truncated part aborts as in hg ("bad
 //	                        phase-heads stream"), and so does an unknown
-//	                        phase (where hg fails with a KeyError)
+//	                        phase (where hg fails with a KeyError). Known
+//	                        difference, for bundles not written by hg
+//	                        bundle in one go: heads the stream's changelog
+//	                        lacks make hg abort (LookupError), and a head
+//	                        listed in a lower phase than the stream gives
+//	                        it makes hg advance it; hgfs keeps the
+//	                        stream's phaseroots in both cases (checking
+//	                        either needs the changelog's nodes)
 //	obsmarkers, hgtagsfnodes, cache:rev-branch-cache, check:*,
 //	output, replycaps, reply:*
 //	                        not applied: hg never sends them with stream2
