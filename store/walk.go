@@ -276,7 +276,7 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 			do(w, c)
 		}
 	} else {
-		walkForked(chunks, w, second, do)
+		walkForked(len(chunks), w, second, do)
 	}
 	out := make([]walkEntry, 0, len(entries))
 	for c, ch := range chunks {
@@ -297,13 +297,13 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 	return out, nil
 }
 
-// walkForked runs do on every chunk index, on w here and on second in a
+// walkForked runs do on every chunk index below n, on w here and on second in a
 // goroutine of its own (which closes second), and returns once both are
 // done. A panic on either side is raised here after both have stopped,
 // as the serial walk would raise it: on the caller's goroutine (a
 // request's, which net/http recovers), with nothing left running or
 // open.
-func walkForked[T any](chunks []T, w, second storeFS, do func(storeFS, int)) {
+func walkForked(n int, w, second storeFS, do func(storeFS, int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var lost any // the second walker's panic
@@ -328,7 +328,7 @@ func walkForked[T any](chunks []T, w, second storeFS, do func(storeFS, int)) {
 		}()
 		// This goroutine takes every other chunk itself, handing the rest
 		// over when the other one is free.
-		for c := range chunks {
+		for c := range n {
 			select {
 			case next <- c:
 			default:

@@ -23,63 +23,45 @@ import (
 
 // termSafe returns s with control characters escaped (see above).
 func termSafe(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
 	var b strings.Builder
-	b.Grow(len(s) + 16)
+	last := 0 // s[last:i] is still to be copied
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '\n' || c == '\t':
-				b.WriteByte(c)
-			case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
-				b.WriteByte(c)
-			case c < 0x20 || c == 0x7f:
-				fmt.Fprintf(&b, `\x%02x`, c)
-			default:
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			// Not UTF-8: a lone byte, which an 8-bit terminal may take
-			// for a C1 control (0x9b is CSI).
-			if c <= 0x9f {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
+		esc, n := escapeAt(s, i)
+		if esc != "" {
+			b.WriteString(s[last:i])
+			b.WriteString(esc)
+			last = i + n
 		}
 		i += n
 	}
+	if last == 0 {
+		return s // nothing escaped: no copy
+	}
+	b.WriteString(s[last:])
 	return b.String()
 }
 
-// needsEscape reports whether termSafe would change s.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n' && c != '\t' && !(c == '\r' && i+1 < len(s) && s[i+1] == '\n')) || c == 0x7f {
-				return true
-			}
-			i++
-			continue
+// escapeAt returns what the character at s[i] becomes ("" if it stays)
+// and its length in bytes.
+func escapeAt(s string, i int) (string, int) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch {
+		case c == '\n' || c == '\t':
+		case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+		case c < 0x20 || c == 0x7f:
+			return fmt.Sprintf(`\x%02x`, c), 1
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1 && c <= 0x9f) || (r >= 0x80 && r <= 0x9f) {
-			return true
-		}
-		i += n
+		return "", 1
 	}
-	return false
+	r, n := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && n == 1 && c <= 0x9f:
+		// Not UTF-8: a lone byte, which an 8-bit terminal may take for a
+		// C1 control (0x9b is CSI).
+		return fmt.Sprintf(`\x%02x`, c), 1
+	case r >= 0x80 && r <= 0x9f:
+		return fmt.Sprintf(`\u%04x`, r), n
+	}
+	return "", n
 }

@@ -30,9 +30,6 @@ func TestTermSafe(t *testing.T) {
 		if got := termSafe(in); got != want {
 			t.Errorf("termSafe(%q) = %q, want %q", in, got, want)
 		}
-		if needsEscape(in) != (in != want) {
-			t.Errorf("needsEscape(%q) = %v", in, needsEscape(in))
-		}
 	}
 }
 
