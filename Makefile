@@ -14,8 +14,9 @@ DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time
 
 all: build
 
-# deps installs what the tests and demo need. As root it uses apt-get; as
-# anyone else it says what is missing.
+# deps installs what the tests and demo need. As root it uses apt-get, and
+# scripts/hg7.sh for Mercurial 7 (the suite's second oracle, from Debian
+# sid); as anyone else it says what is missing.
 deps:
 	@missing=""; \
 	command -v hg >/dev/null 2>&1 || missing="$$missing mercurial"; \
@@ -31,6 +32,11 @@ deps:
 		else \
 			echo "missing:$$missing"; echo "install them (e.g. sudo apt-get install$$missing) and run make again"; exit 1; \
 		fi; \
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		./scripts/hg7.sh >/dev/null || exit 1; \
+	elif [ ! -x "$${HGFS_HG7:-/var/cache/hgfs/sid/hg7}" ]; then \
+		echo "note: Mercurial 7 is not installed; its test cases skip (as root, make deps installs it with scripts/hg7.sh)"; \
 	fi
 
 build:

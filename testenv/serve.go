@@ -21,9 +21,15 @@ import (
 // It returns the repository URL, ending in "/".
 func Serve(t testing.TB, repoDir string, extraArgs ...string) string {
 	t.Helper()
+	return serveWith(t, HgPath(t), repoDir, extraArgs...)
+}
+
+// serveWith is Serve with the hg command hg.
+func serveWith(t testing.TB, hg, repoDir string, extraArgs ...string) string {
+	t.Helper()
 	args := append([]string{"serve", "-R", repoDir, "-a", "127.0.0.1", "-p", "0", "--print-url",
 		"-A", "/dev/null", "-E", "/dev/null"}, extraArgs...)
-	cmd := exec.Command(HgPath(t), args...)
+	cmd := exec.Command(hg, args...)
 	cmd.Env = HgEnv()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -90,3 +90,21 @@ func TestWithin(t *testing.T) {
 		t.Errorf("timeout report: %q", rec.errs)
 	}
 }
+
+// TestMercurials runs every oracle: each answers with the version it
+// claims, and hg 7 is there on CI.
+func TestMercurials(t *testing.T) {
+	ms := Mercurials(t)
+	if CI() && len(ms) < 2 {
+		t.Fatalf("want hg 6 and hg 7 on CI, have %v", ms)
+	}
+	for _, m := range ms {
+		out := string(m.Run(t, "", "--version"))
+		if !strings.Contains(out, "(version "+m.Version+")") {
+			t.Errorf("%s: --version says %q", m.Name, firstLine([]byte(out)))
+		}
+		if m.Major() < 6 {
+			t.Errorf("%s: major version %d", m.Name, m.Major())
+		}
+	}
+}
