@@ -108,3 +108,14 @@ func TestMercurials(t *testing.T) {
 		}
 	}
 }
+
+func TestCorpus(t *testing.T) {
+	p := Corpus(t, CorpusHistory)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 4 || string(b[:4]) != "HG20" {
+		t.Fatalf("%s does not start with HG20", p)
+	}
+}
