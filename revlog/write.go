@@ -589,7 +589,7 @@ func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, fl
 		if newLen > MaxTextLen {
 			return 0, false, corrupt("delta produces %d bytes, beyond the format's limit", newLen)
 		}
-		btext, err := w.revision(baseRev)
+		btext, err := w.Revision(baseRev)
 		if err != nil {
 			return 0, false, fmt.Errorf("revlog %s: reading delta base %s: %w", w.name, base.Short(), err)
 		}

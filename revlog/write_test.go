@@ -763,3 +763,45 @@ func TestWriterAppendsToHgRevlogs(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterEmptyTextAgainstNull adds what hg sends for an empty file: a
+// zero-length delta against the null revision (and, after it, another
+// empty revision as a zero-length delta against the first). Every real
+// repository has empty files; the writer used to read revision -1.
+func TestWriterEmptyTextAgainstNull(t *testing.T) {
+	for _, variant := range []string{"zstd", "nogd"} {
+		t.Run(variant, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := OpenWriter(dir, "data/empty.i", writerOptions(variant))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n1 := HashRevision(nil, NullNode, NullNode)
+			if _, added, err := w.AddDelta(n1, NullNode, NullNode, NullNode, nil, 0, 0); err != nil || !added {
+				t.Fatalf("AddDelta(empty against null) = %v, %v", added, err)
+			}
+			n2 := HashRevision([]byte("x\n"), n1, NullNode)
+			if _, _, err := w.AddDelta(n2, n1, NullNode, n1, replaceDelta(0, []byte("x\n")), 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			n3 := HashRevision(nil, n2, NullNode)
+			if _, _, err := w.AddDelta(n3, n2, NullNode, NullNode, nil, 2, 0); err != nil {
+				t.Fatalf("AddDelta(emptied file) = %v", err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(os.DirFS(dir), "data/empty.i")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for rev, want := range []string{"", "x\n", ""} {
+				got, err := r.Revision(rev)
+				if err != nil || string(got) != want {
+					t.Errorf("rev %d = %q, %v; want %q", rev, got, err, want)
+				}
+			}
+		})
+	}
+}
