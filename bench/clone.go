@@ -375,10 +375,13 @@ func revlogSizes(root string) (map[string]int64, error) {
 // the bench process (Pdeathsig), and mounts are unmounted by the timed
 // command's guard (see guarded).
 type lifecycle struct {
-	runs    int
-	err     error
-	finish  []func()
-	scratch func(env *Env, name string) (string, error)
+	runs int
+	// syscalls is set by a Syscalls case whose runs under strace need
+	// what the teardown stops (a server): Check is then called once more.
+	syscalls bool
+	err      error
+	finish   []func()
+	scratch  func(env *Env, name string) (string, error)
 }
 
 // pending are the lifecycles begun and not yet finished.
@@ -426,7 +429,11 @@ func (l *lifecycle) check(f func(h, p []byte) error) func(h, p []byte) error {
 		if err == nil && f != nil {
 			err = f(h, p)
 		}
-		if err != nil || l.runs >= repeats() {
+		last := repeats()
+		if l.syscalls {
+			last++
+		}
+		if err != nil || l.runs >= last {
 			l.teardown()
 		}
 		return err

@@ -37,6 +37,7 @@ func main() {
 	filter := flag.String("run", "", "only cases whose name matches this regexp")
 	cache := flag.String("cache", defaultCache(), "directory for generated repositories, reused across runs")
 	files := flag.Int("files", 20000, "files in the large generated repository")
+	flag.StringVar(&corpusDir, "corpus", corpusDir, "the workspace's real-history corpus (see its README)")
 	flag.Parse()
 	largeFiles = *files
 
