@@ -232,26 +232,40 @@ func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlo
 }
 
 // addFileGroup adds a filelog group, closing the writer when it ends so
-// that a changegroup of many files keeps few descriptors open.
+// that a changegroup of many files keeps few descriptors open. A file
+// whose earlier group (in this changegroup or an earlier part of the
+// bundle) is still pending continues in that group's writer: one writer
+// per revlog per transaction, since a second one would read the file
+// without the pending revisions and write over them at flush.
 func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name string,
 	linkRev func([20]byte) (int, error)) (int, error) {
-	idx := filelogName(name)
-	w, err := s.openWriter(idx, false)
-	if err != nil {
-		return 0, err
+	w, pending := s.pendingFiles[name]
+	if !pending {
+		var err error
+		if w, err = s.openWriter(filelogName(name), false); err != nil {
+			return 0, err
+		}
 	}
+	before := w.Pending()
 	seen, n, err := s.addGroup(ctx, cg, w, name, linkRev)
-	if err != nil {
-		w.Discard()
-		return 0, err
+	if err == nil && seen == 0 {
+		err = fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
 	}
-	if seen == 0 {
-		w.Discard()
-		return 0, fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
+	if err != nil {
+		if !pending {
+			w.Discard() // a pending writer is Abort's to discard
+		}
+		return 0, err
 	}
 	w.EndGroup()
-	s.pending = append(s.pending, pendingFile{w: w, name: name})
-	s.pendingBytes += w.Pending()
+	if !pending {
+		s.pending = append(s.pending, pendingFile{w: w, name: name})
+		if s.pendingFiles == nil {
+			s.pendingFiles = map[string]*revlog.Writer{}
+		}
+		s.pendingFiles[name] = w
+	}
+	s.pendingBytes += w.Pending() - before
 	batch := s.opt.WriteBatch
 	if batch == 0 {
 		batch = DefaultWriteBatch
@@ -293,7 +307,7 @@ func (s *Session) flushPending() error {
 		return err
 	}
 	pending := s.pending
-	s.pending = nil
+	s.pending, s.pendingFiles = nil, nil
 	s.pendingBytes = 0
 	errs := make([]error, len(pending))
 	next := make(chan int)

@@ -33,7 +33,10 @@
 // ignores the lock therefore never sees a changeset whose manifest or files
 // are missing, as with hg's delayed changelog (changelog.delayupdate).
 // Manifests and filelogs are buffered and flushed when their group ends
-// (filelogs) or at Commit (manifest), data file before index.
+// (filelogs) or at Commit (manifest), data file before index. Each revlog
+// has one writer per session: a file whose revisions come in several
+// groups (twice in one changegroup, or in several changegroup parts of a
+// bundle) continues in the writer its first group left pending.
 //
 // fncache, phaseroots and bookmarks are rewritten at Commit with temporary
 // file plus rename, each first backed up in the transaction, so a rollback

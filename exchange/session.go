@@ -49,6 +49,9 @@ type Session struct {
 
 	pending      []pendingFile // finished filelogs not yet flushed
 	pendingBytes int
+	// pendingFiles are the writers of s.pending by tracked file: a file
+	// seen again before its writer is flushed continues in that writer.
+	pendingFiles map[string]*revlog.Writer
 
 	origLen int // changelog length when the session began
 
@@ -275,7 +278,7 @@ func (s *Session) Abort() error {
 	for _, p := range s.pending {
 		writers = append(writers, p.w)
 	}
-	s.pending = nil
+	s.pending, s.pendingFiles = nil, nil
 	for _, w := range writers {
 		if w != nil {
 			if err := w.Discard(); err != nil {
