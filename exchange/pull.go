@@ -115,6 +115,12 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 	if err := b.Close(); err != nil {
 		return nil, err
 	}
+	// The reply has been read to its end. Over ssh the connection
+	// carries one command at a time and stays claimed until the reply
+	// is closed: close it before the listkeys commands below.
+	if err := body.Close(); err != nil {
+		return nil, err
+	}
 	if !br.PhaseHeads {
 		if err := s.pullPhasesListkeys(ctx, peer, heads, br.Listkeys["phases"]); err != nil {
 			return nil, err
