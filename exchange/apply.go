@@ -49,6 +49,7 @@ func (s *Session) ApplyChangegroup(ctx context.Context, cg *changegroup.Reader, 
 	if s.done {
 		return nil, ErrSessionDone
 	}
+	defer s.guard()
 	res, err := s.apply(ctx, cg, targetPhase)
 	if err != nil {
 		return nil, s.fail(err)
@@ -125,6 +126,9 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		}
 		if kind != changegroup.File {
 			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
+		}
+		if err := fault("file group"); err != nil {
+			return nil, err
 		}
 		// The reader checks names too; a store path is built from this
 		// one, so it is checked where it is used.
@@ -298,7 +302,8 @@ type pendingFile struct {
 // first, with one write; the files are then written by flushWorkers
 // goroutines, because creating a file is the kernel's slowest step here
 // (hundreds of microseconds on ext4, more on Windows) and independent
-// files can be created concurrently.
+// files can be created concurrently. A panic in a worker is raised again
+// here, on the session's goroutine, once every worker has stopped.
 func (s *Session) flushPending() error {
 	if len(s.pending) == 0 {
 		return nil
@@ -310,6 +315,8 @@ func (s *Session) flushPending() error {
 	s.pending, s.pendingFiles = nil, nil
 	s.pendingBytes = 0
 	errs := make([]error, len(pending))
+	var panicked any
+	var panicOnce sync.Once
 	next := make(chan int)
 	var wg sync.WaitGroup
 	workers := min(flushWorkers, len(pending))
@@ -317,8 +324,17 @@ func (s *Session) flushPending() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					panicOnce.Do(func() { panicked = r })
+					for range next { // let the feeder finish
+					}
+				}
+			}()
 			for i := range next {
-				errs[i] = pending[i].w.Close()
+				if errs[i] = fault("flush"); errs[i] == nil {
+					errs[i] = pending[i].w.Close()
+				}
 			}
 		}()
 	}
@@ -327,6 +343,10 @@ func (s *Session) flushPending() error {
 	}
 	close(next)
 	wg.Wait()
+	if panicked != nil {
+		s.pending = pending // for Abort to discard
+		panic(panicked)
+	}
 	if err := errors.Join(errs...); err != nil {
 		// Close after Close is a no-op: Abort discards nothing twice.
 		s.pending = pending
@@ -343,6 +363,19 @@ func (s *Session) flushPending() error {
 
 // flushWorkers is how many filelogs are written at once.
 const flushWorkers = 4
+
+// faultHook, set by the package's tests only, is called at points inside
+// an apply ("file group", at each file group; "flush", before each
+// filelog a flush worker writes) to inject a failure there: the error it
+// returns, or its panic.
+var faultHook func(at string) error
+
+func fault(at string) error {
+	if faultHook == nil {
+		return nil
+	}
+	return faultHook(at)
+}
 
 // headSet returns the changelog's heads (revisions without children); an
 // empty changelog has the null head, as changelog.heads() says.

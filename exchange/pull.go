@@ -55,6 +55,7 @@ func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt
 	if err != nil {
 		return nil, err
 	}
+	defer s.guard()
 	res, err := s.pull(ctx, peer, b2, opt)
 	if err != nil {
 		return nil, s.fail(err)

@@ -102,6 +102,7 @@ func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error
 		unlock = func() { storeUnlock(); wunlock() }
 	}
 	s := &Session{root: root, st: st, opt: opt, unlock: unlock}
+	defer s.guard()
 	if err := s.begin(desc); err != nil {
 		s.release()
 		return nil, err
@@ -198,6 +199,19 @@ func (s *Session) debug(format string, args ...any) {
 	}
 }
 
+// guard is deferred by every exported entry point: a panic inside the
+// session rolls the transaction back and releases the locks, as any
+// exception does in hg's transaction context, then goes on up unchanged,
+// so the caller still sees (and reports) a bug, not an ordinary error.
+// The alternative, turning the panic into an error, would let a caller
+// carry on as if the input had been bad.
+func (s *Session) guard() {
+	if r := recover(); r != nil {
+		s.Abort() // the panic is the failure to report
+		panic(r)
+	}
+}
+
 // fail aborts the session and returns err (joined with any abort failure).
 func (s *Session) fail(err error) error {
 	if aerr := s.Abort(); aerr != nil {
@@ -221,6 +235,7 @@ func (s *Session) Commit() error {
 	if s.done {
 		return ErrSessionDone
 	}
+	defer s.guard()
 	if err := s.flushPending(); err != nil {
 		return s.fail(err)
 	}
