@@ -127,6 +127,12 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		if kind != changegroup.File {
 			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
 		}
+		// Checked per group as well as per delta: a bundle of many
+		// small files is mostly groups of one delta, and each group
+		// opens a file.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := fault("file group"); err != nil {
 			return nil, err
 		}
@@ -227,10 +233,8 @@ func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlo
 		if isNew {
 			added++
 		}
-		if seen&255 == 255 {
-			if err := ctx.Err(); err != nil {
-				return seen, added, err
-			}
+		if err := ctx.Err(); err != nil {
+			return seen, added, err
 		}
 	}
 }
@@ -275,7 +279,7 @@ func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name
 		batch = DefaultWriteBatch
 	}
 	if s.pendingBytes >= batch || len(s.pending) >= maxPendingFiles {
-		if err := s.flushPending(); err != nil {
+		if err := s.flushPending(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -302,11 +306,15 @@ type pendingFile struct {
 // first, with one write; the files are then written by flushWorkers
 // goroutines, because creating a file is the kernel's slowest step here
 // (hundreds of microseconds on ext4, more on Windows) and independent
-// files can be created concurrently. A panic in a worker is raised again
-// here, on the session's goroutine, once every worker has stopped.
-func (s *Session) flushPending() error {
+// files can be created concurrently. A cancelled ctx stops the batch
+// between files; a panic in a worker is raised again here, on the
+// session's goroutine, once every worker has stopped.
+func (s *Session) flushPending(ctx context.Context) error {
 	if len(s.pending) == 0 {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := s.tx.FlushJournal(); err != nil {
 		return err
@@ -314,7 +322,7 @@ func (s *Session) flushPending() error {
 	pending := s.pending
 	s.pending, s.pendingFiles = nil, nil
 	s.pendingBytes = 0
-	errs := make([]error, len(pending))
+	errs := make([]error, len(pending)+1)
 	var panicked any
 	var panicOnce sync.Once
 	next := make(chan int)
@@ -339,6 +347,10 @@ func (s *Session) flushPending() error {
 		}()
 	}
 	for i := range pending {
+		if err := ctx.Err(); err != nil {
+			errs[len(pending)] = err
+			break
+		}
 		next <- i
 	}
 	close(next)

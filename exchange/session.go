@@ -53,6 +53,9 @@ type Session struct {
 	// seen again before its writer is flushed continues in that writer.
 	pendingFiles map[string]*revlog.Writer
 
+	// ctx is Begin's: Commit gives up once it is cancelled.
+	ctx context.Context
+
 	origLen int // changelog length when the session began
 
 	fncache      map[string]bool // entries (unencoded store names); nil without the fncache layout
@@ -75,7 +78,9 @@ type Session struct {
 }
 
 // Begin locks the repository at root and opens a transaction named desc
-// ("unbundle", "pull\n<url>"), as localrepo.transaction does.
+// ("unbundle", "pull\n<url>"), as localrepo.transaction does. ctx governs
+// the whole session: once it is cancelled, every apply and Commit fail
+// with its error, and the transaction rolls back.
 func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error) {
 	st, err := store.Open(root)
 	if err != nil {
@@ -101,7 +106,7 @@ func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error
 		storeUnlock := unlock
 		unlock = func() { storeUnlock(); wunlock() }
 	}
-	s := &Session{root: root, st: st, opt: opt, unlock: unlock}
+	s := &Session{root: root, st: st, opt: opt, unlock: unlock, ctx: ctx}
 	defer s.guard()
 	if err := s.begin(desc); err != nil {
 		s.release()
@@ -236,7 +241,7 @@ func (s *Session) Commit() error {
 		return ErrSessionDone
 	}
 	defer s.guard()
-	if err := s.flushPending(); err != nil {
+	if err := s.flushPending(s.ctx); err != nil {
 		return s.fail(err)
 	}
 	if err := s.ml.Close(); err != nil {
@@ -265,6 +270,10 @@ func (s *Session) Commit() error {
 	// The changelog last: its new revisions become visible once everything
 	// they refer to is on disk.
 	if err := s.cl.Close(); err != nil {
+		return s.fail(err)
+	}
+	// The last point where an interrupt can still roll back.
+	if err := s.ctx.Err(); err != nil {
 		return s.fail(err)
 	}
 	summary := s.summary()
