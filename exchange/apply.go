@@ -49,6 +49,7 @@ func (s *Session) ApplyChangegroup(ctx context.Context, cg *changegroup.Reader, 
 	if s.done {
 		return nil, ErrSessionDone
 	}
+	defer s.guard()
 	res, err := s.apply(ctx, cg, targetPhase)
 	if err != nil {
 		return nil, s.fail(err)
@@ -125,6 +126,15 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		}
 		if kind != changegroup.File {
 			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
+		}
+		// Checked per group as well as per delta: a bundle of many
+		// small files is mostly groups of one delta, and each group
+		// opens a file.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := fault("file group"); err != nil {
+			return nil, err
 		}
 		// The reader checks names too; a store path is built from this
 		// one, so it is checked where it is used.
@@ -223,41 +233,53 @@ func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlo
 		if isNew {
 			added++
 		}
-		if seen&255 == 255 {
-			if err := ctx.Err(); err != nil {
-				return seen, added, err
-			}
+		if err := ctx.Err(); err != nil {
+			return seen, added, err
 		}
 	}
 }
 
 // addFileGroup adds a filelog group, closing the writer when it ends so
-// that a changegroup of many files keeps few descriptors open.
+// that a changegroup of many files keeps few descriptors open. A file
+// whose earlier group (in this changegroup or an earlier part of the
+// bundle) is still pending continues in that group's writer: one writer
+// per revlog per transaction, since a second one would read the file
+// without the pending revisions and write over them at flush.
 func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name string,
 	linkRev func([20]byte) (int, error)) (int, error) {
-	idx := filelogName(name)
-	w, err := s.openWriter(idx, false)
-	if err != nil {
-		return 0, err
+	w, pending := s.pendingFiles[name]
+	if !pending {
+		var err error
+		if w, err = s.openWriter(filelogName(name), false); err != nil {
+			return 0, err
+		}
 	}
+	before := w.Pending()
 	seen, n, err := s.addGroup(ctx, cg, w, name, linkRev)
-	if err != nil {
-		w.Discard()
-		return 0, err
+	if err == nil && seen == 0 {
+		err = fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
 	}
-	if seen == 0 {
-		w.Discard()
-		return 0, fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
+	if err != nil {
+		if !pending {
+			w.Discard() // a pending writer is Abort's to discard
+		}
+		return 0, err
 	}
 	w.EndGroup()
-	s.pending = append(s.pending, pendingFile{w: w, name: name})
-	s.pendingBytes += w.Pending()
+	if !pending {
+		s.pending = append(s.pending, pendingFile{w: w, name: name})
+		if s.pendingFiles == nil {
+			s.pendingFiles = map[string]*revlog.Writer{}
+		}
+		s.pendingFiles[name] = w
+	}
+	s.pendingBytes += w.Pending() - before
 	batch := s.opt.WriteBatch
 	if batch == 0 {
 		batch = DefaultWriteBatch
 	}
 	if s.pendingBytes >= batch || len(s.pending) >= maxPendingFiles {
-		if err := s.flushPending(); err != nil {
+		if err := s.flushPending(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -284,18 +306,25 @@ type pendingFile struct {
 // first, with one write; the files are then written by flushWorkers
 // goroutines, because creating a file is the kernel's slowest step here
 // (hundreds of microseconds on ext4, more on Windows) and independent
-// files can be created concurrently.
-func (s *Session) flushPending() error {
+// files can be created concurrently. A cancelled ctx stops the batch
+// between files; a panic in a worker is raised again here, on the
+// session's goroutine, once every worker has stopped.
+func (s *Session) flushPending(ctx context.Context) error {
 	if len(s.pending) == 0 {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := s.tx.FlushJournal(); err != nil {
 		return err
 	}
 	pending := s.pending
-	s.pending = nil
+	s.pending, s.pendingFiles = nil, nil
 	s.pendingBytes = 0
-	errs := make([]error, len(pending))
+	errs := make([]error, len(pending)+1)
+	var panicked any
+	var panicOnce sync.Once
 	next := make(chan int)
 	var wg sync.WaitGroup
 	workers := min(flushWorkers, len(pending))
@@ -303,16 +332,33 @@ func (s *Session) flushPending() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					panicOnce.Do(func() { panicked = r })
+					for range next { // let the feeder finish
+					}
+				}
+			}()
 			for i := range next {
-				errs[i] = pending[i].w.Close()
+				if errs[i] = fault("flush"); errs[i] == nil {
+					errs[i] = pending[i].w.Close()
+				}
 			}
 		}()
 	}
 	for i := range pending {
+		if err := ctx.Err(); err != nil {
+			errs[len(pending)] = err
+			break
+		}
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	if panicked != nil {
+		s.pending = pending // for Abort to discard
+		panic(panicked)
+	}
 	if err := errors.Join(errs...); err != nil {
 		// Close after Close is a no-op: Abort discards nothing twice.
 		s.pending = pending
@@ -329,6 +375,19 @@ func (s *Session) flushPending() error {
 
 // flushWorkers is how many filelogs are written at once.
 const flushWorkers = 4
+
+// faultHook, set by the package's tests only, is called at points inside
+// an apply ("file group", at each file group; "flush", before each
+// filelog a flush worker writes) to inject a failure there: the error it
+// returns, or its panic.
+var faultHook func(at string) error
+
+func fault(at string) error {
+	if faultHook == nil {
+		return nil
+	}
+	return faultHook(at)
+}
 
 // headSet returns the changelog's heads (revisions without children); an
 // empty changelog has the null head, as changelog.heads() says.

@@ -126,6 +126,7 @@ func isAncestor(cl graph, a, b int) bool {
 // ("divergent bookmark X stored as X@N"; hg prefers the [paths] name of
 // the source, which hgfs does not track). Bookmarks deleted remotely stay.
 func (s *Session) MergeRemoteBookmarks(remote map[string]revlog.Node) error {
+	defer s.guard()
 	if err := s.loadBookmarks(); err != nil {
 		return err
 	}

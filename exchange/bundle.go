@@ -44,6 +44,7 @@ func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode B
 	if s.done {
 		return nil, ErrSessionDone
 	}
+	defer s.guard()
 	res := &BundleResult{Listkeys: map[string]map[string]string{}}
 	for {
 		p, err := b.NextPart()

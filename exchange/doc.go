@@ -33,7 +33,10 @@
 // ignores the lock therefore never sees a changeset whose manifest or files
 // are missing, as with hg's delayed changelog (changelog.delayupdate).
 // Manifests and filelogs are buffered and flushed when their group ends
-// (filelogs) or at Commit (manifest), data file before index.
+// (filelogs) or at Commit (manifest), data file before index. Each revlog
+// has one writer per session: a file whose revisions come in several
+// groups (twice in one changegroup, or in several changegroup parts of a
+// bundle) continues in the writer its first group left pending.
 //
 // fncache, phaseroots and bookmarks are rewritten at Commit with temporary
 // file plus rename, each first backed up in the transaction, so a rollback
@@ -43,11 +46,21 @@
 //
 // Any error aborts the session: the transaction plays back (revlogs
 // truncated to their size before it, new files removed, backups restored)
-// and the repository is as before. A crash instead leaves the journal,
-// which `hgfs recover` or `hg recover` plays back. Bad changegroups name
-// what is wrong: a delta whose base or parent is unknown, a revision whose
-// text does not match its node, a linknode that is not a changeset of the
-// repository or the changegroup, an empty file group, truncation.
+// and the repository is as before. So do a cancelled context (checked at
+// every delta, every file group, between the filelogs of a batched flush
+// and just before the transaction closes: a signal stops a bundle of
+// 20,000 one-revision files within a file) and a panic: every exported
+// entry point recovers it, aborts, releases the locks and panics again
+// with the same value, so the caller still sees a bug rather than an
+// ordinary error (hgfs reports "internal error"), and no journal or lock
+// is left for `hg recover` to clean up. A panic in a flush worker is
+// raised again on the session's goroutine. A crash instead leaves the
+// journal, which `hgfs recover` or `hg recover` plays back.
+//
+// Bad changegroups name what is wrong: a delta whose base or parent is
+// unknown, a revision whose text does not match its node, a linknode that
+// is not a changeset of the repository or the changegroup, an empty file
+// group, truncation.
 //
 // # Concurrency
 //

@@ -279,6 +279,7 @@ func (p *phaseRoots) advance(cl graph, target int, heads []int) {
 // are ignored, as hg filters them) to phase target, as a phase-heads part
 // or a pull from a publishing server does.
 func (s *Session) AdvancePhase(target int, heads []revlog.Node) {
+	defer s.guard()
 	var revs []int
 	for _, h := range heads {
 		if r, ok := s.cl.Rev(h); ok {

@@ -55,6 +55,7 @@ func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt
 	if err != nil {
 		return nil, err
 	}
+	defer s.guard()
 	res, err := s.pull(ctx, peer, b2, opt)
 	if err != nil {
 		return nil, s.fail(err)
@@ -113,6 +114,12 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 		return nil, err // aborted
 	}
 	if err := b.Close(); err != nil {
+		return nil, err
+	}
+	// The reply has been read to its end. Over ssh the connection
+	// carries one command at a time and stays claimed until the reply
+	// is closed: close it before the listkeys commands below.
+	if err := body.Close(); err != nil {
 		return nil, err
 	}
 	if !br.PhaseHeads {

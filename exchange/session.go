@@ -49,6 +49,12 @@ type Session struct {
 
 	pending      []pendingFile // finished filelogs not yet flushed
 	pendingBytes int
+	// pendingFiles are the writers of s.pending by tracked file: a file
+	// seen again before its writer is flushed continues in that writer.
+	pendingFiles map[string]*revlog.Writer
+
+	// ctx is Begin's: Commit gives up once it is cancelled.
+	ctx context.Context
 
 	origLen int // changelog length when the session began
 
@@ -72,7 +78,9 @@ type Session struct {
 }
 
 // Begin locks the repository at root and opens a transaction named desc
-// ("unbundle", "pull\n<url>"), as localrepo.transaction does.
+// ("unbundle", "pull\n<url>"), as localrepo.transaction does. ctx governs
+// the whole session: once it is cancelled, every apply and Commit fail
+// with its error, and the transaction rolls back.
 func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error) {
 	st, err := store.Open(root)
 	if err != nil {
@@ -98,7 +106,8 @@ func Begin(ctx context.Context, root, desc string, opt Options) (*Session, error
 		storeUnlock := unlock
 		unlock = func() { storeUnlock(); wunlock() }
 	}
-	s := &Session{root: root, st: st, opt: opt, unlock: unlock}
+	s := &Session{root: root, st: st, opt: opt, unlock: unlock, ctx: ctx}
+	defer s.guard()
 	if err := s.begin(desc); err != nil {
 		s.release()
 		return nil, err
@@ -195,6 +204,19 @@ func (s *Session) debug(format string, args ...any) {
 	}
 }
 
+// guard is deferred by every exported entry point: a panic inside the
+// session rolls the transaction back and releases the locks, as any
+// exception does in hg's transaction context, then goes on up unchanged,
+// so the caller still sees (and reports) a bug, not an ordinary error.
+// The alternative, turning the panic into an error, would let a caller
+// carry on as if the input had been bad.
+func (s *Session) guard() {
+	if r := recover(); r != nil {
+		s.Abort() // the panic is the failure to report
+		panic(r)
+	}
+}
+
 // fail aborts the session and returns err (joined with any abort failure).
 func (s *Session) fail(err error) error {
 	if aerr := s.Abort(); aerr != nil {
@@ -218,7 +240,8 @@ func (s *Session) Commit() error {
 	if s.done {
 		return ErrSessionDone
 	}
-	if err := s.flushPending(); err != nil {
+	defer s.guard()
+	if err := s.flushPending(s.ctx); err != nil {
 		return s.fail(err)
 	}
 	if err := s.ml.Close(); err != nil {
@@ -249,6 +272,10 @@ func (s *Session) Commit() error {
 	if err := s.cl.Close(); err != nil {
 		return s.fail(err)
 	}
+	// The last point where an interrupt can still roll back.
+	if err := s.ctx.Err(); err != nil {
+		return s.fail(err)
+	}
 	summary := s.summary()
 	s.done = true
 	err := s.tx.Close()
@@ -275,7 +302,7 @@ func (s *Session) Abort() error {
 	for _, p := range s.pending {
 		writers = append(writers, p.w)
 	}
-	s.pending = nil
+	s.pending, s.pendingFiles = nil, nil
 	for _, w := range writers {
 		if w != nil {
 			if err := w.Discard(); err != nil {

@@ -255,10 +255,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		return helpCommand(u, cmd)
 	}
 
-	// SIGHUP too, as hg's catchterm: a terminal or ssh session closing
-	// under a long clone must clean up like Ctrl-C, not leave a partial
-	// destination behind.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := notifySignals()
 	defer stop()
 
 	if o.Bool("time") {
@@ -281,10 +278,47 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	err = c.call(ctx, pos)
 	if ctx.Err() != nil && err != nil {
 		out.Flush()
-		u.errorf("interrupted!\n")
+		u.errorf("%s", interruptMessage(ctx))
 		return 255
 	}
 	return u.report(err, true)
+}
+
+// signalError is why notifySignals cancelled its context.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return e.sig.String() + " signal received" }
+
+// notifySignals returns a context cancelled by SIGINT, SIGTERM or SIGHUP
+// (SIGHUP too, as hg's catchterm: a terminal or ssh session closing under
+// a long clone must clean up like Ctrl-C, not leave a partial destination
+// behind), with the signal as its cause.
+func notifySignals() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(signalError{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// interruptMessage is what hg's dispatch prints for an interrupted
+// command: "interrupted!" for SIGINT (KeyboardInterrupt), "killed!" for
+// the signals catchterm turns into SignalInterrupt (SIGTERM, SIGHUP).
+func interruptMessage(ctx context.Context) string {
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) && se.sig != os.Interrupt {
+		return "killed!\n"
+	}
+	return "interrupted!\n"
 }
 
 // call runs the command, turning a panic into an abort that names the bug
