@@ -375,7 +375,9 @@ func (p *HTTPPeer) followRedirect(resp *http.Response) {
 	nb := *final
 	nb.RawQuery, nb.Fragment, nb.User = "", "", nil
 	p.base = &nb
-	fmt.Fprintf(p.opt.stderr(), "real URL is %s\n", redact(&nb))
+	if !p.opt.Quiet {
+		fmt.Fprintf(p.opt.stderr(), "real URL is %s\n", redact(&nb))
+	}
 }
 
 // connErr turns transport failures into *ConnError; context errors pass

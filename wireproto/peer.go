@@ -55,6 +55,8 @@ type Options struct {
 	// Stderr receives the remote side's messages ("remote: ..." lines)
 	// and warnings such as "real URL is ..."; nil discards them.
 	Stderr io.Writer
+	// Quiet leaves out "real URL is ...", as hg -q does.
+	Quiet bool
 	// Debugf, if set, receives protocol debugging lines as hg --debug
 	// prints them ("sending capabilities command").
 	Debugf func(format string, args ...any)

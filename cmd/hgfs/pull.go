@@ -118,6 +118,7 @@ func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer
 		SSHCommand:    sshCmd,
 		RemoteCommand: remoteCmd,
 		Stderr:        remote,
+		Quiet:         u.quiet,
 		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
 	})
 	if err != nil {
