@@ -39,14 +39,16 @@ var (
 // maxIncludeDepth bounds %include recursion (a file including itself).
 const maxIncludeDepth = 32
 
-// Parse reads hgrc text from src into c. Relative %include paths are
-// resolved against the directory of src; a missing included file is
-// ignored, as hg does.
+// Parse reads hgrc text from src, a trusted source, into c. Relative
+// %include paths are resolved against the directory of src; a missing
+// included file is ignored, as hg does.
 func (c *Config) Parse(src string, data []byte) error {
-	return c.parse(src, data, 0)
+	return c.parse(src, data, 0, true)
 }
 
-func (c *Config) parse(src string, data []byte, depth int) error {
+// parse reads hgrc text; what it sets (and what the files it includes
+// set) goes to the trusted configuration only if trusted.
+func (c *Config) parse(src string, data []byte, depth int, trusted bool) error {
 	if depth > maxIncludeDepth {
 		return &ParseError{Source: src, Message: "%include nested too deeply"}
 	}
@@ -66,8 +68,8 @@ func (c *Config) parse(src string, data []byte, depth int) error {
 				continue
 			}
 			if m := contRE.FindStringSubmatch(bare); m != nil {
-				prev, _ := c.Lookup(section, item)
-				c.Set(section, item, prev.Value+"\n"+m[1], where)
+				prev, _ := c.all.lookup(section, item)
+				c.put(section, item, Item{Value: prev.Value + "\n" + m[1], Source: where}, trusted)
 				continue
 			}
 			item, cont = "", false
@@ -84,7 +86,7 @@ func (c *Config) parse(src string, data []byte, depth int) error {
 				}
 				return &ParseError{Source: where, Message: fmt.Sprintf("cannot include %s (%v)", p, errors.Unwrap(err))}
 			}
-			if err := c.parse(p, b, depth+1); err != nil {
+			if err := c.parse(p, b, depth+1, trusted); err != nil {
 				return err
 			}
 			continue
@@ -98,11 +100,11 @@ func (c *Config) parse(src string, data []byte, depth int) error {
 		}
 		if m := itemRE.FindStringSubmatch(bare); m != nil {
 			item, cont = m[1], true
-			c.Set(section, item, m[2], where)
+			c.put(section, item, Item{Value: m[2], Source: where}, trusted)
 			continue
 		}
 		if m := unsetRE.FindStringSubmatch(bare); m != nil {
-			c.Unset(section, m[1])
+			c.unset(section, m[1], trusted)
 			continue
 		}
 		msg := strings.TrimRight(bare, " \t")
@@ -114,16 +116,42 @@ func (c *Config) parse(src string, data []byte, depth int) error {
 	return nil
 }
 
-// ReadFile parses one hgrc file; a missing file is not an error.
-func (c *Config) ReadFile(path string) error {
-	b, err := readLimited(path)
+// ReadFile reads an hgrc file as hg's ui.readconfig reads a repository's
+// .hg/hgrc: its values count only if the file is trusted (trust.go); a
+// missing or unreadable file is not an error.
+func (c *Config) ReadFile(path string) error { return c.readFile(path, false) }
+
+// readFile reads one hgrc file; trust skips the ownership check (hg
+// trusts the system, user and HGRCPATH files whoever owns them).
+func (c *Config) readFile(path string, trust bool) error {
+	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil
 		}
 		return err
 	}
-	return c.Parse(path, b)
+	defer f.Close()
+	trusted := trust
+	if !trusted {
+		if trusted, err = c.fileTrusted(f, path); err != nil {
+			return err
+		}
+	}
+	b, err := readAll(f, path)
+	if err != nil {
+		return err
+	}
+	err = c.parse(path, b, 0, trusted)
+	var pe *ParseError
+	if !trusted && errors.As(err, &pe) {
+		c.warnf("ignored %s: %s\n", pe.Source, pe.Message)
+		err = nil
+	}
+	if trusted {
+		c.noteTrust()
+	}
+	return err
 }
 
 // maxFileSize bounds one hgrc file: config is small, and an include of
@@ -136,6 +164,10 @@ func readLimited(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readAll(f, path)
+}
+
+func readAll(f *os.File, path string) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
@@ -215,11 +247,11 @@ func expandPathEnv(p string, env Env) string {
 	return p
 }
 
-// Load reads the hgrc files of Paths(env) in order.
+// Load reads the hgrc files of Paths(env) in order, all trusted.
 func Load(env Env) (*Config, error) {
 	c := New()
 	for _, p := range Paths(env) {
-		if err := c.ReadFile(p); err != nil {
+		if err := c.readFile(p, true); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,10 @@ var (
 	UISSH       = Known{"ui", "ssh", "ssh", "command used for ssh:// sources (as --ssh)"}
 	UIRemoteCmd = Known{"ui", "remotecmd", "hg", "hg command run on the ssh remote (as --remotecmd)"}
 
+	UIReportUntrusted = Known{"ui", "report_untrusted", "true", "warn when a repository's .hg/hgrc is ignored because its owner is not trusted (--debug always warns)"}
+	TrustedUsers      = Known{"trusted", "users", "", "owners (names, '*' for any) whose repository .hg/hgrc files are read although the current user does not own them"}
+	TrustedGroups     = Known{"trusted", "groups", "", "groups (names, '*' for any): a repository's .hg/hgrc that belongs to one is read although the current user does not own it"}
+
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
 
 	WorkerBackgroundClose         = Known{"worker", "backgroundclose", strconv.FormatBool(runtime.GOOS == "windows"), "close the large files a clone writes on background goroutines (hg's default: on Windows only, where closing is slow)"}
@@ -54,6 +58,7 @@ var (
 // All lists every known setting, sorted by key.
 func All() []Known {
 	all := []Known{CommandsUpdateRequireDest, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+		UIReportUntrusted, TrustedUsers, TrustedGroups,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,

@@ -33,7 +33,10 @@
 // string for servers without httpheader) and advertises the media types
 // and compression engines it decodes in X-HgProto-1, but never
 // "partial-pull" (a pre-built changegroup bundle cannot feed a stream
-// clone). An ssh peer runs `<ssh> [-p port] [user@]host '<remotecmd> -R
+// clone). A user and password in an http(s) URL are sent as basic
+// authentication to that URL's scheme, host and port only, whatever
+// redirects follow; a redirected capabilities request moves the peer to
+// the URL it ended at, as hg's "real URL is ..." does. An ssh peer runs `<ssh> [-p port] [user@]host '<remotecmd> -R
 // <path> serve --stdio'` through /bin/sh, as hg does, so the ssh command
 // may carry options or be a stand-in script.
 //
@@ -49,7 +52,8 @@
 // over Options.MaxResponse), ErrUnsupported (URL scheme, protocol
 // version, compression engine), ErrConnection (*ConnError reads like hg's
 // "error: Connection refused"), ErrLookup. *HTTPError reads "HTTP Error
-// 404: Not Found". Every message is what hg would print after "abort: ".
+// 404: Not Found" (401: "authorization failed", or "http authorization
+// required for URL" when the request had no credentials to send). Every message is what hg would print after "abort: ".
 // Context cancellation surfaces as the context's error.
 //
 // Untrusted input: capability lists, frames and headers are bounded

@@ -28,10 +28,55 @@ import (
 // HTTPPeer talks to hg serve or hgweb.
 type HTTPPeer struct {
 	source string   // as given, for URL()
-	base   *url.URL // command URL without query; may change on redirect
+	base   *url.URL // command URL without query or userinfo; may change on redirect
+	auth   *credentials
 	client *http.Client
 	caps   Caps
 	opt    Options
+}
+
+// credentials are the user and password of the URL given, sent (as basic
+// authentication, from the first request on) only to that URL's origin:
+// never to another host, port or scheme a redirect leads to. hg keeps them
+// to the URL's host and port (and path) too, but answers a server's
+// challenge with any credentials it sent once, on whatever host
+// (url.httpbasicauthhandler); a redirect there gets nothing from hgfs.
+type credentials struct {
+	origin         string
+	user, password string
+}
+
+// origin is a URL's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// authorize adds the credentials to a request for their origin.
+func (p *HTTPPeer) authorize(req *http.Request) {
+	if p.auth != nil && origin(req.URL) == p.auth.origin {
+		req.SetBasicAuth(p.auth.user, p.auth.password)
+	}
+}
+
+// checkRedirect decides the credentials of each redirected request:
+// net/http copies the Authorization header to the same host name on
+// another port or scheme, and to its subdomains.
+func (p *HTTPPeer) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		req.Header.Del("Authorization")
+		p.authorize(req)
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 { // net/http's own limit
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 var _ Peer = (*HTTPPeer)(nil)
@@ -68,11 +113,21 @@ func DialHTTP(ctx context.Context, source string, opt Options) (*HTTPPeer, error
 		}
 		return nil, fmt.Errorf("%w: unsupported URL component: %q", ErrUnsupported, comp)
 	}
-	p := &HTTPPeer{source: source, base: u, client: opt.HTTPClient, opt: opt}
-	if p.client == nil {
+	p := &HTTPPeer{source: source, base: u, opt: opt}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		p.auth = &credentials{origin: origin(u), user: u.User.Username(), password: pw}
+		u.User = nil
+	}
+	// A copy: the redirect policy is this peer's, not the caller's client's.
+	if opt.HTTPClient != nil {
+		c := *opt.HTTPClient
+		p.client = &c
+	} else {
 		p.client = defaultHTTPClient()
 	}
-	opt.debugf("using %s\n", redact(u))
+	p.client.CheckRedirect = p.checkRedirect(p.client.CheckRedirect)
+	opt.debugf("using %s\n", u)
 	data, err := p.call(ctx, "capabilities", nil, false)
 	if err != nil {
 		return nil, err
@@ -221,12 +276,7 @@ func (p *HTTPPeer) newRequest(ctx context.Context, cmd string, args map[string]s
 	u.RawQuery = query
 	req.URL = &u
 	req.Host = u.Host
-	if u.User != nil {
-		// net/http sends URL credentials as basic auth itself; keep them
-		// out of the logged URL only.
-		pw, _ := u.User.Password()
-		req.SetBasicAuth(u.User.Username(), pw)
-	}
+	p.authorize(req)
 	req.Header.Set("Accept", "application/mercurial-0.1")
 	req.Header.Set("User-Agent", "mercurial/proto-1.0 (hgfs)")
 	return req, nil
@@ -280,7 +330,10 @@ func (p *HTTPPeer) parseResponse(cmd string, resp *http.Response, compressible b
 		if reason == "" {
 			reason = http.StatusText(resp.StatusCode)
 		}
-		return nil, &HTTPError{URL: redact(resp.Request.URL), Code: resp.StatusCode, Reason: reason}
+		where := *resp.Request.URL
+		where.RawQuery = ""
+		return nil, &HTTPError{URL: redact(&where), Code: resp.StatusCode, Reason: reason,
+			Challenged: resp.Header.Get("WWW-Authenticate") != "", Authorized: resp.Request.Header.Get("Authorization") != ""}
 	}
 	if cmd == "capabilities" {
 		p.followRedirect(resp)
@@ -312,19 +365,19 @@ func (p *HTTPPeer) parseResponse(cmd string, resp *http.Response, compressible b
 }
 
 // followRedirect adopts the URL a redirected capabilities request ended
-// at as the new base, as hg does ("real URL is ...").
+// at as the new base, as hg does ("real URL is ..."). The credentials
+// stay with their origin (authorize).
 func (p *HTTPPeer) followRedirect(resp *http.Response) {
 	final := resp.Request.URL
-	if final == nil || (final.Host == p.base.Host && strings.TrimRight(final.Path, "/") == strings.TrimRight(p.base.Path, "/")) {
+	if final == nil || (final.Scheme == p.base.Scheme && final.Host == p.base.Host && strings.TrimRight(final.Path, "/") == strings.TrimRight(p.base.Path, "/")) {
 		return
 	}
 	nb := *final
-	nb.RawQuery, nb.Fragment = "", ""
-	if nb.User == nil {
-		nb.User = p.base.User
-	}
+	nb.RawQuery, nb.Fragment, nb.User = "", "", nil
 	p.base = &nb
-	fmt.Fprintf(p.opt.stderr(), "real URL is %s\n", redact(&nb))
+	if !p.opt.Quiet {
+		fmt.Fprintf(p.opt.stderr(), "real URL is %s\n", redact(&nb))
+	}
 }
 
 // connErr turns transport failures into *ConnError; context errors pass

@@ -55,6 +55,8 @@ type Options struct {
 	// Stderr receives the remote side's messages ("remote: ..." lines)
 	// and warnings such as "real URL is ..."; nil discards them.
 	Stderr io.Writer
+	// Quiet leaves out "real URL is ...", as hg -q does.
+	Quiet bool
 	// Debugf, if set, receives protocol debugging lines as hg --debug
 	// prints them ("sending capabilities command").
 	Debugf func(format string, args ...any)
@@ -130,13 +132,21 @@ func (e *RemoteError) Is(target error) bool { return target == ErrRemote }
 // HTTPError is a non-success HTTP status; Error reads like hg's
 // "HTTP Error 404: Not Found".
 type HTTPError struct {
-	URL    string
+	URL    string // of the request that failed, without its query
 	Code   int
 	Reason string
+	// Challenged: the server asked for credentials (WWW-Authenticate);
+	// Authorized: the request carried some.
+	Challenged, Authorized bool
 }
 
 func (e *HTTPError) Error() string {
 	if e.Code == http.StatusUnauthorized {
+		if e.Challenged && !e.Authorized {
+			// What hg says when it has nothing to answer with and
+			// cannot prompt (url.passwordmgr).
+			return "http authorization required for " + e.URL
+		}
 		return "authorization failed"
 	}
 	return fmt.Sprintf("HTTP Error %d: %s", e.Code, e.Reason)

@@ -296,6 +296,10 @@ func TestHTTPErrors(t *testing.T) {
 	if !p.Capabilities().Has("lookup") || warn.String() != "real URL is "+srv.URL+"/real\n" || p.base.Path != "/real" {
 		t.Errorf("redirect: %v %q %s", p.Capabilities(), warn.String(), p.base)
 	}
+	warn.Reset()
+	if p, err = DialHTTP(ctx, srv.URL+"/moved", Options{Stderr: &warn, Quiet: true}); err != nil || warn.Len() != 0 || p.base.Path != "/real" {
+		t.Errorf("quiet redirect: %v %q", err, warn.String())
+	}
 	_, err = DialHTTP(ctx, srv.URL+"/huge", Options{MaxResponse: 1000})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("huge: %v", err)

@@ -41,6 +41,7 @@ func init() {
 	register(&command{
 		name:     "clone",
 		bigHeap:  true,
+		norepo:   true,
 		synopsis: "[OPTION]... SOURCE [DEST]",
 		help: `make a copy of an existing repository
 

@@ -13,23 +13,44 @@ type configSet = config.Config
 
 // loadConfig builds the configuration as hg does: the hgrc files
 // (HGRCPATH, or the system and user files), then the repository's
-// .hg/hgrc when there is one, then --config overrides, which win.
-func loadConfig(overrides []string, repoRoot string) (*configSet, error) {
+// .hg/hgrc when there is one, then --config overrides, which win. The
+// repository's file is read as hg reads it (config/trust.go): its values
+// count only if its owner is trusted, else warn says why it was
+// ignored. The overrides are in force while it is read ([trusted],
+// ui.report_untrusted given with --config count, as in hg). With useRepo
+// false (a command that takes no repository: clone), the file is read
+// for its warnings and errors only, as hg reads it before it knows the
+// command, and its values are not used.
+func loadConfig(overrides []string, repoRoot string, useRepo bool, warn func(string)) (*configSet, error) {
 	cfg, err := config.Load(os.LookupEnv)
 	if err != nil {
 		return nil, abortf("%v", err)
 	}
-	if repoRoot != "" {
-		if err := cfg.ReadFile(filepath.Join(repoRoot, ".hg", "hgrc")); err != nil {
-			return nil, abortf("%v", err)
-		}
-	}
+	cfg.Warn = warn
+	type override struct{ section, name, value string }
+	var ovr []override
 	for _, o := range overrides {
 		s, n, v, err := config.ParseOverride(o)
 		if err != nil {
 			return nil, abortf("%v", err)
 		}
-		cfg.Set(s, n, v, "--config")
+		ovr = append(ovr, override{s, n, v})
+	}
+	apply := func() {
+		for _, o := range ovr {
+			cfg.Set(o.section, o.name, o.value, "--config")
+		}
+	}
+	apply()
+	if repoRoot != "" {
+		into := cfg
+		if !useRepo {
+			into = cfg.Copy()
+		}
+		if err := into.ReadFile(filepath.Join(repoRoot, ".hg", "hgrc")); err != nil {
+			return nil, abortf("%v", err)
+		}
+		apply()
 	}
 	return cfg, nil
 }
@@ -69,34 +90,46 @@ config items with matching section names or section.names.
 
 With --debug, the source (filename and line number) is printed for
 each config item. With --known, list every setting hgfs reads with its
-default and description.`,
-		options: []option{{0, "known", optBool, "", "list the settings hgfs reads, with defaults and docs"}},
-		run:     runConfig,
+default and description.
+
+A repository's .hg/hgrc owned by another user is not trusted, as in hg:
+its settings are ignored (with a warning) unless its owner or group is
+listed in [trusted] users or groups. --untrusted (-u) shows them too.`,
+		options: []option{
+			{'u', "untrusted", optBool, "", "show untrusted configuration options"},
+			{0, "known", optBool, "", "list the settings hgfs reads, with defaults and docs"},
+		},
+		run: runConfig,
 	})
 }
 
 func runConfig(ctx context.Context, c *cmdContext, args []string) error {
-	cfg := c.ui.cfg
 	if c.opts.Bool("known") {
 		for _, k := range config.All() {
 			c.ui.write("%s=%s\n    %s\n", k.Key(), k.Default, k.Doc)
 		}
 		return nil
 	}
-	if len(args) == 1 && strings.Contains(args[0], ".") {
-		s, n, _ := strings.Cut(args[0], ".")
-		it, ok := cfg.Lookup(s, n)
-		if !ok {
-			return errNothing
-		}
-		if c.ui.debug {
-			c.ui.write("%s: ", it.Source)
-		}
-		c.ui.write("%s\n", it.Value)
-		return nil
+	// Listing reports what it leaves out itself, section by section, as
+	// hg's walkconfig does, rather than once per lookup.
+	listed := *c.ui.cfg
+	listed.Debug = nil
+	cfg := &listed
+	untrusted := c.opts.Bool("untrusted")
+	if untrusted {
+		cfg = c.ui.cfg.Untrusted()
 	}
+	// One section.name prints its value alone (hg's uniquesel).
+	unique := len(args) == 1 && strings.Contains(args[0], ".")
 	matched := false
 	for _, s := range cfg.Sections() {
+		if c.ui.debug && !untrusted {
+			u := c.ui.cfg.Untrusted()
+			for _, n := range cfg.Ignored(s) {
+				it, _ := u.Lookup(s, n)
+				c.ui.debugf("ignoring untrusted configuration option %s.%s = %s\n", s, n, it.Value)
+			}
+		}
 		for _, n := range cfg.Names(s) {
 			if len(args) > 0 && !matchesAny(args, s, n) {
 				continue
@@ -106,7 +139,11 @@ func runConfig(ctx context.Context, c *cmdContext, args []string) error {
 			if c.ui.debug {
 				c.ui.write("%s: ", it.Source)
 			}
-			c.ui.write("%s.%s=%s\n", s, n, it.Value)
+			if unique {
+				c.ui.write("%s\n", it.Value)
+			} else {
+				c.ui.write("%s.%s=%s\n", s, n, it.Value)
+			}
 		}
 	}
 	if !matched {

@@ -37,6 +37,10 @@ type command struct {
 	// mount and serve ask in the process that serves, not in one that
 	// only starts a daemon and waits for it.
 	bigHeap bool
+	// norepo marks a command that takes no repository (hg's norepo:
+	// clone): the .hg/hgrc of a repository around the working directory
+	// is not part of its configuration.
+	norepo bool
 }
 
 // heapReserve is how much heap growth a bigHeap command asks huge pages
@@ -230,7 +234,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 			overrides = append(overrides, item+"=true")
 		}
 	}
-	cfg, err := loadConfig(overrides, findRepo(cwd, o.String("repository")))
+	warn := func(msg string) { u.warn("%s", msg) }
+	cfg, err := loadConfig(overrides, findRepo(cwd, o.String("repository")), cmd == nil || !cmd.norepo, warn)
 	if err != nil {
 		return u.report(err, false)
 	}
@@ -245,6 +250,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	}
 	if u.debug {
 		u.verbose = true
+		cfg.Debug = func(msg string) { u.debugf("%s", msg) }
 	}
 
 	switch {

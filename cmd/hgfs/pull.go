@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/hgfs/hgfs/config"
@@ -54,20 +55,20 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	source := ""
+	// Without SOURCE, [paths] default of the command's configuration
+	// (a .hg/hgrc whose owner is not trusted does not count), else the
+	// path "default", as hg's get_pull_paths.
+	source := "default"
 	if len(args) == 1 {
 		source = args[0]
-	} else {
-		cfg := config.New()
-		if err := cfg.ReadFile(filepath.Join(root, ".hg", "hgrc")); err != nil {
-			return abortf("%v", err)
-		}
-		source = cfg.String("paths", "default", "")
-		if source == "" {
-			return abortf("default repository not configured!").withHint("see 'hg help config.paths'")
-		}
+	} else if p := c.ui.cfg.String("paths", "default", ""); p != "" {
+		source = p
 	}
 	if !wireproto.IsRemote(source) {
+		if fi, err := os.Stat(filepath.Join(c.abs(source), ".hg")); err != nil || !fi.IsDir() {
+			c.ui.status("pulling from %s\n", source)
+			return abortf("repository %s not found", source)
+		}
 		return abortf("hgfs pulls from http(s):// and ssh:// sources only: %s", source).withHint("serve the repository with 'hg serve' or 'hgfs serve', or use 'hgfs unbundle' for bundle files")
 	}
 	c.ui.status("pulling from %s\n", hidePassword(source))
@@ -117,6 +118,7 @@ func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer
 		SSHCommand:    sshCmd,
 		RemoteCommand: remoteCmd,
 		Stderr:        remote,
+		Quiet:         u.quiet,
 		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
 	})
 	if err != nil {

@@ -66,16 +66,21 @@ listens; --pid-file records its pid.`,
 func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 	sc := wireproto.DefaultServerConfig()
 	var errs []error
-	b := func(dst *bool, k config.Known) {
+	b := func(cfg *config.Config, dst *bool, k config.Known) {
 		v, err := cfg.Bool(k.Section, k.Name, *dst)
 		errs = append(errs, err)
 		*dst = v
 	}
-	b(&sc.Uncompressed, config.ServerUncompressed)
-	b(&sc.UncompressedAllowSecret, config.ServerUncompressedAllowSecret)
-	b(&sc.Bundle2Stream, config.ServerBundle2Stream)
-	b(&sc.PreferUncompressed, config.ServerPreferUncompressed)
-	pub, err := cfg.Bool("phases", "publish", true)
+	// hg reads these two with untrusted=True: the repository's owner
+	// decides whether it may be stream-cloned and whether it publishes,
+	// even in a .hg/hgrc the serving user does not trust. The others
+	// are the server's to choose.
+	untrusted := cfg.Untrusted()
+	b(untrusted, &sc.Uncompressed, config.ServerUncompressed)
+	b(cfg, &sc.UncompressedAllowSecret, config.ServerUncompressedAllowSecret)
+	b(cfg, &sc.Bundle2Stream, config.ServerBundle2Stream)
+	b(cfg, &sc.PreferUncompressed, config.ServerPreferUncompressed)
+	pub, err := untrusted.Bool("phases", "publish", true)
 	errs = append(errs, err)
 	sc.Publishing = pub
 	n, err := cfg.Int("server", "maxhttpheaderlen", sc.MaxHTTPHeaderLen)
