@@ -78,9 +78,13 @@
 // hunk list (mpatch_fold's approach) and applied once, so rebuilding a
 // text costs its length plus its deltas' sizes times log(chain length),
 // never chain length times text length. The last few verified texts are
-// cached, so reading revisions in order applies about one delta each. zlib
-// readers are pooled and one zstd decoder is shared by all revlogs (the
-// package's only package-level state: caches with no observable effect).
+// cached, so reading revisions in order applies about one delta each.
+// Reading and writing rebuild texts with the same code (inner.go, as
+// hg-core's InnerRevlog): a Revlog over its files, a Writer over its
+// files and the bytes it has not written yet, each with its own cache.
+// zlib readers are pooled and one zstd decoder is shared by all revlogs
+// (the package's only package-level state: caches with no observable
+// effect).
 //
 // # Concurrency
 //
@@ -99,7 +103,9 @@
 // A Writer (write.go) appends revisions, given as full texts or as
 // deltas from a changegroup, choosing the stored delta as hg does
 // (deltas.go), computing deltas when needed (diff.go) and compressing
-// chunks (compress_write.go). Arguments to AddDelta are untrusted and
+// chunks (compress_write.go). The texts it needs (delta bases, revisions
+// to diff against, pending or on disk) are rebuilt and checked as a
+// Revlog rebuilds them. Arguments to AddDelta are untrusted and
 // checked like revlog bytes: unknown bases and parents give
 // ErrUnknownBase, a text that does not hash to its node a *CorruptError;
 // a rejected revision leaves nothing behind. Writes are buffered: bytes

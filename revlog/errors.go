@@ -57,7 +57,3 @@ func (e *CorruptError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrCorrupt) hold, and exposes the cause.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
-
-func (r *Revlog) corrupt(rev int, off int64, format string, args ...any) error {
-	return &CorruptError{File: r.name, Rev: rev, Offset: off, Err: fmt.Errorf(format, args...)}
-}

@@ -84,15 +84,7 @@ func TestRevisionOpenFS(t *testing.T) {
 func TestRevisionFlags(t *testing.T) {
 	revs := sampleRevs()[:3]
 	b := build(t, revs, true, true)
-	setFlags := func(b builtRevlog, rev int, flags uint16) builtRevlog {
-		c := builtRevlog{index: bytes.Clone(b.index), data: b.data, nodes: b.nodes}
-		pos := 0
-		for i := 0; i < rev; i++ {
-			pos += EntrySize + int(binary.BigEndian.Uint32(c.index[pos+8:]))
-		}
-		binary.BigEndian.PutUint16(c.index[pos+6:], flags)
-		return c
-	}
+	setFlags := builtRevlog.withFlags
 	breakNode := func(b builtRevlog, rev int) builtRevlog {
 		pos := 0
 		for i := 0; i < rev; i++ {
