@@ -294,9 +294,6 @@ func (in *inner) checkText(rev int, text []byte) error {
 	if e.rawLen >= 0 && int64(len(text)) != int64(e.rawLen) {
 		return in.corrupt(rev, -1, "unpacked size is %d, %d expected", len(text), e.rawLen)
 	}
-	if flags&flagsSkipHash != 0 {
-		return nil
-	}
 	if HashRevision(text, in.node(int(e.p1)), in.node(int(e.p2))) == e.node {
 		return nil
 	}
@@ -306,11 +303,20 @@ func (in *inner) checkText(rev int, text []byte) error {
 	return in.corrupt(rev, -1, "integrity check failed on %s:%d (node %s)", in.name, rev, e.node.Short())
 }
 
-// checkFlags refuses unknown revision flags, as
-// flagutil._processflagsfunc does. rev names the revision in errors.
+// checkFlags refuses the revision flags hg refuses without extensions,
+// as flagutil._processflagsfunc does: unknown flags, then, in
+// REVIDX_FLAGS_ORDER, each flag whose processor an extension provides
+// (narrow's ellipsis, lfs's extstored). With such a processor hg would
+// not check the raw text against the node; this package has none, so no
+// flag exempts a text from its hash. rev names the revision in errors.
 func checkFlags(name string, rev int, flags uint16) error {
 	if unknown := flags &^ KnownRevisionFlags; unknown != 0 {
 		return fmt.Errorf("%w: %s rev %d: incompatible revision flag '%#x'", ErrUnsupported, name, rev, unknown)
+	}
+	for _, f := range [...]uint16{FlagEllipsis, FlagExtStored} {
+		if flags&f != 0 {
+			return &FlagError{File: name, Rev: rev, Flag: f}
+		}
 	}
 	return nil
 }

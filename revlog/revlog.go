@@ -384,9 +384,11 @@ func (r *Revlog) readChunks(revs []int) ([][]byte, bool, error) {
 func (r *Revlog) RawChunk(rev int) ([]byte, error) { return r.rawChunk(rev) }
 
 // Revision returns rev's raw text, as `hg debugdata` prints it, after
-// checking it against its node (unless the revision's flags tell hg not
-// to: ellipsis and externally stored revisions). A censored revision gives
-// an error wrapping ErrCensored. NullRev gives the empty text.
+// checking it as hg does: a revision whose flags need a processor hg
+// takes from an extension (ellipsis, extstored) gives a *FlagError, a
+// text whose length or hash disagrees with the index a *CorruptError, a
+// censored revision an error wrapping ErrCensored. NullRev gives the
+// empty text.
 //
 // The result is shared with the revlog's cache and must not be modified.
 func (r *Revlog) Revision(rev int) ([]byte, error) {

@@ -379,7 +379,8 @@ func (w *Writer) file(index bool) (wfile, error) {
 
 // AddRevision appends a full text; its node is HashRevision(text, p1, p2).
 // When the node is already present it returns its rev and added=false
-// (nothing written). text is copied.
+// (nothing written). Flags are refused as AddDelta refuses them. text is
+// copied.
 func (w *Writer) AddRevision(text []byte, p1, p2 Node, linkRev int, flags uint16) (rev int, added bool, err error) {
 	if err := w.usable(); err != nil {
 		return 0, false, err
@@ -403,11 +404,13 @@ func (w *Writer) AddRevision(text []byte, p1, p2 Node, linkRev int, flags uint16
 // AddDelta appends a revision arriving as a delta against base (NullNode:
 // the empty text), as changegroups carry them. Parents and base must be
 // present (NullNode allowed): otherwise an error wrapping ErrUnknownBase
-// naming the node. The rebuilt text must hash to node (unless flags say
-// hg does not check it): otherwise a *CorruptError. A node already present
-// gives (rev, false, nil) and writes nothing. Every argument is untrusted;
-// a rejected revision leaves no trace in the files or the buffer. The
-// delta is not retained after the call.
+// naming the node. Flags whose processor hg takes from an extension
+// (ellipsis, extstored) give a *FlagError, as in hg without it. The
+// rebuilt text must hash to node (a censorable revlog also takes a
+// censor tombstone with the censored flag): otherwise a *CorruptError.
+// A node already present gives (rev, false, nil) and writes nothing.
+// Every argument is untrusted; a rejected revision leaves no trace in the
+// files or the buffer. The delta is not retained after the call.
 func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, flags uint16) (rev int, added bool, err error) {
 	if err := w.usable(); err != nil {
 		return 0, false, err
@@ -460,14 +463,14 @@ func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, fl
 			return 0, false, corrupt("delta against %s: %w", base.Short(), err)
 		}
 	}
-	if ri.flags&flagsSkipHash == 0 {
-		match := HashRevision(text, p1, p2) == node
-		switch {
-		case !match && !(ri.flags&FlagCensored != 0 && w.opt.Censorable && isCensoredText(text)):
-			return 0, false, corrupt("integrity check failed: text does not hash to its node")
-		case match && ri.flags&FlagCensored != 0:
-			return 0, false, corrupt("node is not censored")
-		}
+	// As deltas.py _textfromdelta: no flag newRevInfo lets through
+	// exempts the text from its hash.
+	match := HashRevision(text, p1, p2) == node
+	switch {
+	case !match && !(ri.flags&FlagCensored != 0 && w.opt.Censorable && isCensoredText(text)):
+		return 0, false, corrupt("integrity check failed: text does not hash to its node")
+	case match && ri.flags&FlagCensored != 0:
+		return 0, false, corrupt("node is not censored")
 	}
 	ri.text = text
 	ri.cacheBase, ri.cacheDelta = baseRev, delta
@@ -527,6 +530,8 @@ type revInfo struct {
 }
 
 func (w *Writer) newRevInfo(node, p1, p2 Node, linkRev int, flags uint16) (*revInfo, error) {
+	// hg refuses these flags when it adds a revision (flagutil's
+	// processflagswrite for a text, processflagsraw for a delta).
 	if err := checkFlags(w.name, len(w.entries), flags); err != nil {
 		return nil, err
 	}

@@ -487,6 +487,13 @@ func TestWriterRejects(t *testing.T) {
 				{"hunk past base", good, tip, NullNode, delta, 0, ErrBadDelta, "past the end"},
 				{"unknown flag", good, tip, tip, delta, 1, ErrUnsupported, "incompatible revision flag"},
 				{"not censored", good, tip, tip, delta, FlagCensored, ErrCorrupt, "not censored"},
+				// hg has no processor for these flags without the lfs or
+				// narrow extension and refuses them, whatever the text.
+				{"extstored", good, tip, tip, delta, FlagExtStored, ErrUnsupported, "missing processor for flag '0x2000'"},
+				{"ellipsis", good, tip, tip, delta, FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
+				{"extstored wrong node", Node{9}, tip, tip, delta, FlagExtStored, ErrUnsupported, "missing processor for flag '0x2000'"},
+				{"ellipsis wrong node", Node{9}, tip, tip, delta, FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
+				{"both", Node{9}, tip, tip, delta, FlagExtStored | FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
 				{"null node", NullNode, tip, tip, delta, 0, nil, "null revision"},
 			}
 			for _, c := range cases {
@@ -505,6 +512,12 @@ func TestWriterRejects(t *testing.T) {
 				}
 				if !bytes.Equal(snapshot(), before) {
 					t.Fatalf("%s: the index changed", c.name)
+				}
+			}
+			for _, f := range []uint16{FlagExtStored, FlagEllipsis} {
+				var fe *FlagError
+				if _, added, err := w.AddRevision(newText, tip, NullNode, 5, f); !errors.As(err, &fe) || added || fe.Flag != f || w.Len() != 5 {
+					t.Errorf("AddRevision with flag %#x: added %v, %v", f, added, err)
 				}
 			}
 			// The writer still works, and the revlog reads back.
@@ -624,14 +637,17 @@ func FuzzAddDelta(f *testing.F) {
 		if !added {
 			return
 		}
+		if flags&(FlagEllipsis|FlagExtStored) != 0 {
+			t.Fatalf("added a revision with flags %#x", flags)
+		}
 		got, err := w.Revision(rev)
 		if flags&FlagCensored != 0 {
 			return
 		}
-		if err != nil && flags&flagsSkipHash == 0 {
+		if err != nil {
 			t.Fatalf("accepted rev unreadable: %v", err)
 		}
-		if err == nil && flags&flagsSkipHash == 0 && HashRevision(got, w.Node(4), NullNode) != node {
+		if HashRevision(got, w.Node(4), NullNode) != node {
 			t.Fatal("accepted rev does not hash to its node")
 		}
 		if err := w.Close(); err != nil {
