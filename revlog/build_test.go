@@ -139,6 +139,17 @@ func build(t testing.TB, revs []buildRev, inline, generalDelta bool) builtRevlog
 	return out
 }
 
+// withFlags returns a copy of the inline revlog b with rev's flags set.
+func (b builtRevlog) withFlags(rev int, flags uint16) builtRevlog {
+	c := builtRevlog{index: bytes.Clone(b.index), data: b.data, nodes: b.nodes}
+	pos := 0
+	for range rev {
+		pos += EntrySize + int(binary.BigEndian.Uint32(c.index[pos+8:]))
+	}
+	binary.BigEndian.PutUint16(c.index[pos+6:], flags)
+	return c
+}
+
 func (b builtRevlog) open(t testing.TB) *Revlog {
 	t.Helper()
 	r, err := FromBytes("test.i", b.index, b.data)

@@ -309,7 +309,7 @@ func (w *Writer) buildDelta(ri *revInfo, base int) (*deltaInfo, error) {
 			// applies whatever the tombstone.
 			delta = append(replaceHeader(int(w.rawSize(base)), len(ri.text)), ri.text...)
 		} else {
-			ptext, err := w.revision(base)
+			ptext, err := w.Revision(base)
 			if err != nil {
 				return nil, fmt.Errorf("revlog %s: reading delta base rev %d: %w", w.name, base, err)
 			}

@@ -30,11 +30,17 @@
 //   - Delta chain: the revisions whose chunks rebuild a text, from a full
 //     snapshot (or, with generaldelta, the empty text) up to the revision.
 //   - Raw text: what the chunks rebuild, what `hg debugdata` prints and
-//     what the node hashes. Revision flags (censored, ellipsis, extstored)
-//     can make it differ from the content users see; this package returns
-//     raw text and parses the three kinds of content above it: changesets
-//     (changelog.go), flat manifests (manifest.go) and file revisions with
-//     their copy metadata header (filelog.go).
+//     what the node hashes. This package returns raw text and parses the
+//     three kinds of content above it: changesets (changelog.go), flat
+//     manifests (manifest.go) and file revisions with their copy metadata
+//     header (filelog.go).
+//   - Revision flags: censored (a tombstone replaced the text; reading it
+//     fails), hascopiesinfo (changesets), and two whose processors hg
+//     takes from extensions: ellipsis (narrow) and extstored (lfs, whose
+//     raw text is a pointer to a blob). Those processors would exempt the
+//     raw text from its node check; this package has neither and, as hg
+//     without the extensions, refuses to read or add such a revision
+//     (*FlagError). No flag skips a hash check.
 //   - Link revision: the changelog revision that introduced an entry.
 //
 // # Untrusted input
@@ -50,7 +56,7 @@
 // MaxTextLen), and no buffer is sized by a recorded length beyond what the
 // compressed input can produce. Every hunk of a delta is validated against
 // the text it applies to. Text lengths are checked against the index and
-// texts against their nodes.
+// texts against their nodes, whatever their flags.
 //
 // # Errors
 //
@@ -62,7 +68,10 @@
 //   - ErrUnsupported: a valid revlog this package does not read: version 0,
 //     the experimental revlogv2 (0xDEAD) and changelogv2 (0xD34D), unknown
 //     header flags, unknown revision flags, unknown compression markers.
-//     The message names the file.
+//     The message names the file. A revision flagged ellipsis or extstored
+//     gives a *FlagError wrapping it, whose message and hint are hg's
+//     ("missing processor for flag '0x2000'"); its fields name the file
+//     and revision.
 //   - ErrNotFound, ErrAmbiguous: lookups.
 //   - ErrCensored: reading a censored revision (its hash cannot match).
 //   - ErrBadDelta: wrapped inside CorruptError when a delta is malformed.
@@ -78,9 +87,13 @@
 // hunk list (mpatch_fold's approach) and applied once, so rebuilding a
 // text costs its length plus its deltas' sizes times log(chain length),
 // never chain length times text length. The last few verified texts are
-// cached, so reading revisions in order applies about one delta each. zlib
-// readers are pooled and one zstd decoder is shared by all revlogs (the
-// package's only package-level state: caches with no observable effect).
+// cached, so reading revisions in order applies about one delta each.
+// Reading and writing rebuild texts with the same code (inner.go, as
+// hg-core's InnerRevlog): a Revlog over its files, a Writer over its
+// files and the bytes it has not written yet, each with its own cache.
+// zlib readers are pooled and one zstd decoder is shared by all revlogs
+// (the package's only package-level state: caches with no observable
+// effect).
 //
 // # Concurrency
 //
@@ -99,10 +112,13 @@
 // A Writer (write.go) appends revisions, given as full texts or as
 // deltas from a changegroup, choosing the stored delta as hg does
 // (deltas.go), computing deltas when needed (diff.go) and compressing
-// chunks (compress_write.go). Arguments to AddDelta are untrusted and
+// chunks (compress_write.go). The texts it needs (delta bases, revisions
+// to diff against, pending or on disk) are rebuilt and checked as a
+// Revlog rebuilds them. Arguments to AddDelta are untrusted and
 // checked like revlog bytes: unknown bases and parents give
-// ErrUnknownBase, a text that does not hash to its node a *CorruptError;
-// a rejected revision leaves nothing behind. Writes are buffered: bytes
+// ErrUnknownBase, the ellipsis and extstored flags a *FlagError, a text
+// that does not hash to its node a *CorruptError; a rejected revision
+// leaves nothing behind. Writes are buffered: bytes
 // reach the files when the buffer fills, at Flush or at Close, data (.d)
 // before index (.i), without fsync (durability is the transaction's: the
 // Journal hooks are called where hg calls tr.add and tr.replace). A
@@ -113,5 +129,8 @@
 // Revlog version 0,
 // revlogv2 and changelogv2 (with their docket files and sidedata), and
 // persistent nodemaps (they are an optional cache; this package builds
-// its own node map) are not read.
+// its own node map) are not read. Neither are lfs revisions (extstored:
+// in a repository with the lfs requirement hg loads lfs by itself and
+// reads their blobs from the lfs store) nor narrow's ellipsis
+// revisions: both are refused as above.
 package revlog

@@ -15,7 +15,8 @@ var (
 
 	// ErrUnsupported reports a well-formed file in a format or with a
 	// feature this package does not read (revlog v0, revlogv2, changelogv2,
-	// unknown header or revision flags, unknown compression engines).
+	// unknown header or revision flags, revision flags whose processor
+	// comes from an extension (*FlagError), unknown compression engines).
 	ErrUnsupported = errors.New("unsupported revlog")
 
 	// ErrNotFound reports a node or hex prefix that matches no revision.
@@ -58,6 +59,31 @@ func (e *CorruptError) Error() string {
 // Unwrap makes errors.Is(err, ErrCorrupt) hold, and exposes the cause.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
-func (r *Revlog) corrupt(rev int, off int64, format string, args ...any) error {
-	return &CorruptError{File: r.name, Rev: rev, Offset: off, Err: fmt.Errorf(format, args...)}
+// FlagError reports a revision carrying a flag whose processor hg takes
+// from an extension: ellipsis (narrow) or extstored (lfs). This package
+// has neither processor; as hg without the extension, it refuses to read
+// or add such a revision, whatever its text. (With the processor, hg
+// would not check the raw text against the node, so honouring the flag
+// would let a bundle or a server forge history under existing nodes.)
+// It wraps ErrUnsupported. Its message and hint are hg's, so that the
+// command line prints what hg prints.
+type FlagError struct {
+	File string // revlog index file name
+	Rev  int    // the revision (for a revision being added: Len())
+	Flag uint16 // the first such flag, in hg's order (REVIDX_FLAGS_ORDER)
+}
+
+func (e *FlagError) Error() string {
+	return fmt.Sprintf("missing processor for flag '%#x'", e.Flag)
+}
+
+// Unwrap makes errors.Is(err, ErrUnsupported) hold.
+func (e *FlagError) Unwrap() error { return ErrUnsupported }
+
+// Hint is the hint hg 7 gives with the message (none for ellipsis).
+func (e *FlagError) Hint() string {
+	if e.Flag == FlagExtStored {
+		return "the lfs extension must be enabled"
+	}
+	return ""
 }

@@ -52,15 +52,12 @@ const (
 // mercurial/revlogutils/flagutil.py.
 const (
 	FlagCensored      = 1 << 15 // REVIDX_ISCENSORED: content replaced by a tombstone
-	FlagEllipsis      = 1 << 14 // REVIDX_ELLIPSIS: narrow ellipsis node, hash does not match
-	FlagExtStored     = 1 << 13 // REVIDX_EXTSTORED: raw text is a pointer (lfs)
+	FlagEllipsis      = 1 << 14 // REVIDX_ELLIPSIS: narrow ellipsis node (refused: *FlagError)
+	FlagExtStored     = 1 << 13 // REVIDX_EXTSTORED: raw text is an lfs pointer (refused: *FlagError)
 	FlagHasCopiesInfo = 1 << 12 // REVIDX_HASCOPIESINFO: changeset carries copy info
 
 	// KnownRevisionFlags is REVIDX_KNOWN_FLAGS.
 	KnownRevisionFlags = FlagCensored | FlagEllipsis | FlagExtStored | FlagHasCopiesInfo
-	// flagsSkipHash are the flags whose processors (narrow, lfs) tell hg
-	// not to check the raw text against the node.
-	flagsSkipHash = FlagEllipsis | FlagExtStored
 )
 
 // Entry is one index entry with its revision numbers checked: parents and

@@ -37,7 +37,7 @@ func TestOracleRevlogs(t *testing.T) {
 				}
 				censored += checkAgainstDump(t, r, &want)
 				for rev := range r.Len() {
-					c, err := r.readChunks([]int{rev})
+					c, _, err := r.readChunks([]int{rev})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -124,15 +124,14 @@ type WriterOptions struct {
 // part of the pending bytes: the Writer refuses further work and the
 // transaction must be rolled back.
 type Writer struct {
-	dir, name, dataName  string
-	opt                  WriterOptions
-	maxChain             int
-	bufSize              int
-	inline, generalDelta bool
-	sparse               bool
-	comp                 *compressor
+	inner    // entries (pending ones too), format flags, text rebuilding
+	dir      string
+	opt      WriterOptions
+	maxChain int
+	bufSize  int
+	sparse   bool
+	comp     *compressor
 
-	entries   []rawEntry
 	nodes     map[Node]int
 	chainLen  []int32 // deltas to apply to rebuild the rev (revlog.py _chaininfo)
 	chainSize []int64 // their stored size, plus the snapshot's
@@ -143,9 +142,7 @@ type Writer struct {
 	ibuf, dbuf     []byte // pending appends
 	iStart, dStart int64  // sizes when opened: the journal offsets
 	iAdded, dAdded bool   // Journal.Add called
-	cache          textCache
 	broken         error
-	closed         bool
 }
 
 // OpenWriter opens dir/name for appending, creating an empty revlog when
@@ -169,15 +166,8 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{
-		dir:      dir,
-		name:     name,
-		dataName: opt.DataName,
-		opt:      opt,
-		comp:     comp,
-		bufSize:  opt.BufferSize,
-		cache:    textCache{maxItems: defaultCacheItems, maxBytes: defaultCacheBytes},
-	}
+	w := &Writer{dir: dir, opt: opt, comp: comp, bufSize: opt.BufferSize}
+	w.init(name, opt.DataName, true, false, w)
 	if w.bufSize <= 0 {
 		w.bufSize = defaultWriteBuffer
 	}
@@ -186,7 +176,7 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("revlog: %w", err)
 	}
 	if len(b) == 0 {
-		w.inline, w.generalDelta = true, opt.GeneralDelta && !opt.Changelog
+		w.generalDelta = opt.GeneralDelta && !opt.Changelog
 	} else if err := w.load(b); err != nil {
 		return nil, err
 	}
@@ -275,12 +265,7 @@ func (w *Writer) Rev(n Node) (int, bool) {
 }
 
 // Node returns rev's node; NullNode for NullRev.
-func (w *Writer) Node(rev int) Node {
-	if rev == NullRev {
-		return NullNode
-	}
-	return w.entries[rev].node
-}
+func (w *Writer) Node(rev int) Node { return w.node(rev) }
 
 // Entry returns rev's index entry; rev must be in [0, Len()).
 func (w *Writer) Entry(rev int) Entry { return w.entries[rev].entry() }
@@ -291,22 +276,6 @@ func (w *Writer) Inline() bool { return w.inline }
 // GeneralDelta reports whether the revlog's deltas may be against any
 // earlier revision.
 func (w *Writer) GeneralDelta() bool { return w.generalDelta }
-
-// deltaParent is revlog.py deltaparent.
-func (w *Writer) deltaParent(rev int) int {
-	if rev == NullRev {
-		return NullRev
-	}
-	base := int(w.entries[rev].base)
-	switch {
-	case base == rev:
-		return NullRev
-	case w.generalDelta:
-		return base
-	default:
-		return rev - 1
-	}
-}
 
 func (w *Writer) length(rev int) int64 {
 	if rev == NullRev {
@@ -339,148 +308,42 @@ func (w *Writer) appendChainInfo(rev int) {
 }
 
 // Revision returns rev's raw text, including revisions still in the
-// buffer, checked against its node as Revlog.Revision does. The result
-// must not be modified.
-func (w *Writer) Revision(rev int) ([]byte, error) {
-	if w.closed {
-		return nil, fmt.Errorf("revlog %s: %w", w.name, fs.ErrClosed)
-	}
-	if rev == NullRev {
-		return []byte{}, nil
-	}
-	if rev < 0 || rev >= len(w.entries) {
-		return nil, fmt.Errorf("%w: revision %d in %s (%d revisions)", ErrNotFound, rev, w.name, len(w.entries))
-	}
-	return w.revision(rev)
-}
+// buffer, checked as Revlog.Revision does. The result must not be
+// modified.
+func (w *Writer) Revision(rev int) ([]byte, error) { return w.revision(rev, true) }
 
-func (w *Writer) revision(rev int) ([]byte, error) {
-	if t, ok := w.cache.get(rev); ok {
-		return t, nil
+// readChunks returns the stored chunks of revs (ascending) from the file
+// and the pending buffer (the chunkSource of w's inner). A chunk is
+// never split between the two: buffers are written whole, so the chunks
+// on disk come first, and they are read as a Revlog reads its .d file.
+func (w *Writer) readChunks(revs []int) ([][]byte, bool, error) {
+	out := make([][]byte, len(revs))
+	file, disk, buf := w.dataName, w.dDisk, w.dbuf
+	if w.inline {
+		file, disk, buf = w.name, w.iDisk, w.ibuf
 	}
-	var chain []int
-	var base []byte
-	haveBase := false
-	for cur := rev; ; {
-		if cur != rev {
-			if t, ok := w.cache.get(cur); ok {
-				base, haveBase = t, true
-				break
-			}
-		}
-		chain = append(chain, cur)
-		dp := w.deltaParent(cur)
-		if dp == NullRev {
-			if int(w.entries[cur].base) != cur {
-				base, haveBase = []byte{}, true
-			}
-			break
-		}
-		cur = dp
-	}
-	deltas := make([][]byte, 0, len(chain))
-	for i := len(chain) - 1; i >= 0; i-- {
-		c := chain[i]
-		chunk, err := w.readChunk(c)
-		if err != nil {
-			return nil, err
-		}
-		d, err := w.decompress(c, chunk)
-		if err != nil {
-			return nil, err
-		}
-		if i == len(chain)-1 && !haveBase {
-			base = d
+	onDisk := 0
+	for i, rev := range revs {
+		pos, n := w.span(rev)
+		if pos < disk {
+			onDisk = i + 1
 			continue
 		}
-		deltas = append(deltas, d)
-	}
-	text, err := PatchChain(base, deltas)
-	if err != nil {
-		return nil, &CorruptError{File: w.name, Rev: rev, Offset: -1, Err: fmt.Errorf("applying delta chain: %w", err)}
-	}
-	if len(deltas) == 0 {
-		// May alias a pending buffer or a read buffer: keep a copy.
-		text = bytes.Clone(text)
-	}
-	e := &w.entries[rev]
-	if e.rawLen >= 0 && int64(len(text)) != int64(e.rawLen) {
-		return nil, &CorruptError{File: w.name, Rev: rev, Offset: -1, Err: fmt.Errorf("unpacked size is %d, %d expected", len(text), e.rawLen)}
-	}
-	flags := uint16(e.offsetFlags)
-	if flags&flagsSkipHash == 0 && HashRevision(text, w.Node(int(e.p1)), w.Node(int(e.p2))) != e.node {
-		if flags&FlagCensored != 0 && isCensoredText(text) {
-			return nil, fmt.Errorf("%w: %s rev %d (node %s)", ErrCensored, w.name, rev, e.node.Short())
-		}
-		return nil, &CorruptError{File: w.name, Rev: rev, Offset: -1, Err: fmt.Errorf("integrity check failed on %s:%d (node %s)", w.name, rev, e.node.Short())}
-	}
-	w.cache.add(rev, text)
-	return text, nil
-}
-
-// chunkLimit bounds a decompressed chunk as Revlog.chunkLimit does.
-func (w *Writer) chunkLimit(rev int) int64 {
-	e := &w.entries[rev]
-	if int(e.base) == rev {
-		if e.rawLen >= 0 {
-			return int64(e.rawLen)
-		}
-		return MaxTextLen
-	}
-	var parentLen int64
-	if dp := w.deltaParent(rev); dp >= 0 {
-		parentLen = int64(w.entries[dp].rawLen)
-	}
-	if e.rawLen < 0 || parentLen < 0 {
-		return MaxTextLen
-	}
-	return min(16*(int64(e.rawLen)+parentLen)+64<<10, MaxTextLen)
-}
-
-func (w *Writer) decompress(rev int, chunk []byte) ([]byte, error) {
-	hint := int64(-1)
-	if int(w.entries[rev].base) == rev {
-		hint = int64(w.entries[rev].rawLen)
-	}
-	out, err := Decompress(chunk, w.chunkLimit(rev), hint)
-	if err != nil {
-		if errors.Is(err, ErrUnsupported) {
-			return nil, fmt.Errorf("%s rev %d: %w", w.name, rev, err)
-		}
-		return nil, &CorruptError{File: w.name, Rev: rev, Offset: -1, Err: fmt.Errorf("revlog decompress error: %w", err)}
-	}
-	return out, nil
-}
-
-// readChunk returns rev's stored chunk from the pending buffer or the
-// file. A chunk is never split between the two: buffers are written
-// whole.
-func (w *Writer) readChunk(rev int) ([]byte, error) {
-	e := &w.entries[rev]
-	pos, n := int64(e.offsetFlags>>16), int64(e.compLen)
-	name, disk, buf := w.dataName, w.dDisk, w.dbuf
-	if w.inline {
-		pos += int64(rev+1) * EntrySize
-		name, disk, buf = w.name, w.iDisk, w.ibuf
-	}
-	if pos >= disk {
 		if pos-disk+n > int64(len(buf)) {
-			return nil, &CorruptError{File: name, Rev: rev, Offset: pos, Err: fmt.Errorf("chunk of %d bytes beyond the pending data", n)}
+			return nil, false, &CorruptError{File: file, Rev: rev, Offset: pos, Err: fmt.Errorf("chunk of %d bytes beyond the pending data", n)}
 		}
-		return buf[pos-disk : pos-disk+n : pos-disk+n], nil
+		out[i] = buf[pos-disk : pos-disk+n : pos-disk+n]
 	}
-	if pos+n > disk {
-		return nil, &CorruptError{File: name, Rev: rev, Offset: pos, Err: fmt.Errorf("chunk of %d bytes runs past the end of the file (%d bytes)", n, disk)}
+	if onDisk > 0 {
+		f, err := w.file(w.inline)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := w.readBatched(f, disk, file, revs[:onDisk], out[:onDisk]); err != nil {
+			return nil, false, err
+		}
 	}
-	f, err := w.file(w.inline)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, n)
-	if _, err := f.ReadAt(out, pos); err != nil {
-		return nil, &CorruptError{File: name, Rev: rev, Offset: pos, Err: fmt.Errorf("reading %d bytes: %w", n, err)}
-	}
-	return out, nil
+	return out, false, nil
 }
 
 // file returns the index (index true) or data file, opening it for
@@ -516,7 +379,8 @@ func (w *Writer) file(index bool) (wfile, error) {
 
 // AddRevision appends a full text; its node is HashRevision(text, p1, p2).
 // When the node is already present it returns its rev and added=false
-// (nothing written). text is copied.
+// (nothing written). Flags are refused as AddDelta refuses them. text is
+// copied.
 func (w *Writer) AddRevision(text []byte, p1, p2 Node, linkRev int, flags uint16) (rev int, added bool, err error) {
 	if err := w.usable(); err != nil {
 		return 0, false, err
@@ -540,11 +404,13 @@ func (w *Writer) AddRevision(text []byte, p1, p2 Node, linkRev int, flags uint16
 // AddDelta appends a revision arriving as a delta against base (NullNode:
 // the empty text), as changegroups carry them. Parents and base must be
 // present (NullNode allowed): otherwise an error wrapping ErrUnknownBase
-// naming the node. The rebuilt text must hash to node (unless flags say
-// hg does not check it): otherwise a *CorruptError. A node already present
-// gives (rev, false, nil) and writes nothing. Every argument is untrusted;
-// a rejected revision leaves no trace in the files or the buffer. The
-// delta is not retained after the call.
+// naming the node. Flags whose processor hg takes from an extension
+// (ellipsis, extstored) give a *FlagError, as in hg without it. The
+// rebuilt text must hash to node (a censorable revlog also takes a
+// censor tombstone with the censored flag): otherwise a *CorruptError.
+// A node already present gives (rev, false, nil) and writes nothing.
+// Every argument is untrusted; a rejected revision leaves no trace in the
+// files or the buffer. The delta is not retained after the call.
 func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, flags uint16) (rev int, added bool, err error) {
 	if err := w.usable(); err != nil {
 		return 0, false, err
@@ -597,14 +463,14 @@ func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, fl
 			return 0, false, corrupt("delta against %s: %w", base.Short(), err)
 		}
 	}
-	if ri.flags&flagsSkipHash == 0 {
-		match := HashRevision(text, p1, p2) == node
-		switch {
-		case !match && !(ri.flags&FlagCensored != 0 && w.opt.Censorable && isCensoredText(text)):
-			return 0, false, corrupt("integrity check failed: text does not hash to its node")
-		case match && ri.flags&FlagCensored != 0:
-			return 0, false, corrupt("node is not censored")
-		}
+	// As deltas.py _textfromdelta: no flag newRevInfo lets through
+	// exempts the text from its hash.
+	match := HashRevision(text, p1, p2) == node
+	switch {
+	case !match && !(ri.flags&FlagCensored != 0 && w.opt.Censorable && isCensoredText(text)):
+		return 0, false, corrupt("integrity check failed: text does not hash to its node")
+	case match && ri.flags&FlagCensored != 0:
+		return 0, false, corrupt("node is not censored")
 	}
 	ri.text = text
 	ri.cacheBase, ri.cacheDelta = baseRev, delta
@@ -638,7 +504,7 @@ func (w *Writer) rawSize(rev int) int64 {
 	if n := w.entries[rev].rawLen; n >= 0 {
 		return int64(n)
 	}
-	t, err := w.revision(rev)
+	t, err := w.Revision(rev)
 	if err != nil {
 		return 0
 	}
@@ -664,8 +530,10 @@ type revInfo struct {
 }
 
 func (w *Writer) newRevInfo(node, p1, p2 Node, linkRev int, flags uint16) (*revInfo, error) {
-	if flags&^KnownRevisionFlags != 0 {
-		return nil, fmt.Errorf("%w: %s: incompatible revision flag '%#x'", ErrUnsupported, w.name, flags&^KnownRevisionFlags)
+	// hg refuses these flags when it adds a revision (flagutil's
+	// processflagswrite for a text, processflagsraw for a delta).
+	if err := checkFlags(w.name, len(w.entries), flags); err != nil {
+		return nil, err
 	}
 	if linkRev < 0 || linkRev > math.MaxInt32 {
 		return nil, fmt.Errorf("revlog %s: link revision %d out of range", w.name, linkRev)
@@ -728,7 +596,7 @@ func (w *Writer) add(ri *revInfo) (int, error) {
 		w.ibuf = append(w.ibuf, eb[:]...)
 	}
 	if ri.flags&FlagCensored == 0 {
-		w.cache.add(rev, ri.text)
+		w.remember(rev, ri.text)
 	}
 	if w.opt.Delay {
 		return rev, nil
@@ -1010,8 +878,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	err := w.Flush()
-	w.closed = true
-	w.cache.clear()
+	w.markClosed()
 	w.comp.release()
 	for _, f := range []wfile{w.dfile, w.ifile} {
 		if f != nil {
@@ -1031,7 +898,7 @@ func (w *Writer) Pending() int { return len(w.ibuf) + len(w.dbuf) }
 // or Close: it frees its text cache and keeps only the pending bytes, so
 // a caller can keep many finished writers around and flush them
 // together (one journal write for a whole changegroup's filelogs).
-func (w *Writer) EndGroup() { w.cache.clear() }
+func (w *Writer) EndGroup() { w.forget() }
 
 // Discard drops the pending bytes and closes the files without writing:
 // for a transaction being rolled back, whose playback truncates whatever
@@ -1040,9 +907,8 @@ func (w *Writer) Discard() error {
 	if w.closed {
 		return nil
 	}
-	w.closed = true
+	w.markClosed()
 	w.ibuf, w.dbuf = nil, nil
-	w.cache.clear()
 	var err error
 	for _, f := range []wfile{w.dfile, w.ifile} {
 		if f != nil {

@@ -487,6 +487,13 @@ func TestWriterRejects(t *testing.T) {
 				{"hunk past base", good, tip, NullNode, delta, 0, ErrBadDelta, "past the end"},
 				{"unknown flag", good, tip, tip, delta, 1, ErrUnsupported, "incompatible revision flag"},
 				{"not censored", good, tip, tip, delta, FlagCensored, ErrCorrupt, "not censored"},
+				// hg has no processor for these flags without the lfs or
+				// narrow extension and refuses them, whatever the text.
+				{"extstored", good, tip, tip, delta, FlagExtStored, ErrUnsupported, "missing processor for flag '0x2000'"},
+				{"ellipsis", good, tip, tip, delta, FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
+				{"extstored wrong node", Node{9}, tip, tip, delta, FlagExtStored, ErrUnsupported, "missing processor for flag '0x2000'"},
+				{"ellipsis wrong node", Node{9}, tip, tip, delta, FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
+				{"both", Node{9}, tip, tip, delta, FlagExtStored | FlagEllipsis, ErrUnsupported, "missing processor for flag '0x4000'"},
 				{"null node", NullNode, tip, tip, delta, 0, nil, "null revision"},
 			}
 			for _, c := range cases {
@@ -505,6 +512,12 @@ func TestWriterRejects(t *testing.T) {
 				}
 				if !bytes.Equal(snapshot(), before) {
 					t.Fatalf("%s: the index changed", c.name)
+				}
+			}
+			for _, f := range []uint16{FlagExtStored, FlagEllipsis} {
+				var fe *FlagError
+				if _, added, err := w.AddRevision(newText, tip, NullNode, 5, f); !errors.As(err, &fe) || added || fe.Flag != f || w.Len() != 5 {
+					t.Errorf("AddRevision with flag %#x: added %v, %v", f, added, err)
 				}
 			}
 			// The writer still works, and the revlog reads back.
@@ -624,14 +637,17 @@ func FuzzAddDelta(f *testing.F) {
 		if !added {
 			return
 		}
+		if flags&(FlagEllipsis|FlagExtStored) != 0 {
+			t.Fatalf("added a revision with flags %#x", flags)
+		}
 		got, err := w.Revision(rev)
 		if flags&FlagCensored != 0 {
 			return
 		}
-		if err != nil && flags&flagsSkipHash == 0 {
+		if err != nil {
 			t.Fatalf("accepted rev unreadable: %v", err)
 		}
-		if err == nil && flags&flagsSkipHash == 0 && HashRevision(got, w.Node(4), NullNode) != node {
+		if HashRevision(got, w.Node(4), NullNode) != node {
 			t.Fatal("accepted rev does not hash to its node")
 		}
 		if err := w.Close(); err != nil {
@@ -803,5 +819,45 @@ func TestWriterEmptyTextAgainstNull(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriterReadsLikeRevlog: a Writer rebuilds the texts it needs with
+// the reader's code, so it refuses what a Revlog refuses. A revision on
+// disk with an unknown flag was read by the writer's own reconstruction,
+// which skipped that check, and could serve as a delta base.
+func TestWriterReadsLikeRevlog(t *testing.T) {
+	dir := t.TempDir()
+	b := build(t, sampleRevs()[:3], true, true).withFlags(1, 1<<3)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "x.i"), b.index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := b.open(t)
+	_, want := r.Revision(1)
+	if !errors.Is(want, ErrUnsupported) {
+		t.Fatalf("Revlog.Revision(1) = %v, want ErrUnsupported", want)
+	}
+	w, err := OpenWriter(dir, "data/x.i", WriterOptions{GeneralDelta: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Revision(1); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "incompatible revision flag '0x8'") {
+		t.Errorf("Writer.Revision(1) = %v, want %v", err, want)
+	}
+	// Revision 2 is a delta against 1: both read it.
+	for _, read := range []func(int) ([]byte, error){r.Revision, w.Revision} {
+		if got, err := read(2); err != nil || !bytes.Equal(got, sampleRevs()[2].text) {
+			t.Errorf("rev 2 = %q, %v", got, err)
+		}
+	}
+	text := append(bytes.Clone(sampleRevs()[1].text), "and more\n"...)
+	node := HashRevision(text, b.nodes[1], NullNode)
+	_, _, err = w.AddDelta(node, b.nodes[1], NullNode, b.nodes[1], Diff(sampleRevs()[1].text, text), 3, 0)
+	if !errors.Is(err, ErrUnsupported) || w.Len() != 3 {
+		t.Errorf("AddDelta against the flagged revision: %v (%d revisions)", err, w.Len())
 	}
 }

@@ -79,8 +79,10 @@ var supported = []string{
 // autoextensions), so hg opens such repositories. ("git" is in that list
 // too, but its extension needs pygit2 and fails to load on a plain
 // install, so hg refuses the requirement.) Their stores are ordinary
-// revlogs: lfs marks revisions with the EXTSTORED flag, which the revlog
-// reader handles. Keep in sync with mercurial/localrepo.py.
+// revlogs: lfs marks the revisions it stores in its blob store with the
+// EXTSTORED flag, which the revlog package refuses to read or add
+// (revlog.FlagError: it has no lfs processor), as hg without lfs does;
+// other revisions read as usual. Keep in sync with mercurial/localrepo.py.
 var autoloaded = []string{"largefiles", "lfs"}
 
 // unreadable are requirements Mercurial knows but hgfs does not read: a

@@ -373,13 +373,21 @@ func (u *ui) report(err error, flush bool) int {
 		return 255
 	}
 	var ae *abortError
+	hint := ""
 	if errors.As(err, &ae) {
 		u.errorf("abort: %s\n", ae.msg)
-		if ae.hint != "" {
-			u.errorf("(%s)\n", ae.hint)
-		}
+		hint = ae.hint
 	} else {
 		u.errorf("abort: %v\n", err)
+	}
+	// Errors that carry hg's hint (revlog.FlagError) give it when the
+	// abort has none of its own.
+	var h interface{ Hint() string }
+	if hint == "" && errors.As(err, &h) {
+		hint = h.Hint()
+	}
+	if hint != "" {
+		u.errorf("(%s)\n", hint)
 	}
 	if u.traceback {
 		u.errorf("Traceback (most recent call first):\n")
