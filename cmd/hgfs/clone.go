@@ -56,9 +56,12 @@ func init() {
     'hgfs pull' into an empty repository) unless --stream is given or the
     server prefers streaming (server.preferuncompressed); --stream copies
     the store files as they are, which is the fast way to clone a large
-    repository. A local repository is always copied by streaming its store.
-    If streaming is requested but the server does not allow it, the clone
-    warns and applies changegroups.
+    repository. A local repository's store is copied, as hg does, unless it
+    has secret changesets, is publishing with hidden changesets, is locked
+    or --pull is given: then it is pulled (without its secret and hidden
+    changesets). A publishing repository's copy is all public. If
+    streaming is requested but the server does not allow it, or needs a
+    repository format hgfs lacks, the clone warns and applies changegroups.
 
     hgfs does not check out a working copy yet: the clone always behaves
     as with -U; run 'hg update' in DEST to get one.
