@@ -389,17 +389,34 @@ func (cl *cloner) fromRemote(source string) error {
 		return abortf("%v", err)
 	}
 
-	canStream := b2.HasValue("stream", "v2") || caps.Has("stream") || caps.Has("streamreqs")
 	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
 		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred")
-	if !wantStream || !canStream {
-		if cl.mount != nil {
-			return noStreamError()
-		}
-		if wantStream {
+	if !wantStream {
+		return cl.pullClone(peer, remote)
+	}
+	// streamclone.canperformstreamclone: the server's stream requirements
+	// ("stream" alone means revlogv1), each one this client must support;
+	// otherwise warn and apply changegroups.
+	var reqs []string
+	if !caps.Has("stream") {
+		v, _ := caps.Get("streamreqs")
+		if v == "" {
+			if cl.mount != nil {
+				return noStreamError()
+			}
 			u.warn("warning: stream clone requested but server has them disabled\n")
+			return cl.pullClone(peer, remote)
 		}
+		reqs = strings.Split(v, ",")
+	}
+	if missing := streamclone.MissingRequirements(reqs); len(missing) > 0 {
+		if cl.mount != nil {
+			return abortf("unable to apply stream clone: unsupported format: %s", strings.Join(missing, ", ")).
+				withHint("a mount is filled from a stream, and this repository's format is not one hgfs can copy; clone without --mount")
+		}
+		u.warn("warning: stream clone requested but client is missing requirements: %s\n", strings.Join(missing, ", "))
+		u.warn("(see https://www.mercurial-scm.org/wiki/MissingRequirement for more information)\n")
 		return cl.pullClone(peer, remote)
 	}
 
@@ -420,15 +437,7 @@ func (cl *cloner) fromRemote(source string) error {
 		})
 		return applyError(ctx, u, err)
 
-	case caps.Has("stream") || caps.Has("streamreqs"):
-		var reqs []string
-		if !caps.Has("stream") {
-			v, _ := caps.Get("streamreqs")
-			if v == "" {
-				return noStreamError()
-			}
-			reqs = strings.Split(v, ",")
-		}
+	default:
 		// The v1 stream carries no bookmarks; hg pulls them with listkeys
 		// after the stream. Asking before means every bookmark points at
 		// a changeset the (later) stream contains.
@@ -463,7 +472,6 @@ func (cl *cloner) fromRemote(source string) error {
 		})
 		return applyError(ctx, u, err)
 	}
-	return noStreamError()
 }
 
 func orRevlogv1(reqs []string) []string {

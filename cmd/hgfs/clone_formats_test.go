@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// deltaInfoRepo makes, with hg 7, a repository in a format hg 6.3 and
+// hgfs lack: delta-info-revlog (format.use-delta-info-flags), which hg 7
+// streams as a requirement (it is not in STREAM_IGNORABLE_REQUIREMENTS).
+func deltaInfoRepo(t *testing.T, hg7 testenv.Mercurial, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "deltainfo")
+	hg7.Run(t, dir, "init", "--config", "format.use-delta-info-flags=yes", src)
+	for i, content := range []string{"one\n", "one\ntwo\n", "one\ntwo\nthree\n"} {
+		os.WriteFile(filepath.Join(src, "f"), []byte(content), 0o644)
+		os.WriteFile(filepath.Join(src, "g"+strings.Repeat("x", i)), []byte(content), 0o644)
+		hg7.Run(t, src, "commit", "-qAm", content)
+	}
+	hg7.Run(t, src, "bookmark", "-r", "1", "mark")
+	reqs, _ := os.ReadFile(filepath.Join(src, ".hg", "store", "requires"))
+	if !strings.Contains(string(reqs), "delta-info-revlog\n") {
+		t.Fatalf("hg 7 made no delta-info-revlog repository:\n%s", reqs)
+	}
+	return src
+}
+
+// TestCloneMissingRequirements: a stream whose requirements hgfs lacks
+// (hg 7's delta-info-revlog) is not asked for: hgfs clone --stream from
+// hg 7's hg serve warns as hg 6.3 does (streamclone.canperformstreamclone)
+// and applies changegroups, with hg 6.3's output and the history hg 7's
+// own clone has. Where a stream is the only way (--mount), a local source
+// and stream bundles, the clone is refused by name, with hg 6.3's
+// messages.
+func TestCloneMissingRequirements(t *testing.T) {
+	hg6 := testenv.Default(t)
+	hg7 := testenv.Hg7(t)
+	dir := t.TempDir()
+	src := deltaInfoRepo(t, hg7, dir)
+	url := hg7.Serve(t, src)
+	history := func(repo string) string {
+		testenv.Hg(t, repo, "verify", "-q")
+		return string(testenv.Hg(t, repo, "log", "--debug", "-r", "all()"))
+	}
+	// --pull: a copy would keep the format hg 6.3 cannot read.
+	hg7.Run(t, dir, "clone", "-q", "-U", "--pull", src, filepath.Join(dir, "hg7-clone"))
+	want := history(filepath.Join(dir, "hg7-clone"))
+
+	for _, args := range [][]string{{"--stream"}, {}} {
+		name := "hgfs" + strings.Join(args, "")
+		t.Run(name, func(t *testing.T) {
+			dest := filepath.Join(dir, name)
+			stdout, stderr, code := hgfsClone(t, dir, append(append([]string{"-U"}, args...), url, dest)...)
+			if code != 0 {
+				t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
+			}
+			o, e, err := hg6.Result(t, dir, append(append([]string{"clone", "-U"}, args...), url, filepath.Join(dir, "hg6"+name))...)
+			if err != nil {
+				t.Fatalf("hg 6.3 clone: %v\n%s%s", err, o, e)
+			}
+			stdout = strings.TrimSuffix(stdout, "(hgfs does not check out working copies yet; run 'hg update' in "+dest+" for one)\n")
+			if stdout != string(o) || stderr != string(e) {
+				t.Errorf("output differs from hg 6.3's:\n%s", testenv.Diff("hg6.3", string(o)+string(e), "hgfs", stdout+stderr))
+			}
+			if len(args) > 0 && !strings.Contains(stderr, "client is missing requirements: delta-info-revlog\n") {
+				t.Errorf("no warning naming the requirement: %q", stderr)
+			}
+			if got := history(dest); got != want {
+				t.Errorf("clone differs from hg 7's:\n%s", testenv.Diff("hg7", want, "hgfs", got))
+			}
+		})
+	}
+
+	packed1 := filepath.Join(dir, "deltainfo.packed1")
+	hg7.Run(t, src, "debugcreatestreamclonebundle", packed1)
+	v2 := filepath.Join(dir, "deltainfo.v2")
+	hg7.Run(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", v2)
+	hg6.Run(t, dir, "init", "empty6")
+	refusals := []struct {
+		name   string
+		args   []string
+		oracle []string // hg 6.3's command and its directory
+	}{
+		{"mount", []string{"--mount", "--cache", filepath.Join(dir, "cache"), url}, nil},
+		{"local", []string{src}, []string{dir, "clone", "-U", src, filepath.Join(dir, "hg6-local")}},
+		{"packed1", []string{packed1}, []string{filepath.Join(dir, "empty6"), "debugapplystreamclonebundle", packed1}},
+		{"stream-v2-bundle", []string{v2}, []string{filepath.Join(dir, "empty6"), "unbundle", v2}},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			dest := filepath.Join(dir, "refused-"+tc.name)
+			stdout, stderr, code := hgfsClone(t, dir, append([]string{"-U"}, append(tc.args, dest)...)...)
+			if code != 255 || !strings.Contains(stderr, "delta-info-revlog") {
+				t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
+			}
+			if tc.oracle != nil {
+				o, e, err := hg6.Result(t, tc.oracle[0], tc.oracle[1:]...)
+				if err == nil {
+					t.Fatalf("hg 6.3 %s succeeded:\n%s", tc.oracle[1], o)
+				}
+				if stdout != string(o) || stderr != string(e) {
+					t.Errorf("output differs from hg 6.3's:\n%s", testenv.Diff("hg6.3", string(o)+string(e), "hgfs", stdout+stderr))
+				}
+			}
+			if _, err := os.Stat(dest); !os.IsNotExist(err) {
+				t.Errorf("destination left behind: %v", err)
+			}
+		})
+	}
+}
