@@ -15,10 +15,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/exchange"
 	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
 )
@@ -60,6 +62,20 @@ func (cl *cloner) changegroupClone(fill func(root string) error) error {
 
 // pullClone clones from a remote peer with a changegroup.
 func (cl *cloner) pullClone(peer wireproto.Peer, remote *remoteOutput) error {
+	// A server that streams says what its repository needs: tree
+	// manifests arrive as tree groups hgfs cannot write, so the pull is
+	// refused by name before anything is fetched.
+	if v, _ := peer.Capabilities().Get("streamreqs"); v != "" {
+		for _, r := range strings.Split(v, ",") {
+			if r == store.ReqTreemanifest {
+				a := abortf("the source repository requires %s, which hgfs cannot write from changegroups", r)
+				if len(streamclone.MissingRequirements(strings.Split(v, ","))) == 0 {
+					a = a.withHint("clone it with --stream, which copies it as it is")
+				}
+				return a
+			}
+		}
+	}
 	return cl.changegroupClone(func(root string) error {
 		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
 		remote.flush(cl.c.ui)

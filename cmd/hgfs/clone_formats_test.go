@@ -112,3 +112,39 @@ func TestCloneMissingRequirements(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneTreeManifest: hgfs cannot write tree manifests from
+// changegroups, so a clone from hg 7's hg serve of a treemanifest
+// repository is refused by name before anything is fetched (hg 6.3 fails
+// there too, on "no common changegroup version"), with the hint that
+// --stream copies it, which then gives what hg 6.3's stream clone gives.
+func TestCloneTreeManifest(t *testing.T) {
+	hg7 := testenv.Hg7(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tree")
+	hg7.Run(t, dir, "init", "--config", "experimental.treemanifest=yes", src)
+	os.MkdirAll(filepath.Join(src, "d", "e"), 0o755)
+	os.WriteFile(filepath.Join(src, "d", "e", "f"), []byte("f\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "top"), []byte("top\n"), 0o644)
+	hg7.Run(t, src, "commit", "-qAm", "trees")
+	url := hg7.Serve(t, src)
+
+	dest := filepath.Join(dir, "pulled")
+	stdout, stderr, code := hgfsClone(t, dir, "-U", url, dest)
+	want := "abort: the source repository requires treemanifest, which hgfs cannot write from changegroups\n(clone it with --stream, which copies it as it is)\n"
+	if code != 255 || stdout != "" || stderr != want {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("destination left behind: %v", err)
+	}
+
+	dest = filepath.Join(dir, "streamed")
+	if stdout, stderr, code := hgfsClone(t, dir, "-U", "--stream", url, dest); code != 0 {
+		t.Fatalf("hgfs clone --stream: exit %d\n%s%s", code, stdout, stderr)
+	}
+	testenv.Hg(t, dir, "clone", "-q", "-U", "--stream", url, filepath.Join(dir, "hg6"))
+	if got, want := repoState(t, dest, true), repoState(t, filepath.Join(dir, "hg6"), false); got != want {
+		t.Errorf("clone differs from hg 6.3's:\n%s", testenv.Diff("hg6.3", want, "hgfs", got))
+	}
+}
