@@ -190,17 +190,18 @@ func (cl *cloner) localPullClone(root string, publishing, stream bool) error {
 	}
 
 	return cl.changegroupClone(func(stage string) error {
+		cl.c.ui.status("requesting all changes\n")
+		if nserved == 0 {
+			// Everything is secret: hg's pull gets an empty changegroup
+			// and its transaction leaves nothing.
+			return nil
+		}
 		opt := cloneSessionOptions(cl.c, stage)
 		opt.WLock = true
 		s, err := exchange.Begin(ctx, stage, "pull\n"+cl.defaultURL, opt)
 		if err != nil {
 			return sessionError(err, stage)
 		}
-		if nserved == 0 {
-			cl.c.ui.status("no changes found\n")
-			return s.Commit()
-		}
-		cl.c.ui.status("requesting all changes\n")
 		// The bundle hg's local peer would send for the pull: the
 		// changegroup, then phase-heads and bookmarks parts.
 		pr, pw := io.Pipe()

@@ -148,6 +148,13 @@ func localCloneSources(t *testing.T, dir string) []string {
 		write("f", "same\n")
 		hg("commit", "-qAm", "draft f")
 	})
+	// Nothing but a secret changeset: nothing to pull.
+	hg := func(repo string, args ...string) { testenv.Hg(t, repo, args...) }
+	allSecret := filepath.Join(dir, "allsecret-pub")
+	hg(dir, "init", allSecret)
+	os.WriteFile(filepath.Join(allSecret, "a"), []byte("a\n"), 0o644)
+	hg(allSecret, "commit", "-qAm", "a", "--secret")
+	names = append(names, "allsecret-pub")
 	mk("hidden-pub", true, func(hg func(...string), write func(string, string)) {
 		write("c", "c amended\n")
 		hg("commit", "-q", "--amend", "-m", "c amended", "--config", "experimental.evolution.createmarkers=true")
