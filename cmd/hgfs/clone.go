@@ -701,7 +701,9 @@ func (cl *cloner) fromLocal(root string) error {
 		pw.CloseWithError(err)
 		genDone <- err
 	}()
+	reqs := localCloneRequirements(st.Requirements)
 	_, err = cl.apply(false, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		o.DefaultRequirements = reqs
 		return streamclone.ApplyBundle(ctx, pr, s, o)
 	})
 	// Unblock the generator if the applier stopped early.
@@ -714,6 +716,17 @@ func (cl *cloner) fromLocal(root string) error {
 		return applyError(ctx, cl.c.ui, err)
 	}
 	return nil
+}
+
+// localCloneRequirements is localrepo.clone_requirements: a local copy
+// keeps every store requirement of the source (its layout, persistent
+// nodemap) and takes the working directory ones a new repository gets.
+// As the applier's defaults, the stream's format requirements (a subset
+// of the source's) change nothing.
+func localCloneRequirements(src store.Requirements) []string {
+	wd, _, _ := store.NewRequirements(streamclone.DefaultRequirements()...).Split()
+	_, srcStore, _ := src.Union(store.NewRequirements(store.ReqShareSafe)).Split()
+	return wd.Union(srcStore).List()
 }
 
 // localRepoError renders a failure to open a local source repository.

@@ -148,3 +148,53 @@ func TestCloneTreeManifest(t *testing.T) {
 		t.Errorf("clone differs from hg 6.3's:\n%s", testenv.Diff("hg6.3", want, "hgfs", got))
 	}
 }
+
+// TestCloneLocalFormats: a local copy keeps the source's store
+// requirements and so its file name layout (localrepo.clone_requirements),
+// as each Mercurial's clone does, where a stream into the local defaults
+// would give it dotencode and fncache.
+func TestCloneLocalFormats(t *testing.T) {
+	dir := t.TempDir()
+	hgs := testenv.Mercurials(t)
+	layout := func(repo string) string {
+		var b strings.Builder
+		for _, f := range []string{".hg/requires", ".hg/store/requires"} {
+			data, _ := os.ReadFile(filepath.Join(repo, f))
+			b.WriteString(f + ":\n" + string(data))
+		}
+		// The revlogs' on-disk names.
+		data := filepath.Join(repo, ".hg", "store", "data")
+		filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(data, p)
+				b.WriteString(filepath.ToSlash(rel) + "\n")
+			}
+			return err
+		})
+		return b.String()
+	}
+	for name, initArgs := range map[string][]string{
+		"no-dotencode": {"--config", "format.dotencode=false"},
+		"no-fncache":   {"--config", "format.usefncache=false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join(dir, name)
+			testenv.Hg(t, dir, append([]string{"init", src}, initArgs...)...)
+			os.MkdirAll(filepath.Join(src, "Upper"), 0o755)
+			os.WriteFile(filepath.Join(src, "Upper", ".hidden~"), []byte("x\n"), 0o644)
+			testenv.Hg(t, src, "commit", "-qAm", "x")
+			dest := filepath.Join(dir, name+"-hgfs")
+			if stdout, stderr, code := hgfsClone(t, dir, "-U", src, dest); code != 0 {
+				t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
+			}
+			testenv.Hg(t, dest, "verify", "-q")
+			for _, hg := range hgs {
+				oracle := filepath.Join(dir, name+"-"+hg.Name)
+				hg.Run(t, dir, "clone", "-q", "-U", src, oracle)
+				if got, want := layout(dest), layout(oracle); got != want {
+					t.Errorf("differs from %s's clone:\n%s", hg.Name, testenv.Diff(hg.Name, want, "hgfs", got))
+				}
+			}
+		})
+	}
+}
