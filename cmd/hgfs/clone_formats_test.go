@@ -90,6 +90,19 @@ func TestCloneMissingRequirements(t *testing.T) {
 		{"packed1", []string{packed1}, []string{filepath.Join(dir, "empty6"), "debugapplystreamclonebundle", packed1}},
 		{"stream-v2-bundle", []string{v2}, []string{filepath.Join(dir, "empty6"), "unbundle", v2}},
 	}
+	t.Run("unbundle", func(t *testing.T) {
+		repo := filepath.Join(dir, "unbundle-target")
+		hg6.Run(t, dir, "init", repo)
+		before := repoState(t, repo, false)
+		stdout, stderr, code := hgfsIn(repo, "unbundle", v2)
+		o, e, err := hg6.Result(t, filepath.Join(dir, "empty6"), "unbundle", v2)
+		if err == nil || code != 255 || stdout != string(o) || stderr != string(e) {
+			t.Errorf("hgfs unbundle: exit %d, hg 6.3: %v\n%s", code, err, testenv.Diff("hg6.3", string(o)+string(e), "hgfs", stdout+stderr))
+		}
+		if after := repoState(t, repo, true); after != before {
+			t.Errorf("repository changed:\n%s", testenv.Diff("before", before, "after", after))
+		}
+	})
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			dest := filepath.Join(dir, "refused-"+tc.name)
