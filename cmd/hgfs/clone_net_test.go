@@ -90,8 +90,14 @@ func newFakeServer(t *testing.T, src string, cut float64, hold bool) *httptest.S
 		t.Fatal(err)
 	}
 	heads := strings.TrimSpace(string(testenv.Hg(t, src, "heads", "-T", "{node} ")))
+	// hg serve advertises the stream's requirements wherever it streams.
+	reqs, err := store.ReadRequirements(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fakeServer{
-		caps:    "batch bundle2=HG20%0Abookmarks%0Alistkeys%0Aphases%3Dheads%0Astream%3Dv2 getbundle httpheader=1024 httpmediatype=0.1rx,0.1tx,0.2tx known lookup pushkey",
+		caps: "batch bundle2=HG20%0Abookmarks%0Alistkeys%0Aphases%3Dheads%0Astream%3Dv2 getbundle httpheader=1024 httpmediatype=0.1rx,0.1tx,0.2tx known lookup pushkey streamreqs=" +
+			strings.Join(reqs.Streamed().List(), ","),
 		heads:   heads,
 		bundle:  data,
 		cut:     int(float64(len(data)) * cut),
