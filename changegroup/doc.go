@@ -28,7 +28,8 @@
 // Files: reader.go (Reader, the chunk framing), writer.go (Writer),
 // bundle.go (OpenBundle and bundle2 part dispatch), bundlewriter.go
 // (NewBundleWriter), parts.go (phase-heads, bookmarks and listkeys
-// payloads), generate.go (a changegroup of a whole local repository).
+// payloads), generate.go (a changegroup of a whole local repository, or of a set
+// of its changesets: GenerateSet).
 //
 // # Errors
 //

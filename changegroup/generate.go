@@ -59,8 +59,166 @@ func Generate(ctx context.Context, r *repo.Repo, w *Writer) error {
 	return w.Close()
 }
 
+// GenerateSet writes a changegroup of the changesets include marks (by
+// changelog revision; every parent of an included changeset must be
+// included too) to w, version 02 or 03, and closes w: what hg sends to
+// pull a filtered view (its served view, without secret and hidden
+// changesets) into an empty repository. Manifests and file revisions go
+// when an included changeset links to them. Normally that is their
+// linkrev; a revision whose linkrev changeset is left out but which an
+// included changeset carries (the same file revision committed again)
+// goes linked to the first included changeset whose manifest has it, as
+// hg's slow path (changegroup.cgpacker._generatefiles with
+// fastpathlinkrev off) does. A stored delta against a revision left out
+// goes as a full text.
+func GenerateSet(ctx context.Context, r *repo.Repo, w *Writer, include []bool) error {
+	cl := r.Changelog()
+	if len(include) != cl.Len() {
+		return fmt.Errorf("GenerateSet: %d flags for %d changesets", len(include), cl.Len())
+	}
+	for rev := 0; rev < cl.Len(); rev++ {
+		if !include[rev] {
+			continue
+		}
+		e := cl.Entry(rev)
+		if e.P1 >= 0 && !include[e.P1] || e.P2 >= 0 && !include[e.P2] {
+			return fmt.Errorf("GenerateSet: changeset %d is included without its parents", rev)
+		}
+	}
+	// The manifests the included changesets name, each linked to the
+	// first of them; and the files changesets left out touched, whose
+	// revisions may still be carried by included ones.
+	mlink := map[revlog.Node]int{}
+	touchedOut := map[string]bool{}
+	for rev := 0; rev < cl.Len(); rev++ {
+		if rev%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		c, err := r.Changeset(rev)
+		if err != nil {
+			return err
+		}
+		if !include[rev] {
+			for _, f := range c.Files {
+				touchedOut[f] = true
+			}
+			continue
+		}
+		if _, ok := mlink[c.Manifest]; !ok {
+			mlink[c.Manifest] = rev
+		}
+	}
+	// For those files, the included changesets that touch them.
+	touchedIn := map[string][]int{}
+	if len(touchedOut) > 0 {
+		for rev := 0; rev < cl.Len(); rev++ {
+			if !include[rev] {
+				continue
+			}
+			c, err := r.Changeset(rev)
+			if err != nil {
+				return err
+			}
+			for _, f := range c.Files {
+				if touchedOut[f] {
+					touchedIn[f] = append(touchedIn[f], rev)
+				}
+			}
+		}
+	}
+
+	if err := generateGroupOf(ctx, w, Changelog, "", cl, cl, func(rev int, _ revlog.Entry) (int, bool) {
+		return rev, include[rev]
+	}); err != nil {
+		return err
+	}
+	if err := generateGroupOf(ctx, w, Manifest, "", r.Manifestlog(), cl, func(_ int, e revlog.Entry) (int, bool) {
+		l, ok := mlink[e.Node]
+		return l, ok
+	}); err != nil {
+		return err
+	}
+	files, err := r.Store.Walk()
+	if err != nil {
+		return err
+	}
+	var paths []string
+	for _, f := range files {
+		if strings.HasPrefix(f.Name, "meta/") {
+			return unsupportedf("tree manifests are not supported (%s)", f.Name)
+		}
+		if p, ok := strings.CutPrefix(f.Name, "data/"); ok && strings.HasSuffix(p, ".i") {
+			paths = append(paths, strings.TrimSuffix(p, ".i"))
+		}
+	}
+	sort.Strings(paths)
+	// Manifests read to find carried revisions, by changeset; bounded, as
+	// a changeset touching several such files is read once per file at
+	// worst.
+	manifests := map[int][]revlog.ManifestEntry{}
+	for _, p := range paths {
+		rl, err := r.File(p)
+		if err != nil {
+			return err
+		}
+		var selErr error
+		err = generateGroupOf(ctx, w, File, p, rl, cl, func(_ int, e revlog.Entry) (int, bool) {
+			if e.LinkRev >= 0 && e.LinkRev < len(include) && include[e.LinkRev] {
+				return e.LinkRev, true
+			}
+			for _, c := range touchedIn[p] {
+				m, ok := manifests[c]
+				if !ok {
+					if m, selErr = r.Manifest(c); selErr != nil {
+						return 0, false
+					}
+					if len(manifests) >= 64 {
+						clear(manifests)
+					}
+					manifests[c] = m
+				}
+				if me, ok := repo.FindEntry(m, p); ok && me.Node == e.Node {
+					return c, true
+				}
+			}
+			return 0, false
+		})
+		rl.Close()
+		if err == nil {
+			err = selErr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
 func generateGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog) error {
-	if err := w.StartGroup(kind, name); err != nil {
+	return generateGroupOf(ctx, w, kind, name, rl, cl, nil)
+}
+
+// selectFunc picks the revisions of a revlog a changegroup carries and the
+// changelog revision each links to; nil takes every revision with its own
+// linkrev.
+type selectFunc func(rev int, e revlog.Entry) (linkRev int, ok bool)
+
+func generateGroupOf(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog, sel selectFunc) error {
+	// sent marks the revisions already in this group: a stored delta
+	// whose base was left out goes as a full text instead. With a
+	// selection the group starts at its first revision, so a file none
+	// of whose revisions go has no group (hg sends no empty file group;
+	// the writer fills in an empty changelog or manifest group).
+	var sent []bool
+	started := sel == nil
+	if sel != nil {
+		if w.Version() == Version1 {
+			return unsupportedf("a changegroup of part of a repository needs version 02 or 03")
+		}
+		sent = make([]bool, rl.Len())
+	} else if err := w.StartGroup(kind, name); err != nil {
 		return err
 	}
 	node := func(rev int) [20]byte {
@@ -80,10 +238,32 @@ func generateGroup(ctx context.Context, w *Writer, kind GroupKind, name string, 
 		if e.LinkRev < 0 || e.LinkRev >= cl.Len() {
 			return fmt.Errorf("%v %s rev %d: linkrev %d: %w", kind, name, rev, e.LinkRev, revlog.ErrCorrupt)
 		}
-		d := Delta{Node: e.Node, P1: node(e.P1), P2: node(e.P2), LinkNode: cl.Node(e.LinkRev), Flags: e.Flags}
+		link := e.LinkRev
+		if sel != nil {
+			l, ok := sel(rev, e)
+			if !ok {
+				continue
+			}
+			link = l
+			sent[rev] = true
+			if !started {
+				if err := w.StartGroup(kind, name); err != nil {
+					return err
+				}
+				started = true
+			}
+		}
+		d := Delta{Node: e.Node, P1: node(e.P1), P2: node(e.P2), LinkNode: cl.Node(link), Flags: e.Flags}
 		dp := rl.DeltaParent(rev)
-		chunk, err := rl.RawChunk(rev)
-		if err != nil {
+		var chunk []byte
+		var err error
+		if sel != nil && dp != revlog.NullRev && !sent[dp] {
+			text, err := rl.Revision(rev)
+			if err != nil {
+				return err
+			}
+			dp, chunk = revlog.NullRev, text
+		} else if chunk, err = rl.RawChunk(rev); err != nil {
 			return err
 		}
 		switch {

@@ -33,6 +33,15 @@ type Expecter interface {
 	Expect(files int64, bytes int64)
 }
 
+// StoreCreator is implemented by sinks that need a store file's logical
+// (unencoded) name, as a transaction journal records it: one writing into
+// an existing repository. The applier then creates store files with
+// CreateStore instead of Create; logical is the store name ("data/Foo.i",
+// "phaseroots"), name the sink name as Create would get it.
+type StoreCreator interface {
+	CreateStore(name, logical string, size int64) (io.WriteCloser, error)
+}
+
 // Progress is called with cumulative counts of files and stream bytes
 // applied; it is called often and must be cheap.
 type Progress func(files int, bytes int64)
@@ -131,14 +140,14 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 		return err
 	}
 	if isNodemapFile(name) && !hasReq(a.reqs, "persistent-nodemap") {
-		return a.copy("", name, size, r)
+		return a.copy("", name, size, r, false)
 	}
 	var check *indexCheck
 	if display, ok := indexChecked(name); ok {
 		check = &indexCheck{display: display}
 		r = io.TeeReader(r, check)
 	}
-	if err := a.copy(sinkName, name, size, r); err != nil {
+	if err := a.copy(sinkName, name, size, r, true); err != nil {
 		return err
 	}
 	if check != nil {
@@ -158,11 +167,12 @@ func (a *applier) cacheFile(name string, size int64, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	return a.copy(sinkName, name, size, r)
+	return a.copy(sinkName, name, size, r, false)
 }
 
-// copy streams size bytes from r into sinkName ("" discards them).
-func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader) error {
+// copy streams size bytes from r into sinkName ("" discards them);
+// inStore says streamName is a store file's logical name.
+func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader, inStore bool) error {
 	if sinkName != "" {
 		if a.seen[sinkName] {
 			return corruptf("file %q appears twice in the stream", streamName)
@@ -172,7 +182,12 @@ func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader) err
 	var w io.WriteCloser = nopWriteCloser{io.Discard}
 	if sinkName != "" {
 		var err error
-		if w, err = a.sink.Create(sinkName, size); err != nil {
+		if sc, ok := a.sink.(StoreCreator); ok && inStore {
+			w, err = sc.CreateStore(sinkName, streamName, size)
+		} else {
+			w, err = a.sink.Create(sinkName, size)
+		}
+		if err != nil {
 			return fmt.Errorf("creating %s: %w", sinkName, err)
 		}
 	}

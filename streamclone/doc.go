@@ -76,7 +76,9 @@
 // are stopped and waited for before Generate*/Write return.
 //
 // An apply runs on the caller's goroutine and calls the Sink
-// sequentially: Create, Write..., Close, then the next file. DirSink hands
+// sequentially: Create (CreateStore for store files, with their logical
+// names, when the sink is a StoreCreator: one journaling writes into an
+// existing repository), Write..., Close, then the next file. DirSink hands
 // small files whole to a pool of writer goroutines (DirOptions.Writers,
 // at most 4 MiB held) and, where closing is slow, closes large ones on a
 // pool of closing goroutines (mirroring hg's [worker] backgroundclose

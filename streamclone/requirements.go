@@ -1,7 +1,6 @@
 package streamclone
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -64,19 +63,39 @@ func NewStreamCloneRequirements(defaults, streamed []string) []string {
 	return out
 }
 
-// checkSupported refuses requirements this implementation cannot handle,
-// with hg's message (streamclone.applybundlev2).
-func checkSupported(reqs []string) error {
+// MissingRequirements returns, sorted, the requirements of a stream
+// (streamreqs, or a stream's own list) that an apply here refuses: those
+// Mercurial 6.3 does not know, such as hg 7's delta-info-revlog. A client
+// checks them before asking for a stream, as
+// streamclone.canperformstreamclone does against repo.supported.
+func MissingRequirements(reqs []string) []string {
 	var missing []string
 	for _, r := range reqs {
 		if !store.SupportedRequirement(r) {
 			missing = append(missing, r)
 		}
 	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return fmt.Errorf("%w: unable to apply stream clone: unsupported format: %s",
-			ErrUnsupportedRequirement, strings.Join(missing, ", "))
+	sort.Strings(missing)
+	return missing
+}
+
+// MissingRequirementsError is a stream needing requirements an apply here
+// refuses. Its Error is hg's (streamclone.applybundlev2); it wraps
+// ErrUnsupportedRequirement.
+type MissingRequirementsError struct {
+	Missing []string // sorted
+}
+
+func (e *MissingRequirementsError) Error() string {
+	return "unable to apply stream clone: unsupported format: " + strings.Join(e.Missing, ", ")
+}
+
+func (e *MissingRequirementsError) Unwrap() error { return ErrUnsupportedRequirement }
+
+// checkSupported refuses requirements this implementation cannot handle.
+func checkSupported(reqs []string) error {
+	if missing := MissingRequirements(reqs); len(missing) > 0 {
+		return &MissingRequirementsError{Missing: missing}
 	}
 	return nil
 }

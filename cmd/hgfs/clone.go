@@ -32,6 +32,7 @@ import (
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
@@ -56,9 +57,12 @@ func init() {
     'hgfs pull' into an empty repository) unless --stream is given or the
     server prefers streaming (server.preferuncompressed); --stream copies
     the store files as they are, which is the fast way to clone a large
-    repository. A local repository is always copied by streaming its store.
-    If streaming is requested but the server does not allow it, the clone
-    warns and applies changegroups.
+    repository. A local repository's store is copied, as hg does, unless it
+    has secret changesets, is publishing with hidden changesets, is locked
+    or --pull is given: then it is pulled (without its secret and hidden
+    changesets). A publishing repository's copy is all public. If
+    streaming is requested but the server does not allow it, or needs a
+    repository format hgfs lacks, the clone warns and applies changegroups.
 
     hgfs does not check out a working copy yet: the clone always behaves
     as with -U; run 'hg update' in DEST to get one.
@@ -73,6 +77,7 @@ func init() {
     Returns 0 on success.`,
 		options: append([]option{
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
+			{0, "pull", optBool, "", "use pull protocol to copy metadata"},
 			{0, "stream", optBool, "", "clone with minimal data processing"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
 			{'e', "ssh", optString, "", "specify ssh command to use"},
@@ -385,16 +390,34 @@ func (cl *cloner) fromRemote(source string) error {
 		return abortf("%v", err)
 	}
 
-	canStream := b2.HasValue("stream", "v2") || caps.Has("stream") || caps.Has("streamreqs")
+	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
-		caps.Has("stream-preferred")
-	if !wantStream || !canStream {
-		if cl.mount != nil {
-			return noStreamError()
-		}
-		if wantStream {
+		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred")
+	if !wantStream {
+		return cl.pullClone(peer, remote)
+	}
+	// streamclone.canperformstreamclone: the server's stream requirements
+	// ("stream" alone means revlogv1), each one this client must support;
+	// otherwise warn and apply changegroups.
+	var reqs []string
+	if !caps.Has("stream") {
+		v, _ := caps.Get("streamreqs")
+		if v == "" {
+			if cl.mount != nil {
+				return noStreamError()
+			}
 			u.warn("warning: stream clone requested but server has them disabled\n")
+			return cl.pullClone(peer, remote)
 		}
+		reqs = strings.Split(v, ",")
+	}
+	if missing := streamclone.MissingRequirements(reqs); len(missing) > 0 {
+		if cl.mount != nil {
+			return abortf("unable to apply stream clone: unsupported format: %s", strings.Join(missing, ", ")).
+				withHint("a mount is filled from a stream, and this repository's format is not one hgfs can copy; clone without --mount")
+		}
+		u.warn("warning: stream clone requested but client is missing requirements: %s\n", strings.Join(missing, ", "))
+		u.warn("(see https://www.mercurial-scm.org/wiki/MissingRequirement for more information)\n")
 		return cl.pullClone(peer, remote)
 	}
 
@@ -415,15 +438,7 @@ func (cl *cloner) fromRemote(source string) error {
 		})
 		return applyError(ctx, u, err)
 
-	case caps.Has("stream") || caps.Has("streamreqs"):
-		var reqs []string
-		if !caps.Has("stream") {
-			v, _ := caps.Get("streamreqs")
-			if v == "" {
-				return noStreamError()
-			}
-			reqs = strings.Split(v, ",")
-		}
+	default:
 		// The v1 stream carries no bookmarks; hg pulls them with listkeys
 		// after the stream. Asking before means every bookmark points at
 		// a changeset the (later) stream contains.
@@ -458,7 +473,6 @@ func (cl *cloner) fromRemote(source string) error {
 		})
 		return applyError(ctx, u, err)
 	}
-	return noStreamError()
 }
 
 func orRevlogv1(reqs []string) []string {
@@ -600,18 +614,18 @@ func (cl *cloner) fromBundle(path string) error {
 	return applyError(cl.ctx, cl.c.ui, err)
 }
 
-// fromLocal copies a local repository: its store is streamed as a v2
-// bundle (stream2 plus its bookmarks as a listkeys part) through a pipe
-// into the applier, under the source's store lock as hg's local copy does.
+// fromLocal clones a local repository as hg.clone does. Its store is
+// copied (streamed as a v2 bundle, stream2 plus its bookmarks as a
+// listkeys part, through a pipe into the applier) under the source's
+// store lock, taken without waiting, unless hg would pull instead: when
+// the source has secret changesets (a copy would carry them), is
+// publishing with hidden changesets (localrepo.cancopy), is locked, or
+// --pull is given (localPullClone). A mount is always filled by the copy.
 func (cl *cloner) fromLocal(root string) error {
 	ctx := cl.ctx
 	st, err := store.Open(root)
 	if err != nil {
-		var ue *store.UnsupportedError
-		if errors.As(err, &ue) {
-			return abortf("%s", ue.Error()).withHint("%s", ue.Hint())
-		}
-		return abortf("%v", err)
+		return localRepoError(err)
 	}
 	if err := cl.checkDest(); err != nil {
 		return err
@@ -619,24 +633,78 @@ func (cl *cloner) fromLocal(root string) error {
 	if samePath(st.Root, cl.destAbs) {
 		return abortf("destination '%s' is not empty", cl.dest)
 	}
+	// The source's own configuration decides what it shares, as hg's
+	// srcrepo does with its .hg/hgrc: a publishing repository's copy
+	// gets no phaseroots, so every changeset in it is public.
+	srcCfg, err := sourceConfig(cl.c, st.Root)
+	if err != nil {
+		return err
+	}
+	publishing, err := srcCfg.Bool("phases", "publish", true)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	secret, err := hasSecretRoots(st.Dir)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	hidden := false
+	if publishing && !secret {
+		if hidden, err = hasHidden(st); err != nil {
+			return err
+		}
+	}
+	stream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed")
+	pull := cl.c.opts.Bool("pull")
+	if cl.mount != nil {
+		if secret || hidden {
+			what := "hidden"
+			if secret {
+				what = "secret"
+			}
+			return abortf("cannot clone %s into a mount: it has %s changesets", st.Root, what).
+				withHint("a mount is filled by copying the store, which would carry them; clone without --mount")
+		}
+		pull = false
+	}
+	if secret || hidden || pull {
+		return cl.localPullClone(st.Root, publishing, stream)
+	}
 	books, err := readLocalBookmarks(st)
 	if err != nil {
 		return abortf("%v", err)
 	}
-	release, err := lockStore(ctx, cl.c.ui, st.Dir, "repository "+st.Root)
-	if err != nil {
-		return err
+	var release func()
+	if cl.mount != nil {
+		// A mount cannot be filled by a pull: wait for the lock.
+		release, err = lockStore(ctx, cl.c.ui, st.Dir, "repository "+st.Root)
+		if err != nil {
+			return err
+		}
+	} else {
+		// hg takes the lock without waiting and pulls if it is held.
+		release, err = store.Lock(ctx, st.Dir, store.LockOptions{})
+		var le *store.LockError
+		if errors.As(err, &le) {
+			cl.c.ui.debugf("%s: %v; pulling instead of copying\n", st.Root, err)
+			return cl.localPullClone(st.Root, publishing, stream)
+		}
+		if err != nil {
+			return abortf("%v", err)
+		}
 	}
 	defer release()
 
 	pr, pw := io.Pipe()
 	genDone := make(chan error, 1)
 	go func() {
-		err := writeLocalBundle(ctx, st, books, pw)
+		err := writeLocalBundle(ctx, st, publishing, books, pw)
 		pw.CloseWithError(err)
 		genDone <- err
 	}()
+	reqs := localCloneRequirements(st.Requirements)
 	_, err = cl.apply(false, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		o.DefaultRequirements = reqs
 		return streamclone.ApplyBundle(ctx, pr, s, o)
 	})
 	// Unblock the generator if the applier stopped early.
@@ -651,6 +719,85 @@ func (cl *cloner) fromLocal(root string) error {
 	return nil
 }
 
+// localCloneRequirements is localrepo.clone_requirements: a local copy
+// keeps every store requirement of the source (its layout, persistent
+// nodemap) and takes the working directory ones a new repository gets.
+// As the applier's defaults, the stream's format requirements (a subset
+// of the source's) change nothing.
+func localCloneRequirements(src store.Requirements) []string {
+	wd, _, _ := store.NewRequirements(streamclone.DefaultRequirements()...).Split()
+	_, srcStore, _ := src.Union(store.NewRequirements(store.ReqShareSafe)).Split()
+	return wd.Union(srcStore).List()
+}
+
+// localRepoError renders a failure to open a local source repository.
+func localRepoError(err error) error {
+	var ue *store.UnsupportedError
+	if errors.As(err, &ue) {
+		return abortf("%s", ue.Error()).withHint("%s", ue.Hint())
+	}
+	return abortf("%v", err)
+}
+
+// hasSecretRoots is phases.hassecret: the phaseroots file lists a root in
+// the secret phase (hg reads the roots as they are, without checking
+// them against the changelog).
+func hasSecretRoots(storeDir string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(storeDir, "phaseroots"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "2" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// hasHidden reports whether the source hides changesets (obsolete ones),
+// which keeps hg from copying a publishing repository.
+func hasHidden(st *store.Store) (bool, error) {
+	if fi, err := os.Stat(filepath.Join(st.Dir, "obsstore")); err != nil || fi.Size() == 0 {
+		return false, nil
+	}
+	r, err := repo.Open(st.Root)
+	if err != nil {
+		return false, localRepoError(err)
+	}
+	defer r.Close()
+	for rev := 0; rev < r.Changelog().Len(); rev++ {
+		if r.Hidden(rev) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// sourceConfig is the configuration a local source repository is opened
+// with: the global hgrc files, its own .hg/hgrc, then --config, which wins
+// (hg's srcrepo.ui). The cwd's repository, if any, plays no part.
+func sourceConfig(c *cmdContext, root string) (*configSet, error) {
+	cfg, err := config.Load(os.LookupEnv)
+	if err != nil {
+		return nil, abortf("%v", err)
+	}
+	if err := cfg.ReadFile(filepath.Join(root, ".hg", "hgrc")); err != nil {
+		return nil, abortf("%v", err)
+	}
+	for _, sec := range c.ui.cfg.Sections() {
+		for _, name := range c.ui.cfg.Names(sec) {
+			if it, ok := c.ui.cfg.Lookup(sec, name); ok && it.Source == "--config" {
+				cfg.Set(sec, name, it.Value, it.Source)
+			}
+		}
+	}
+	return cfg, nil
+}
+
 func samePath(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
@@ -658,14 +805,15 @@ func samePath(a, b string) bool {
 }
 
 // writeLocalBundle writes the bundle2 a local clone applies: the store as
-// a stream2 part (phaseroots, obsstore and caches included, as hg's local
-// copy keeps them) and the bookmarks as a listkeys part.
-func writeLocalBundle(ctx context.Context, st *store.Store, books map[string]string, w io.Writer) error {
+// a stream2 part (obsstore and caches included, and phaseroots unless the
+// source is publishing, as hg's local copy does: streamclone._v2_walk)
+// and the bookmarks as a listkeys part.
+func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, books map[string]string, w io.Writer) error {
 	bw, err := streamclone.NewBundle2Writer(w)
 	if err != nil {
 		return err
 	}
-	if err := streamclone.WriteStream2Part(ctx, bw, st, streamclone.GenerateOptions{ObsMarkers: true}); err != nil {
+	if err := streamclone.WriteStream2Part(ctx, bw, st, streamclone.GenerateOptions{Publishing: publishing, ObsMarkers: true}); err != nil {
 		return err
 	}
 	if len(books) > 0 {

@@ -90,8 +90,14 @@ func newFakeServer(t *testing.T, src string, cut float64, hold bool) *httptest.S
 		t.Fatal(err)
 	}
 	heads := strings.TrimSpace(string(testenv.Hg(t, src, "heads", "-T", "{node} ")))
+	// hg serve advertises the stream's requirements wherever it streams.
+	reqs, err := store.ReadRequirements(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fakeServer{
-		caps:    "batch bundle2=HG20%0Abookmarks%0Alistkeys%0Aphases%3Dheads%0Astream%3Dv2 getbundle httpheader=1024 httpmediatype=0.1rx,0.1tx,0.2tx known lookup pushkey",
+		caps: "batch bundle2=HG20%0Abookmarks%0Alistkeys%0Aphases%3Dheads%0Astream%3Dv2 getbundle httpheader=1024 httpmediatype=0.1rx,0.1tx,0.2tx known lookup pushkey streamreqs=" +
+			strings.Join(reqs.Streamed().List(), ","),
 		heads:   heads,
 		bundle:  data,
 		cut:     int(float64(len(data)) * cut),
@@ -266,8 +272,9 @@ func TestFormatBytes(t *testing.T) {
 }
 
 // TestCloneLocalLock: a local clone takes the source's store lock as hg
-// does, breaks a stale one, waits for a live one and gives up after
-// ui.timeout.
+// does, without waiting: it breaks a stale one, and pulls instead of
+// copying when a live process holds it. A clone into a mount waits for
+// a live one and gives up after ui.timeout.
 func TestCloneLocalLock(t *testing.T) {
 	dir := t.TempDir()
 	src := testenv.CopyRepo(t, testenv.Generate(t, zlibEncodings))
@@ -285,22 +292,36 @@ func TestCloneLocalLock(t *testing.T) {
 		t.Errorf("lock left behind after the clone: %v", err)
 	}
 
-	// Live: held by this test process.
+	// Live: held by this test process. hg does not wait: it pulls, which
+	// reads without the lock.
 	held := store.LockPrefix() + ":" + fmt.Sprint(os.Getpid())
 	if err := os.Symlink(held, lock); err != nil {
 		t.Fatal(err)
 	}
 	var o, e bytes.Buffer
 	code = run([]string{"--cwd", dir, "--config", "ui.timeout=1", "clone", "-U", src, "live"}, strings.NewReader(""), &o, &e)
-	host, pid, _ := strings.Cut(held, ":")
-	want := fmt.Sprintf("waiting for lock on repository %s held by process '%s' on host '%s'\nabort: repository %s: timed out waiting for lock held by '%s'\n", src, pid, host, src, held)
-	if code != 255 || e.String() != want {
-		t.Errorf("live lock: exit %d\n%q\nwant\n%q", code, e.String(), want)
+	if code != 0 || e.Len() != 0 || !strings.HasPrefix(o.String(), "requesting all changes\nadding changesets\n") {
+		t.Errorf("live lock: exit %d\n%s%s", code, o.String(), e.String())
 	}
 	if cur, _ := os.Readlink(lock); cur != held {
 		t.Errorf("someone else's lock was touched: %q", cur)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "live")); !os.IsNotExist(err) {
+	testenv.Hg(t, filepath.Join(dir, "live"), "verify", "-q")
+	if got, want := testenv.Hg(t, filepath.Join(dir, "live"), "log", "-T", "{node} {phase}\n"), testenv.Hg(t, filepath.Join(dir, "stale"), "log", "-T", "{node} {phase}\n"); !bytes.Equal(got, want) {
+		t.Errorf("pulled clone differs from the copied one:\n%s", testenv.Diff("copy", string(want), "pull", string(got)))
+	}
+
+	// A mount can only be filled by copying: it waits for the lock and
+	// gives up after ui.timeout.
+	o.Reset()
+	e.Reset()
+	code = run([]string{"--cwd", dir, "--config", "ui.timeout=1", "clone", "--mount", "--cache", filepath.Join(dir, "cache"), "-U", src, "mnt"}, strings.NewReader(""), &o, &e)
+	host, pid, _ := strings.Cut(held, ":")
+	want := fmt.Sprintf("waiting for lock on repository %s held by process '%s' on host '%s'\nabort: repository %s: timed out waiting for lock held by '%s'\n", src, pid, host, src, held)
+	if code != 255 || e.String() != want {
+		t.Errorf("live lock, --mount: exit %d\n%q\nwant\n%q", code, e.String(), want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mnt", ".hg")); !os.IsNotExist(err) {
 		t.Errorf("destination created: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,7 +38,9 @@ func init() {
     applied. Revlogs are written with buffered I/O: data reaches the files
     when a buffer fills or a group ends, never a write per revision.
 
-    Stream bundles cannot be unbundled: clone from them instead.
+    A stream bundle ('hg bundle -a -t "none-v2;stream=v2"') is applied to
+    an empty repository, as hg does; a packed1 bundle ('hg
+    debugcreatestreamclonebundle') is refused: clone from it instead.
 
     hgfs does not update the working directory (-u is refused).
 
@@ -78,6 +81,19 @@ func unbundleFile(ctx context.Context, c *cmdContext, root, fname string) (int, 
 	}
 	defer f.Close()
 	b, err := changegroup.OpenBundle(f)
+	if errors.Is(err, changegroup.ErrStreamBundle) {
+		// A v2 stream bundle is applied as hg does; packed1 is refused.
+		var magic [4]byte
+		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+			return 0, abortf("%s: %v", fname, errorsCause(serr))
+		}
+		if _, rerr := io.ReadFull(f, magic[:]); rerr == nil && string(magic[:]) == "HG20" {
+			if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+				return 0, abortf("%s: %v", fname, errorsCause(serr))
+			}
+			return unbundleStream(ctx, c, root, fname, f)
+		}
+	}
 	if err != nil {
 		return 0, bundleError(fname, err)
 	}
