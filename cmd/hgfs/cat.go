@@ -69,7 +69,7 @@ func runCat(ctx context.Context, c *cmdContext, args []string) error {
 		}
 		data, err := r.FileData(e)
 		if err != nil {
-			return abortf("%v", err).wrap(err)
+			return abortf("%v", err)
 		}
 		c.ui.out.Write(data)
 	}

@@ -62,7 +62,7 @@ func runDebugdata(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	text, err := rl.Revision(n)
 	if err != nil {
-		return abortf("%v", err).wrap(err)
+		return abortf("%v", err)
 	}
 	c.ui.out.Write(text)
 	return nil

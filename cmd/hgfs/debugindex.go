@@ -16,7 +16,7 @@ func (c *cmdContext) openRepo() (*repo.Repo, error) {
 	}
 	r, err := repo.Open(root)
 	if err != nil {
-		return nil, abortf("%v", err).wrap(err)
+		return nil, abortf("%v", err)
 	}
 	return r, nil
 }
@@ -65,7 +65,7 @@ func openStorage(c *cmdContext, r *repo.Repo, file string) (rl *revlog.Revlog, c
 		if err == nil {
 			fl.Close()
 		} else if !errors.Is(err, repo.ErrNoFile) {
-			return nil, false, abortf("%v", err).wrap(err)
+			return nil, false, abortf("%v", err)
 		}
 	}
 	return nil, false, inputError("cannot give path to non-revlog")

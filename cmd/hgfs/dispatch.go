@@ -95,10 +95,20 @@ type abortError struct {
 func (e *abortError) Error() string { return e.msg }
 func (e *abortError) Unwrap() error { return e.err }
 
+// The first error among args is kept as the abort's cause, so that
+// errors.Is/As and the hints carried by errors (revlog.FlagError) still
+// reach the dispatcher through an abort that only rephrases them.
 func abortf(format string, args ...any) *abortError {
 	pc := make([]uintptr, 32)
 	n := runtime.Callers(2, pc)
-	return &abortError{msg: fmt.Sprintf(format, args...), stack: pc[:n]}
+	e := &abortError{msg: fmt.Sprintf(format, args...), stack: pc[:n]}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.err = err
+			break
+		}
+	}
+	return e
 }
 
 // formatStack renders program counters as Go prints a goroutine's stack.

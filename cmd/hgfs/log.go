@@ -54,7 +54,7 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	} else {
 		vis, err := r.Visible()
 		if err != nil {
-			return abortf("%v", err).wrap(err)
+			return abortf("%v", err)
 		}
 		for i := len(vis) - 1; i >= 0; i-- {
 			revs = append(revs, vis[i])
@@ -72,7 +72,7 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			return err
 		}
 		if err := writeChangeset(c.ui, r, rev); err != nil {
-			return abortf("%v", err).wrap(err)
+			return abortf("%v", err)
 		}
 	}
 	return nil
@@ -104,7 +104,7 @@ func revManifest(c *cmdContext, r *repo.Repo) (int, []revlog.ManifestEntry, erro
 	}
 	m, err := r.Manifest(rev)
 	if err != nil {
-		return 0, nil, abortf("%v", err).wrap(err)
+		return 0, nil, abortf("%v", err)
 	}
 	return rev, m, nil
 }

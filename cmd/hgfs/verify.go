@@ -433,7 +433,7 @@ func (v *verifier) storeDataFiles() (map[string]bool, error) {
 	if v.r.Store.Requirements.Has("fncache") {
 		entries, err := v.r.Store.Fncache()
 		if err != nil {
-			return nil, abortf("reading fncache: %v", err).wrap(err)
+			return nil, abortf("reading fncache: %v", err)
 		}
 		for _, e := range entries {
 			if strings.HasPrefix(e, "data/") {
@@ -444,7 +444,7 @@ func (v *verifier) storeDataFiles() (map[string]bool, error) {
 	}
 	walked, err := v.r.Store.Walk()
 	if err != nil {
-		return nil, abortf("listing store files: %v", err).wrap(err)
+		return nil, abortf("listing store files: %v", err)
 	}
 	for _, f := range walked {
 		if f.Size > 0 && strings.HasPrefix(f.Name, "data/") {
