@@ -61,6 +61,7 @@ type Spec struct {
 	History   bool // copies, renames, exec bit, symlink, binary, named branch, merge, tags, bookmarks, phases
 	Obsolete  bool // obsolescence markers (implies History)
 	Empty     bool // empty files: one from the start, one emptied and refilled, an empty copy, one added empty later
+	NoSecret  bool // History without its secret changeset (hg's local clone copies the store only without one)
 
 	NoCheckout bool  // leave the working directory at the null revision
 	Seed       int64 // content randomness
@@ -466,8 +467,10 @@ func (pl *planner) history(tip int, s Spec) int {
 	tip = pl.commit([]int{tip}, "", "last on default", map[string]*planFile{
 		"default.txt": {Data: []byte("default 2\n")},
 	})
-	sec := pl.commit([]int{tip}, "", "secret work", map[string]*planFile{"secret.txt": {Data: []byte("s\n")}})
-	pl.p.Secret = []int{sec}
+	if !s.NoSecret {
+		sec := pl.commit([]int{tip}, "", "secret work", map[string]*planFile{"secret.txt": {Data: []byte("s\n")}})
+		pl.p.Secret = []int{sec}
+	}
 	if s.Obsolete {
 		// An amended changeset (obsolete with a successor) and a pruned one.
 		a := pl.commit([]int{tip}, "", "to be amended", map[string]*planFile{"amend.txt": {Data: []byte("v1\n")}})
