@@ -12,6 +12,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -195,6 +197,14 @@ func TestCorpusUnbundle(t *testing.T) {
 	ors[0].run(t, hist, "bundle", "-q", "--base", "1500", "-a", "-t", "none-v2", histRest)
 	cases = append(cases, bundleCase{name: "history-two-changegroup-parts", only: ors[:1],
 		bundle: joinBundles(t, filepath.Join(dir, "history-two.hg"), histFirst, histRest)})
+	// Revision flags hg 6.3 has no processor for (0x2000 EXTSTORED,
+	// 0x4000 ELLIPSIS) on a filelog revision whose text no longer
+	// matches its hash: hg refuses the bundle.
+	cg3 := filepath.Join(dir, "rich-"+ors[0].Name+"-"+label("none-v2;cg.version=03")+".hg")
+	for _, flag := range []uint16{0x2000, 0x4000} {
+		name := fmt.Sprintf("rich-cg3-flag-%#x-bad-hash", flag)
+		cases = append(cases, bundleCase{name: name, bundle: flagRevision(t, cg3, filepath.Join(dir, name+".hg"), "README", flag)})
+	}
 	// Real history: the corpus bundle itself (hg 6.3, zstd-v2), hg 7's
 	// HG10UN of it, and the corpus into an uncompressed store, where
 	// hg's changelog bytes are the reference.
@@ -295,6 +305,100 @@ func joinBundles(t *testing.T, out string, bundles ...string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// flagRevision copies the cg3 bundle in to out with the first revision of
+// filelog file given flag and the last byte of its delta changed, and
+// returns out.
+func flagRevision(t *testing.T, in, out, file string, flag uint16) string {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	br, err := streamclone.NewBundle2Reader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	bw, err := streamclone.NewBundle2Writer(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	for {
+		p, err := br.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := p.Param("version"); p.Type == "changegroup" && v == "03" {
+			changed = flagInChangegroup(data, file, flag)
+		}
+		if err := bw.WritePart(p.Type, p.Mandatory, p.MandatoryParams, p.AdvisoryParams, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !changed {
+		t.Fatalf("%s: no cg3 revision of %s", in, file)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// flagInChangegroup edits cg3 data in place (see flagRevision): the
+// changelog and manifest groups, the tree manifests (none here: an empty
+// chunk), then for each filelog a chunk naming it and its revisions; each chunk is a big-endian length (itself included)
+// and, for a revision, 5 nodes, 2 bytes of flags and the delta.
+func flagInChangegroup(data []byte, file string, flag uint16) bool {
+	pos := 0
+	chunk := func() []byte {
+		if pos+4 > len(data) {
+			return nil
+		}
+		n := int(binary.BigEndian.Uint32(data[pos:]))
+		if n == 0 { // end of a group
+			pos += 4
+			return nil
+		}
+		if n < 4 || pos+n > len(data) {
+			pos = len(data)
+			return nil
+		}
+		c := data[pos+4 : pos+n]
+		pos += n
+		return c
+	}
+	for group := 0; group < 3; {
+		if chunk() == nil {
+			group++
+		}
+	}
+	for {
+		name := chunk()
+		if name == nil {
+			return false
+		}
+		for c := chunk(); c != nil; c = chunk() {
+			if string(name) == file && len(c) > 102 {
+				binary.BigEndian.PutUint16(c[100:], binary.BigEndian.Uint16(c[100:])|flag)
+				c[len(c)-1] ^= 0x20
+				return true
+			}
+		}
+	}
 }
 
 // netCase is one clone or series of pulls over the network.
