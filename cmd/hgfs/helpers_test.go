@@ -306,32 +306,39 @@ func compareOutcomes(t *testing.T, ors []*oracle, wants []outcome, got outcome) 
 	if got.code != 0 || got.repo == "" {
 		return
 	}
-	var ref []section
+	// Every oracle verifies hgfs's repository; hg 6.3 reads the state of
+	// each repository (hg 7's log --debug of the same repository is the
+	// same, and a second reading of real history costs seconds).
+	reader := ors[0]
+	var ref, gs []section
+	if compared[0] {
+		ref = reader.cachedState(t, wants[0].repo)
+	}
 	for i, o := range ors {
 		if !compared[i] {
 			continue
 		}
+		if gs == nil {
+			gs = reader.state(t, got.repo)
+		}
 		o.verify(t, got.repo)
-		ws, gs := o.cachedState(t, wants[i].repo), o.state(t, got.repo)
-		if i == 0 {
-			ref = ws
-		}
+		ws := reader.cachedState(t, wants[i].repo)
 		if names(ws) != names(gs) {
-			t.Errorf("%s: state has sections %s in %s's repository, %s in hgfs's", o.Name, names(ws), o.Name, names(gs))
+			t.Errorf("state has sections %s in %s's repository, %s in hgfs's", names(ws), o.Name, names(gs))
 		}
-		for k := range ws {
-			if k >= len(gs) || gs[k].name != ws[k].name || ws[k].text == gs[k].text {
+		for _, w := range ws {
+			g := sectionText(gs, w.name)
+			if w.text == g {
 				continue
 			}
-			d := testenv.Diff(o.Name+"'s repository", ws[k].text, "hgfs's", gs[k].text)
-			if n := ws[k].name; i > 0 && sectionText(ors[0].state(t, wants[i].repo), n) != sectionText(ref, n) &&
-				sectionText(ors[0].state(t, got.repo), n) == sectionText(ref, n) {
-				// hg 7 wrote something else than hg 6.3 (as hg 6.3
-				// reads them), and hgfs wrote what hg 6.3 did.
-				t.Logf("%s: %s's repository differs from %s's, as hgfs's does:\n%s", ws[k].name, o.Name, ors[0].Name, d)
+			d := testenv.Diff(o.Name+"'s repository", w.text, "hgfs's", g)
+			if r := sectionText(ref, w.name); i > 0 && w.text != r && g == r {
+				// hg 7 wrote something else than hg 6.3, and hgfs
+				// wrote what hg 6.3 did.
+				t.Logf("%s: %s's repository differs from %s's, as hgfs's does:\n%s", w.name, o.Name, ors[0].Name, d)
 				continue
 			}
-			t.Errorf("%s (read by %s) differs:\n%s", ws[k].name, o.Name, d)
+			t.Errorf("%s differs from %s's:\n%s", w.name, o.Name, d)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(got.repo, ".hg", "store", "journal")); err == nil {
