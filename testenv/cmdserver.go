@@ -36,7 +36,21 @@ type HgServer struct {
 // test.
 func StartHgServer(t testing.TB, dir string) *HgServer {
 	t.Helper()
-	cmd := exec.Command(HgPath(t), HgArgs(dir, "serve", "--cmdserver", "pipe")...)
+	return startHgServer(t, HgPath(t), dir)
+}
+
+// StartServer starts a command server of this Mercurial in dir, as
+// StartHgServer does for the hg on PATH. Started outside a repository,
+// it opens the repository each command names (-R, --cwd) afresh, so it
+// may run commands that modify repositories.
+func (m Mercurial) StartServer(t testing.TB, dir string) *HgServer {
+	t.Helper()
+	return startHgServer(t, m.Path, dir)
+}
+
+func startHgServer(t testing.TB, hg, dir string) *HgServer {
+	t.Helper()
+	cmd := exec.Command(hg, HgArgs(dir, "serve", "--cmdserver", "pipe")...)
 	cmd.Env = HgEnv()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

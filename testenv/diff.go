@@ -26,7 +26,31 @@ func Diff(nameA, a, nameB, b string) string {
 	ma, mb := la[pre:len(la)-suf], lb[pre:len(lb)-suf]
 	const maxLines = 40
 	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n@@ line %d @@\n", nameA, nameB, pre+1)
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
+	if len(ma)*len(mb) > 1<<20 && len(ma) == len(mb) {
+		// Too long for the quadratic diff, with as many lines on each
+		// side (say, a field that differs in every record of a long
+		// listing): the lines that differ, where they are, with the
+		// line before each for context.
+		lines := 0
+		for i := 0; i < len(ma) && lines < maxLines; i++ {
+			if ma[i] == mb[i] {
+				continue
+			}
+			fmt.Fprintf(&out, "@@ line %d @@\n", pre+i+1)
+			if pre+i > 0 {
+				writeLines(&out, " ", la[pre+i-1:pre+i])
+			}
+			writeLines(&out, "-", ma[i:i+1])
+			writeLines(&out, "+", mb[i:i+1])
+			lines += 3
+			if lines >= maxLines {
+				out.WriteString("...\n")
+			}
+		}
+		return out.String()
+	}
+	fmt.Fprintf(&out, "@@ line %d @@\n", pre+1)
 	if len(ma)*len(mb) > 1<<20 {
 		ma, mb = ma[:min(len(ma), maxLines)], mb[:min(len(mb), maxLines)]
 		writeLines(&out, "-", ma)

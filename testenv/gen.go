@@ -33,6 +33,7 @@ var (
 	NoGeneralDelta = hggen.NoGeneralDelta
 	Obsolete       = hggen.Obsolete
 	LongChain      = hggen.LongChain
+	Rich           = hggen.Rich
 	EncodingNames  = hggen.EncodingNames
 )
 

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,17 @@ func TestDiff(t *testing.T) {
 	d := Diff("a", "x\ny\nz\n", "b", "x\nY\nz\n")
 	if !strings.Contains(d, "-y\n") || !strings.Contains(d, "+Y\n") {
 		t.Errorf("diff:\n%s", d)
+	}
+	// Long listings differing in one field of every record: each
+	// differing line, with the one before it, not the first lines of each.
+	var a, b strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&a, "changeset: %d\nphase: public\n", i)
+		fmt.Fprintf(&b, "changeset: %d\nphase: %s\n", i, map[bool]string{true: "draft", false: "public"}[i%500 == 7])
+	}
+	d = Diff("a", a.String(), "b", b.String())
+	want := "--- a\n+++ b\n@@ line 16 @@\n changeset: 7\n-phase: public\n+phase: draft\n@@ line 1016 @@\n changeset: 507\n"
+	if !strings.HasPrefix(d, want) || strings.Count(d, "+phase: draft") != 4 {
+		t.Errorf("long diff:\n%s", d)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,75 +8,6 @@ import (
 
 	"github.com/hgfs/hgfs/testenv"
 )
-
-// cloneFixture is a small repository made with real hg: names with
-// upper case and underscores (store encoding), two bookmarks, and one
-// draft changeset in a non-publishing repository, so phases and bookmarks
-// must survive the clone.
-func cloneFixture(t *testing.T, dir string) string {
-	t.Helper()
-	repo := filepath.Join(dir, "src")
-	testenv.Hg(t, dir, "init", "src")
-	write := func(name, content string) {
-		p := filepath.Join(repo, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(".hg/hgrc", "[phases]\npublish = false\n")
-	write("Upper/Case_File.txt", "one\n")
-	write("under_score/x.txt", strings.Repeat("line\n", 200))
-	testenv.Hg(t, repo, "commit", "-qAm", "first")
-	write("Upper/Case_File.txt", "one\ntwo\n")
-	write("README", "hello\n")
-	testenv.Hg(t, repo, "commit", "-qAm", "second")
-	testenv.Hg(t, repo, "bookmark", "-r", "0", "feature")
-	testenv.Hg(t, repo, "bookmark", "-i", "main")
-	testenv.Hg(t, repo, "phase", "--public", "-r", "1")
-	write("under_score/x.txt", strings.Repeat("line\n", 201))
-	testenv.Hg(t, repo, "commit", "-qm", "draft work")
-	return repo
-}
-
-// fakeSSHScript writes a stand-in for ssh that ignores the host and runs
-// the remote command locally, with hgrc as the remote hg's HGRCPATH.
-func fakeSSHScript(t *testing.T, dir, hgrc string) string {
-	p := filepath.Join(dir, "fakessh")
-	if hgrc != "" {
-		p += "-" + filepath.Base(hgrc)
-	}
-	script := "#!/bin/sh\nwhile [ $# -gt 1 ]; do shift; done\nexec env HGRCPATH=" + hgrc + " HGPLAIN=1 sh -c \"$1\"\n"
-	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// repoState is what a clone must reproduce: every changeset as hg log
-// --debug shows it (with phase and bookmarks) and the requirements; with
-// verify, hg verify must pass.
-func repoState(t *testing.T, repo string, verify bool) string {
-	t.Helper()
-	if verify {
-		testenv.Hg(t, repo, "verify", "-q")
-	}
-	var b strings.Builder
-	// --debug shows each changeset's phase and bookmarks too.
-	b.Write(testenv.Hg(t, repo, "log", "--debug", "-r", "all()"))
-	for _, f := range []string{".hg/requires", ".hg/store/requires"} {
-		data, _ := os.ReadFile(filepath.Join(repo, f))
-		b.WriteString(f + ":\n" + string(data))
-	}
-	return b.String()
-}
-
-func hgfsClone(t *testing.T, cwd string, args ...string) (string, string, int) {
-	t.Helper()
-	var o, e bytes.Buffer
-	code := run(append([]string{"--cwd", cwd, "clone"}, args...), strings.NewReader(""), &o, &e)
-	return o.String(), e.String(), code
-}
 
 func TestClone(t *testing.T) {
 	testenv.HgPath(t)

@@ -17,14 +17,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// hgfsIn runs the hgfs command line in-process with dir as working
-// directory.
-func hgfsIn(dir string, args ...string) (stdout, stderr string, code int) {
-	var o, e bytes.Buffer
-	code = run(append([]string{"--cwd", dir}, args...), strings.NewReader(""), &o, &e)
-	return o.String(), e.String(), code
-}
-
 // hgIn runs real hg in dir and returns its outputs and exit status.
 func hgIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

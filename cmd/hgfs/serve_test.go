@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,45 +12,6 @@ import (
 
 	"github.com/hgfs/hgfs/testenv"
 )
-
-var listeningRe = regexp.MustCompile(`^listening at http://[^/]+:(\d+)/ \(bound to 127\.0\.0\.1:(\d+)\)\n$`)
-
-// startServeBinary runs `hgfs serve -p 0` from the built binary and
-// returns the URL and the process; the test's cleanup stops it.
-func startServeBinary(t *testing.T, repo string, args ...string) (string, *exec.Cmd, <-chan error) {
-	t.Helper()
-	cmd := exec.Command(testenv.Hgfs(t), append([]string{"serve", "-R", repo, "-p", "0"}, args...)...)
-	cmd.Env = testenv.HgEnv()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	result := make(chan error, 1)
-	go func() { result <- cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("hgfs serve did not stop on SIGTERM")
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	m := listeningRe.FindStringSubmatch(line)
-	if err != nil || m == nil || m[1] != m[2] {
-		t.Fatalf("hgfs serve printed %q (%v); stderr:\n%s", line, err, stderr.String())
-	}
-	go io.Copy(io.Discard, stdout)
-	return "http://127.0.0.1:" + m[1] + "/", cmd, result
-}
 
 func TestServeClone(t *testing.T) {
 	dir := t.TempDir()

@@ -47,15 +47,21 @@ type Spec struct {
 	Revisions int // further linear commits, each editing a few files
 	FileSize  int // approximate bytes per plain file (default 64)
 
-	Compression    string // "" (hg's default, zstd here), "zstd", "zlib", "none"
-	NoGeneralDelta bool   // format.usegeneraldelta=false (and no sparse-revlog)
-	Layout         Layout
+	Compression       string // "" (hg's default, zstd here), "zstd", "zlib", "none"
+	NoGeneralDelta    bool   // format.usegeneraldelta=false (and no sparse-revlog)
+	Layout            Layout
+	BookmarksInStore  bool     // format.bookmarks-in-store: .hg/store/bookmarks
+	PersistentNodemap bool     // format.use-persistent-nodemap: 00changelog.n and its data file
+	Format            []string // further "section.name=value" settings for hg init (hg 7's optional formats)
+	Hg                string   // the hg command that writes the repository (default: hg on PATH)
 
 	BigFile   bool // a file whose history exceeds 128 KiB, so its revlog is split (.i + .d)
 	LongChain int  // commits each appending to chain.txt: a long delta chain
 	Encodings bool // file names exercising every store encoding rule
 	History   bool // copies, renames, exec bit, symlink, binary, named branch, merge, tags, bookmarks, phases
 	Obsolete  bool // obsolescence markers (implies History)
+	Empty     bool // empty files: one from the start, one emptied and refilled, an empty copy, one added empty later
+	NoSecret  bool // History without its secret changeset (hg's local clone copies the store only without one)
 
 	NoCheckout bool  // leave the working directory at the null revision
 	Seed       int64 // content randomness
@@ -75,6 +81,11 @@ var (
 	Obsolete = Spec{Files: 3, Revisions: 2, History: true, Obsolete: true}
 	// LongChain has a filelog with a long delta chain.
 	LongChain = Spec{Files: 2, LongChain: 150}
+	// Rich is every kind of history the generator writes in one
+	// repository: empty files, a split revlog, copies and renames, named
+	// branches (one closed), a merge, tags, bookmarks, draft and secret
+	// changesets, obsolescence markers, a delta chain.
+	Rich = Spec{Files: 4, Revisions: 3, BigFile: true, LongChain: 12, Obsolete: true, Empty: true}
 )
 
 // OldLayouts returns Encodings in each older store layout.
@@ -100,10 +111,13 @@ func (s Spec) Key() string { return fmt.Sprintf("%+v", s) }
 // not exist or be empty), using the hg on PATH. It needs no testing.T, so
 // benchmarks and the demo use it too.
 func GenerateDir(dir string, spec Spec) error {
-	hg, err := exec.LookPath("hg")
-	if err != nil {
-		//lint:ignore ST1005 a proper noun starts the message
-		return fmt.Errorf("Mercurial's hg is not on PATH: %w", err)
+	hg := spec.Hg
+	if hg == "" {
+		var err error
+		if hg, err = exec.LookPath("hg"); err != nil {
+			//lint:ignore ST1005 a proper noun starts the message
+			return fmt.Errorf("Mercurial's hg is not on PATH: %w", err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -134,17 +148,24 @@ func GenerateDir(dir string, spec Spec) error {
 		return err
 	}
 	args := []string{"--config", "extensions.hgfsgen=" + ext}
+	var hgrc string
 	if len(plan.Obsolete) > 0 {
 		args = append(args, "--config", "experimental.evolution.createmarkers=true")
+		// Without this every hg command warns "obsolete feature not
+		// enabled but N markers found!".
+		hgrc += "[experimental]\nevolution.createmarkers = true\n"
+	}
+	if spec.PersistentNodemap {
+		// hg without its Rust extensions (Debian's 6.3) refuses such a
+		// repository unless told to use the slow path.
+		args = append(args, "--config", "storage.revlog.persistent-nodemap.slow-path=allow")
+		hgrc += "[storage]\nrevlog.persistent-nodemap.slow-path = allow\n"
 	}
 	if err := runHg(hg, dir, append(args, "hgfsgen", planPath)...); err != nil {
 		return err
 	}
-	if len(plan.Obsolete) > 0 {
-		// Without this every hg command warns "obsolete feature not
-		// enabled but N markers found!".
-		hgrc := []byte("[experimental]\nevolution.createmarkers = true\n")
-		if err := os.WriteFile(filepath.Join(dir, ".hg", "hgrc"), hgrc, 0o644); err != nil {
+	if hgrc != "" {
+		if err := os.WriteFile(filepath.Join(dir, ".hg", "hgrc"), []byte(hgrc), 0o644); err != nil {
 			return err
 		}
 	}
@@ -178,7 +199,13 @@ func (s Spec) formatConfig() []string {
 	case LayoutNoStore:
 		c = append(c, "format.usestore=false")
 	}
-	return c
+	if s.BookmarksInStore {
+		c = append(c, "format.bookmarks-in-store=true")
+	}
+	if s.PersistentNodemap {
+		c = append(c, "format.use-persistent-nodemap=true", "storage.revlog.persistent-nodemap.slow-path=allow")
+	}
+	return append(c, s.Format...)
 }
 
 // The plan hgfsgen.py executes.
@@ -323,6 +350,10 @@ func buildPlan(s Spec) *plan {
 	if s.BigFile {
 		first["big.bin"] = &planFile{Data: pl.random(60 << 10)}
 	}
+	if s.Empty {
+		first["empty"] = &planFile{Data: []byte{}}
+		first["refill.txt"] = &planFile{Data: pl.text(200, "refill")}
+	}
 	if s.History || s.Obsolete {
 		first["bin/run.sh"] = &planFile{Data: []byte("#!/bin/sh\necho hi\n"), Flags: "x"}
 		first["link"] = &planFile{Data: []byte("README"), Flags: "l"}
@@ -356,6 +387,17 @@ func buildPlan(s Spec) *plan {
 	}
 	if s.BigFile && s.Revisions < 2 {
 		tip = pl.commit([]int{tip}, "", "grow big.bin", map[string]*planFile{"big.bin": {Data: pl.random(80 << 10)}})
+	}
+	if s.Empty {
+		// Empty revisions in every position of a filelog: first, after
+		// a full text, before one, and an empty copy (whose filelog text
+		// is only the copy metadata).
+		tip = pl.commit([]int{tip}, "", "empty refill.txt", map[string]*planFile{"refill.txt": {Data: []byte{}}})
+		tip = pl.commit([]int{tip}, "", "refill refill.txt", map[string]*planFile{"refill.txt": {Data: pl.text(300, "refilled")}})
+		tip = pl.commit([]int{tip}, "", "copy the empty file, add another", map[string]*planFile{
+			"empty-copy":   {Data: []byte{}, Copy: "empty"},
+			"later/empty2": {Data: []byte{}},
+		})
 	}
 	// Each chain step rewrites one line and every tenth appends one, so
 	// every revision is a small delta on the previous one while the file
@@ -425,8 +467,10 @@ func (pl *planner) history(tip int, s Spec) int {
 	tip = pl.commit([]int{tip}, "", "last on default", map[string]*planFile{
 		"default.txt": {Data: []byte("default 2\n")},
 	})
-	sec := pl.commit([]int{tip}, "", "secret work", map[string]*planFile{"secret.txt": {Data: []byte("s\n")}})
-	pl.p.Secret = []int{sec}
+	if !s.NoSecret {
+		sec := pl.commit([]int{tip}, "", "secret work", map[string]*planFile{"secret.txt": {Data: []byte("s\n")}})
+		pl.p.Secret = []int{sec}
+	}
 	if s.Obsolete {
 		// An amended changeset (obsolete with a successor) and a pruned one.
 		a := pl.commit([]int{tip}, "", "to be amended", map[string]*planFile{"amend.txt": {Data: []byte("v1\n")}})
