@@ -178,25 +178,6 @@ func forgeBundleDelta(t *testing.T, bundle []byte, node, p1 revlog.Node, flags u
 	return b
 }
 
-// storeFiles returns every file under dir/.hg/store with its content.
-func storeFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	root := filepath.Join(dir, ".hg", "store")
-	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		files[strings.TrimPrefix(p, root)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestUnbundleForgedFlags applies cg3 bundles (hg's own, one byte
 // patched) whose file delta carries the extstored or ellipsis flag, with
 // a text that does not hash to its node or one that does. hg refuses
@@ -242,7 +223,7 @@ func TestUnbundleForgedFlags(t *testing.T) {
 			for _, hg := range hgs {
 				t.Run(hg.Name, func(t *testing.T) {
 					hgDir, hgfsDir := testenv.CopyRepo(t, base), testenv.CopyRepo(t, base)
-					before := storeFiles(t, hgfsDir)
+					before := storeFiles(t, hgfsDir, allFiles)
 					o, e, err := hg.Result(t, hgDir, "unbundle", forged)
 					hc, _ := exitCode(err)
 					fo, fe, fc := hgfsIn(hgfsDir, "unbundle", forged)
@@ -259,7 +240,7 @@ func TestUnbundleForgedFlags(t *testing.T) {
 					if hc != 255 || fc != 255 {
 						t.Errorf("exit status: %s %d, hgfs %d (want 255)", hg.Name, hc, fc)
 					}
-					after := storeFiles(t, hgfsDir)
+					after := storeFiles(t, hgfsDir, allFiles)
 					for name, b := range before {
 						if after[name] != b {
 							t.Errorf("%s changed", name)

@@ -394,6 +394,9 @@ func sameStoreFiles(t *testing.T, nameA, a, nameB, b string, match func(rel stri
 	}
 }
 
+// allFiles matches every store file, for storeFiles.
+func allFiles(string) bool { return true }
+
 // storeFiles maps the store path of each file of repo's store (.hg/store,
 // or .hg for the oldest layout) that match accepts to its content.
 func storeFiles(t *testing.T, repo string, match func(rel string) bool) map[string]string {
