@@ -195,6 +195,12 @@ func (s *Session) debug(format string, args ...any) {
 	}
 }
 
+func (s *Session) warn(format string, args ...any) {
+	if s.opt.Warn != nil {
+		s.opt.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
 // fail aborts the session and returns err (joined with any abort failure).
 func (s *Session) fail(err error) error {
 	if aerr := s.Abort(); aerr != nil {

@@ -268,21 +268,15 @@ func (m *meta) computeHidden(r *Repo, local map[string]tagEntry) {
 	}
 }
 
+// readBookmarks reads the bookmarks file (store.ReadBookmarks) and keeps
+// the bookmarks on changesets the changelog has, as bmstore does.
 func (r *Repo) readBookmarks() (map[string]revlog.Node, error) {
-	b, err := r.readOptional("bookmarks")
+	marks, _, err := r.Store.ReadBookmarks()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]revlog.Node{}
-	for _, line := range strings.Split(string(b), "\n") {
-		hex, name, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		node, err := revlog.ParseNode(hex)
-		if err != nil {
-			continue
-		}
+	out := make(map[string]revlog.Node, len(marks))
+	for name, node := range marks {
 		if _, ok := r.rev(node); ok {
 			out[name] = node
 		}

@@ -36,6 +36,10 @@
 //     cache mount's view; shares refused with ErrShared), FS, CacheFS, Encode, FilelogIndex, Fncache, Walk (revlogs, in
 //     stream order), SnapshotFiles (phaseroots, obsstore), CacheFiles
 //     (.hg/cache files a v2 stream carries).
+//   - Bookmarks: the bookmarks file (bookmarks.go): BookmarksFile (where
+//     the requirements put it), Store.ReadBookmarks, ParseBookmarks
+//     (bmstore's tolerance), Bookmarks.Format (bmstore._write),
+//     ValidBookmarkName, Store.MalformedBookmarkWarning.
 //   - The repository lock: Lock (mercurial/lock.py's symlink lock, stale
 //     locks broken, waits bounded; lock.go), LockPrefix.
 //   - Pure functions: EncodeDir, DecodeDir, EncodeFilename,
