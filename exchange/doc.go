@@ -37,7 +37,10 @@
 //
 // fncache, phaseroots and bookmarks are rewritten at Commit with temporary
 // file plus rename, each first backed up in the transaction, so a rollback
-// restores them.
+// restores them. With persistent-nodemap, the changelog's and manifest's
+// nodemaps are written after the changelog (nodemap.go): a new data file,
+// journaled as new, and the docket, backed up; the old data files are
+// removed once the transaction is closed.
 //
 // # Errors
 //

@@ -51,6 +51,10 @@ type Session struct {
 	pendingBytes int
 
 	origLen int // changelog length when the session began
+	// The manifest's length and both revlogs' inline flags when the
+	// session began, for the persistent nodemaps (nodemap.go).
+	mlOrigLen          int
+	clInline, mlInline bool
 
 	fncache      map[string]bool // entries (unencoded store names); nil without the fncache layout
 	fncacheDirty bool
@@ -144,6 +148,7 @@ func (s *Session) begin(desc string) error {
 	if s.ml, err = s.openWriter("00manifest.i", false); err != nil {
 		return s.fail(err)
 	}
+	s.mlOrigLen, s.clInline, s.mlInline = s.ml.Len(), s.cl.Inline(), s.ml.Inline()
 	if s.st.Layout.HasFncache() {
 		names, err := s.st.Fncache()
 		if err != nil {
@@ -255,9 +260,16 @@ func (s *Session) Commit() error {
 	if err := s.cl.Close(); err != nil {
 		return s.fail(err)
 	}
+	cleanup, err := s.writeNodemaps()
+	if err != nil {
+		return s.fail(err)
+	}
 	summary := s.summary()
 	s.done = true
-	err := s.tx.Close()
+	err = s.tx.Close()
+	if err == nil {
+		cleanup() // under the lock, as hg's post-close callbacks
+	}
 	s.release()
 	if err != nil {
 		return err
