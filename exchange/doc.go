@@ -42,6 +42,12 @@
 // journaled as new, and the docket, backed up; the old data files are
 // removed once the transaction is closed.
 //
+// Obsolescence markers (obsmarkers.go) are appended to the obsstore at
+// Commit, journaled with its size before like a revlog, when the
+// repository creates markers (Options.CreateMarkers); the summary names
+// them, the changesets they obsoleted and the new orphan and
+// phase-divergent changesets, as scmutil's summary callbacks do.
+//
 // # Errors
 //
 // Any error aborts the session: the transaction plays back (revlogs

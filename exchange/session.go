@@ -28,6 +28,13 @@ type Options struct {
 	// WLock takes .hg/wlock before the store lock, as hg's pull does when
 	// the bookmarks live in .hg (not with bookmarksinstore).
 	WLock bool
+	// CreateMarkers is obsolete.isenabled(repo, createmarkersopt): the
+	// repository adds the obsolescence markers it receives (an
+	// obsmarkers part is refused, or ignored when advisory, without).
+	CreateMarkers bool
+	// ExchangeMarkers is obsolete.isenabled(repo, exchangeopt): a pull
+	// asks the server for its markers.
+	ExchangeMarkers bool
 	// WriteBatch is how many bytes of finished filelogs are kept before
 	// they are written together; 0 means DefaultWriteBatch, negative
 	// writes each filelog when its group ends.
@@ -65,6 +72,10 @@ type Session struct {
 	bmDirty   bool
 	// quietBookmarks routes bookmark moves to Debug (ui.quietbookmarkmove).
 	quietBookmarks bool
+
+	obs *obsState // the obsstore, once markers arrive (obsmarkers.go)
+	// Orphan and phase-divergent changesets at Begin, with CreateMarkers.
+	orphanBefore, bumpedBefore int
 
 	// Summary counters, as tr.changes['changegroup-count-*'].
 	Changesets, Revisions, Files, HeadsDelta int
@@ -163,6 +174,16 @@ func (s *Session) begin(desc string) error {
 		return s.fail(err)
 	}
 	s.origPhase = s.phases.phaseOf(s.cl)
+	if s.opt.CreateMarkers {
+		// hg counts instabilities before and after (scmutil's
+		// reportnewinstabilities), which needs the markers.
+		if err := s.loadObsstore(); err != nil {
+			return s.fail(err)
+		}
+		s.orphanBefore, s.bumpedBefore = s.instabilities(s.origLen, s.origPhase)
+	} else if err := s.warnReadonlyObsstore(); err != nil {
+		return s.fail(err)
+	}
 	return nil
 }
 
@@ -255,6 +276,9 @@ func (s *Session) Commit() error {
 			return s.fail(err)
 		}
 	}
+	if err := s.writeObsstore(); err != nil {
+		return s.fail(err)
+	}
 	// The changelog last: its new revisions become visible once everything
 	// they refer to is on disk.
 	if err := s.cl.Close(); err != nil {
@@ -275,7 +299,11 @@ func (s *Session) Commit() error {
 		return err
 	}
 	for _, line := range summary {
-		s.status("%s", line)
+		if line.warn {
+			s.warn("%s", line.text)
+		} else {
+			s.status("%s", line.text)
+		}
 	}
 	return nil
 }
