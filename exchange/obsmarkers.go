@@ -41,6 +41,7 @@ type obsState struct {
 	version int             // format of the file (-1: empty)
 	known   map[string]bool // Key of every marker, stored or added
 	hasSucc map[string]bool // precursors with a stored marker
+	precs   map[string]bool // precursors with a stored or added marker
 	all     []store.ObsMarker
 	added   []store.ObsMarker
 }
@@ -58,10 +59,11 @@ func (s *Session) loadObsstore() error {
 	if err != nil {
 		return fmt.Errorf("obsstore: %w", err)
 	}
-	o := &obsState{size: int64(len(data)), version: version, known: map[string]bool{}, hasSucc: map[string]bool{}, all: markers}
+	o := &obsState{size: int64(len(data)), version: version, known: map[string]bool{}, hasSucc: map[string]bool{}, precs: map[string]bool{}, all: markers}
 	for i := range markers {
 		o.known[markers[i].Key()] = true
 		o.hasSucc[string(markers[i].Prec)] = true
+		o.precs[string(markers[i].Prec)] = true
 	}
 	s.obs = o
 	return nil
@@ -106,6 +108,7 @@ func (s *Session) AddObsMarkers(markers []store.ObsMarker) error {
 		s.obs.known[k] = true
 		s.obs.added = append(s.obs.added, m)
 		s.obs.all = append(s.obs.all, m)
+		s.obs.precs[string(m.Prec)] = true
 	}
 	return nil
 }
@@ -167,14 +170,12 @@ func (s *Session) obsSummary(phase []int) []string {
 // the first n revisions with phases phase (obsolete.getrevs "orphan" and
 // "phasedivergent"; obsolete: a mutable changeset some marker rewrote).
 func (s *Session) instabilities(n int, phase []int) (orphan, phaseDivergent int) {
-	rewritten := map[string]bool{}
 	type pred struct {
 		prec  string
 		flags uint16
 	}
 	preds := map[string][]pred{}
 	for _, m := range s.obs.all {
-		rewritten[string(m.Prec)] = true
 		for _, sc := range m.Succs {
 			preds[string(sc)] = append(preds[string(sc)], pred{string(m.Prec), m.Flags})
 		}
@@ -183,7 +184,7 @@ func (s *Session) instabilities(n int, phase []int) (orphan, phaseDivergent int)
 	unstable := make([]bool, n)
 	for r := 0; r < n; r++ {
 		nd := s.cl.Node(r)
-		obsolete[r] = phase[r] != Public && rewritten[string(nd[:])]
+		obsolete[r] = phase[r] != Public && s.obs.precs[string(nd[:])]
 	}
 	for r := 0; r < n; r++ {
 		if phase[r] == Public || obsolete[r] {
@@ -262,16 +263,7 @@ func (s *Session) obsolete(rev int, phase []int) bool {
 		return false
 	}
 	n := s.cl.Node(rev)
-	k := string(n[:])
-	if s.obs.hasSucc[k] {
-		return true
-	}
-	for _, m := range s.obs.added {
-		if string(m.Prec) == k {
-			return true
-		}
-	}
-	return false
+	return s.obs.precs[string(n[:])]
 }
 
 // hiddenRevs is hg's visible view of the repository as the session wrote
