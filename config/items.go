@@ -31,6 +31,9 @@ var (
 	TrustedUsers      = Known{"trusted", "users", "", "owners (names, '*' for any) whose repository .hg/hgrc files are read although the current user does not own them"}
 	TrustedGroups     = Known{"trusted", "groups", "", "groups (names, '*' for any): a repository's .hg/hgrc that belongs to one is read although the current user does not own it"}
 
+	EvolutionAll              = Known{"experimental", "evolution", "", "obsolescence features: a boolean for all, or a list of createmarkers, exchange, ... (all: every one)"}
+	EvolutionCreateMarkers    = Known{"experimental", "evolution.createmarkers", "", "accept obsolescence markers from bundles and pulls (default: from experimental.evolution)"}
+	EvolutionExchange         = Known{"experimental", "evolution.exchange", "", "pull obsolescence markers (default: from experimental.evolution; never without createmarkers)"}
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
 
 	WorkerBackgroundClose         = Known{"worker", "backgroundclose", strconv.FormatBool(runtime.GOOS == "windows"), "close the large files a clone writes on background goroutines (hg's default: on Windows only, where closing is slow)"}
@@ -57,7 +60,7 @@ var (
 
 // All lists every known setting, sorted by key.
 func All() []Known {
-	all := []Known{CommandsUpdateRequireDest, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+	all := []Known{CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
 		UIReportUntrusted, TrustedUsers, TrustedGroups,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,

@@ -1,51 +1,36 @@
 package exchange
 
 import (
-	"bytes"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/txn"
 )
 
-// Bookmarks live in .hg/bookmarks, or .hg/store/bookmarks with the
-// bookmarksinstore requirement (bookmarks.bookmarksvfs); lines are
-// "<hex node> <name>\n", sorted by name (bmstore._write).
+// Bookmarks live in .hg/bookmarks, or in the store with the
+// bookmarksinstore requirement; package store reads and formats them.
 
-func (s *Session) bookmarksLoc() (txn.Location, string) {
-	if s.st.Requirements.Has("bookmarksinstore") {
-		return txn.Store, filepath.Join(s.st.Dir, "bookmarks")
-	}
-	return txn.Plain, filepath.Join(s.root, ".hg", "bookmarks")
-}
-
+// loadBookmarks reads the bookmarks file once, keeping the bookmarks on
+// changesets the changelog has (bmstore drops the others, and so does
+// its next write) and warning about malformed lines as hg does.
 func (s *Session) loadBookmarks() error {
 	if s.bookmarks != nil {
 		return nil
 	}
-	_, p := s.bookmarksLoc()
-	data, err := os.ReadFile(p)
-	if err != nil && !os.IsNotExist(err) {
+	marks, malformed, err := s.st.ReadBookmarks()
+	if err != nil {
 		return err
 	}
-	s.bookmarks = map[string]revlog.Node{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		if line == "" {
-			continue
+	for _, line := range malformed {
+		s.warn("%s", s.st.MalformedBookmarkWarning(line))
+	}
+	s.bookmarks = make(map[string]revlog.Node, len(marks))
+	for name, n := range marks {
+		if _, ok := s.cl.Rev(n); ok {
+			s.bookmarks[name] = n
 		}
-		h, name, ok := strings.Cut(line, " ")
-		raw, herr := hex.DecodeString(h)
-		if !ok || herr != nil || len(raw) != 20 {
-			// hg warns "malformed line in .hg/bookmarks" and skips it.
-			continue
-		}
-		s.bookmarks[name] = revlog.Node(raw)
 	}
 	return nil
 }
@@ -66,17 +51,19 @@ func (s *Session) deleteBookmark(name string) {
 }
 
 func (s *Session) writeBookmarks() error {
-	names := make([]string, 0, len(s.bookmarks))
-	for n := range s.bookmarks {
-		names = append(names, n)
+	marks := make(store.Bookmarks, len(s.bookmarks))
+	for name, n := range s.bookmarks {
+		marks[name] = n
 	}
-	sort.Strings(names)
-	var b bytes.Buffer
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s %s\n", s.bookmarks[n], n)
+	data, err := marks.Format()
+	if err != nil {
+		return err
 	}
-	loc, _ := s.bookmarksLoc()
-	return s.tx.WriteFileIn(loc, "bookmarks", b.Bytes())
+	loc := txn.Plain
+	if s.st.BookmarksInStore() {
+		loc = txn.Store
+	}
+	return s.tx.WriteFileIn(loc, "bookmarks", data)
 }
 
 func decodeHexBookmarks(keys map[string]string) (map[string]revlog.Node, error) {

@@ -37,9 +37,8 @@ type BundleResult struct {
 
 // ApplyBundle applies the parts of b in order, as bundle2.processbundle
 // does for the parts hgfs knows: changegroups, phase-heads, bookmarks,
-// listkeys. Caches (hgtagsfnodes, rev-branch-cache) and obsolescence
-// markers are skipped: hg rebuilds the caches on demand, and hgfs does not
-// exchange obsolescence markers (documented in the command help).
+// listkeys, obsmarkers (obsmarkers.go). Caches (hgtagsfnodes,
+// rev-branch-cache) are skipped: hg rebuilds them on demand.
 func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode BookmarkMode) (*BundleResult, error) {
 	if s.done {
 		return nil, ErrSessionDone
@@ -84,6 +83,10 @@ func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode B
 			res.Bookmarks = map[string]revlog.Node{}
 			for name, n := range p.Bookmarks {
 				res.Bookmarks[name] = n
+			}
+		case "obsmarkers":
+			if err := s.applyObsmarkers(p.Mandatory, p.Payload); err != nil {
+				return nil, s.fail(err)
 			}
 		case "listkeys":
 			ns := p.Params["namespace"]

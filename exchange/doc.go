@@ -40,7 +40,16 @@
 //
 // fncache, phaseroots and bookmarks are rewritten at Commit with temporary
 // file plus rename, each first backed up in the transaction, so a rollback
-// restores them.
+// restores them. With persistent-nodemap, the changelog's and manifest's
+// nodemaps are written after the changelog (nodemap.go): a new data file,
+// journaled as new, and the docket, backed up; the old data files are
+// removed once the transaction is closed.
+//
+// Obsolescence markers (obsmarkers.go) are appended to the obsstore at
+// Commit, journaled with its size before like a revlog, when the
+// repository creates markers (Options.CreateMarkers); the summary names
+// them, the changesets they obsoleted and the new orphan and
+// phase-divergent changesets, as scmutil's summary callbacks do.
 //
 // # Errors
 //

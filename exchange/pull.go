@@ -37,7 +37,8 @@ type PullResult struct {
 // for changes", or "requesting all changes" into an empty repository),
 // getbundle with a changegroup, phase heads and bookmarks, applied in one
 // transaction named "pull\n<url>"; then phases and bookmarks follow the
-// remote. Obsolescence markers are not exchanged.
+// remote. Obsolescence markers come too when both sides exchange them
+// (Options.ExchangeMarkers, the server's obsmarkers capability).
 func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt PullOptions) (*PullResult, error) {
 	if !peer.Capabilities().Has("getbundle") {
 		return nil, fmt.Errorf("%w: the server cannot send changegroups (no getbundle)", ErrUnsupported)
@@ -88,19 +89,35 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 			missing = true
 		}
 	}
+	// Markers come in the getbundle reply when both sides exchange them
+	// (exchange._pullbundle2), even with no changeset to fetch.
+	markers := s.opt.ExchangeMarkers && b2.HasValue("obsmarkers", "V1")
 	if !missing {
 		// Nothing to fetch; bookmarks and phases may still move.
 		s.status("no changes found\n")
 		res.Nothing = true
-		if err := s.pullKeys(ctx, peer, heads); err != nil {
-			return nil, err
+		if !markers {
+			if err := s.pullKeys(ctx, peer, heads); err != nil {
+				return nil, err
+			}
+			if err := s.pullObsolete(ctx, peer, markers); err != nil {
+				return nil, err
+			}
+			return res, s.commitOrDrop()
 		}
-		return res, s.commitOrDrop()
-	}
-	if len(opt.Heads) == 0 && len(disc.Common) == 0 {
+	} else if len(opt.Heads) == 0 && len(disc.Common) == 0 {
 		s.status("requesting all changes\n")
 	}
-	body, err := peer.GetBundle(ctx, wireproto.PullArgs(b2, disc.Common, heads))
+	args := wireproto.PullArgs(b2, disc.Common, heads)
+	if markers {
+		// The client's bundle2 capabilities (wireproto.PullBundle2Caps)
+		// list the marker formats it reads.
+		args["obsmarkers"] = "1"
+	}
+	if !missing {
+		args["cg"] = "0"
+	}
+	body, err := peer.GetBundle(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +154,23 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 	} else if err := s.pullBookmarksListkeys(ctx, peer); err != nil {
 		return nil, err
 	}
+	if err := s.pullObsolete(ctx, peer, markers); err != nil {
+		return nil, err
+	}
 	res.ModHeads = s.ModHeads
+	if !missing {
+		return res, s.commitOrDrop()
+	}
 	return res, s.Commit()
+}
+
+// pullObsolete fetches the markers with listkeys when this repository
+// exchanges them and the getbundle reply could not carry them (inBundle).
+func (s *Session) pullObsolete(ctx context.Context, peer wireproto.Peer, inBundle bool) error {
+	if !s.opt.ExchangeMarkers || inBundle {
+		return nil
+	}
+	return s.pullObsmarkersListkeys(ctx, peer)
 }
 
 // pullKeys updates phases and bookmarks when no changegroup came.
@@ -250,7 +282,7 @@ func (s *Session) pullPhasesListkeys(ctx context.Context, peer wireproto.Peer, h
 // commitOrDrop commits when something changed (phases, bookmarks) and
 // otherwise aborts the empty transaction quietly, as hg creates none.
 func (s *Session) commitOrDrop() error {
-	if s.phases.dirty || s.bmDirty || s.cl.Len() != s.origLen {
+	if s.phases.dirty || s.bmDirty || s.cl.Len() != s.origLen || (s.obs != nil && len(s.obs.added) > 0) {
 		return s.Commit()
 	}
 	return s.Abort()

@@ -28,6 +28,13 @@ type Options struct {
 	// WLock takes .hg/wlock before the store lock, as hg's pull does when
 	// the bookmarks live in .hg (not with bookmarksinstore).
 	WLock bool
+	// CreateMarkers is obsolete.isenabled(repo, createmarkersopt): the
+	// repository adds the obsolescence markers it receives (an
+	// obsmarkers part is refused, or ignored when advisory, without).
+	CreateMarkers bool
+	// ExchangeMarkers is obsolete.isenabled(repo, exchangeopt): a pull
+	// asks the server for its markers.
+	ExchangeMarkers bool
 	// WriteBatch is how many bytes of finished filelogs are kept before
 	// they are written together; 0 means DefaultWriteBatch, negative
 	// writes each filelog when its group ends.
@@ -57,6 +64,10 @@ type Session struct {
 	ctx context.Context
 
 	origLen int // changelog length when the session began
+	// The manifest's length and both revlogs' inline flags when the
+	// session began, for the persistent nodemaps (nodemap.go).
+	mlOrigLen          int
+	clInline, mlInline bool
 
 	fncache      map[string]bool // entries (unencoded store names); nil without the fncache layout
 	fncacheDirty bool
@@ -67,6 +78,10 @@ type Session struct {
 	bmDirty   bool
 	// quietBookmarks routes bookmark moves to Debug (ui.quietbookmarkmove).
 	quietBookmarks bool
+
+	obs *obsState // the obsstore, once markers arrive (obsmarkers.go)
+	// Orphan and phase-divergent changesets at Begin, with CreateMarkers.
+	orphanBefore, bumpedBefore int
 
 	// Summary counters, as tr.changes['changegroup-count-*'].
 	Changesets, Revisions, Files, HeadsDelta int
@@ -153,6 +168,7 @@ func (s *Session) begin(desc string) error {
 	if s.ml, err = s.openWriter("00manifest.i", false); err != nil {
 		return s.fail(err)
 	}
+	s.mlOrigLen, s.clInline, s.mlInline = s.ml.Len(), s.cl.Inline(), s.ml.Inline()
 	if s.st.Layout.HasFncache() {
 		names, err := s.st.Fncache()
 		if err != nil {
@@ -167,6 +183,16 @@ func (s *Session) begin(desc string) error {
 		return s.fail(err)
 	}
 	s.origPhase = s.phases.phaseOf(s.cl)
+	if s.opt.CreateMarkers {
+		// hg counts instabilities before and after (scmutil's
+		// reportnewinstabilities), which needs the markers.
+		if err := s.loadObsstore(); err != nil {
+			return s.fail(err)
+		}
+		s.orphanBefore, s.bumpedBefore = s.instabilities(s.origLen, s.origPhase)
+	} else if err := s.warnReadonlyObsstore(); err != nil {
+		return s.fail(err)
+	}
 	return nil
 }
 
@@ -214,6 +240,12 @@ func (s *Session) guard() {
 	if r := recover(); r != nil {
 		s.Abort() // the panic is the failure to report
 		panic(r)
+	}
+}
+
+func (s *Session) warn(format string, args ...any) {
+	if s.opt.Warn != nil {
+		s.opt.Warn(fmt.Sprintf(format, args...))
 	}
 }
 
@@ -267,9 +299,16 @@ func (s *Session) Commit() error {
 			return s.fail(err)
 		}
 	}
+	if err := s.writeObsstore(); err != nil {
+		return s.fail(err)
+	}
 	// The changelog last: its new revisions become visible once everything
 	// they refer to is on disk.
 	if err := s.cl.Close(); err != nil {
+		return s.fail(err)
+	}
+	cleanup, err := s.writeNodemaps()
+	if err != nil {
 		return s.fail(err)
 	}
 	// The last point where an interrupt can still roll back.
@@ -278,13 +317,20 @@ func (s *Session) Commit() error {
 	}
 	summary := s.summary()
 	s.done = true
-	err := s.tx.Close()
+	err = s.tx.Close()
+	if err == nil {
+		cleanup() // under the lock, as hg's post-close callbacks
+	}
 	s.release()
 	if err != nil {
 		return err
 	}
 	for _, line := range summary {
-		s.status("%s", line)
+		if line.warn {
+			s.warn("%s", line.text)
+		} else {
+			s.status("%s", line.text)
+		}
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ type snapshot struct {
 // is every change a commit or pull makes to the changelog.
 type stateKey struct {
 	cl, bookmarks, localtags, active, phases, obsstore, dirstate fileKey
+	// storeBookmarks is the store's bookmarks file (bookmarksinstore).
+	storeBookmarks fileKey
 }
 
 type fileKey struct {
@@ -57,6 +59,8 @@ func currentKey(hg, st fs.FS) stateKey {
 		phases:    statKey(st, "phaseroots"),
 		obsstore:  statKey(st, "obsstore"),
 		dirstate:  statKey(hg, "dirstate"),
+
+		storeBookmarks: statKey(st, "bookmarks"),
 	}
 }
 

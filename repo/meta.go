@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
 )
 
 // Phase is a changeset phase. Keep in sync with mercurial/phases.py.
@@ -205,7 +206,7 @@ func (r *Repo) readObsstore(m *meta) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	markers, err := ParseObsstore(b)
+	_, markers, err := store.ParseObsstore(b)
 	if err != nil {
 		return fmt.Errorf("obsstore: %w", err)
 	}
@@ -213,12 +214,24 @@ func (r *Repo) readObsstore(m *meta) error {
 	m.succs = map[revlog.Node][]revlog.Node{}
 	m.pruned = map[revlog.Node]bool{}
 	for _, mk := range markers {
-		if len(mk.Succs) == 0 {
-			m.pruned[mk.Prec] = true
-		} else {
-			m.succs[mk.Prec] = mk.Succs
+		// Changesets have 20-byte nodes: a marker of other nodes names
+		// none of them.
+		if len(mk.Prec) != revlog.NodeLen {
+			continue
 		}
-		if rev, ok := r.rev(mk.Prec); ok && m.phases[rev] != Public {
+		prec := revlog.Node(mk.Prec)
+		if len(mk.Succs) == 0 {
+			m.pruned[prec] = true
+		} else {
+			succs := make([]revlog.Node, 0, len(mk.Succs))
+			for _, sn := range mk.Succs {
+				if len(sn) == revlog.NodeLen {
+					succs = append(succs, revlog.Node(sn))
+				}
+			}
+			m.succs[prec] = succs
+		}
+		if rev, ok := r.rev(prec); ok && m.phases[rev] != Public {
 			m.obsolete[rev] = true
 		}
 	}
@@ -268,21 +281,15 @@ func (m *meta) computeHidden(r *Repo, local map[string]tagEntry) {
 	}
 }
 
+// readBookmarks reads the bookmarks file (store.ReadBookmarks) and keeps
+// the bookmarks on changesets the changelog has, as bmstore does.
 func (r *Repo) readBookmarks() (map[string]revlog.Node, error) {
-	b, err := r.readOptional("bookmarks")
+	marks, _, err := r.Store.ReadBookmarks()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]revlog.Node{}
-	for _, line := range strings.Split(string(b), "\n") {
-		hex, name, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		node, err := revlog.ParseNode(hex)
-		if err != nil {
-			continue
-		}
+	out := make(map[string]revlog.Node, len(marks))
+	for name, node := range marks {
 		if _, ok := r.rev(node); ok {
 			out[name] = node
 		}

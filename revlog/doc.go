@@ -124,12 +124,19 @@
 // Journal hooks are called where hg calls tr.add and tr.replace). A
 // Writer is for one goroutine.
 //
+// nodemap.go writes persistent nodemaps (requirement persistent-nodemap)
+// as hg without Rust does, the whole trie each time (NodemapData), with
+// their docket (NodemapDocket); package exchange puts them on disk at the
+// end of a transaction. ParseNodemapDocket and NodemapLookup read them
+// back, for tests and checks: they are untrusted like any revlog bytes.
+//
 // # Not supported
 //
 // Revlog version 0,
-// revlogv2 and changelogv2 (with their docket files and sidedata), and
-// persistent nodemaps (they are an optional cache; this package builds
-// its own node map) are not read. Neither are lfs revisions (extstored:
+// revlogv2 and changelogv2 (with their docket files and sidedata) are not
+// read, and persistent nodemaps are written (nodemap.go) but not used for
+// lookups (they are an optional cache; this package builds its own node
+// map). Neither are lfs revisions (extstored:
 // in a repository with the lfs requirement hg loads lfs by itself and
 // reads their blobs from the lfs store) nor narrow's ellipsis
 // revisions: both are refused as above.

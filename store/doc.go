@@ -36,6 +36,13 @@
 //     cache mount's view; shares refused with ErrShared), FS, CacheFS, Encode, FilelogIndex, Fncache, Walk (revlogs, in
 //     stream order), SnapshotFiles (phaseroots, obsstore), CacheFiles
 //     (.hg/cache files a v2 stream carries).
+//   - Bookmarks: the bookmarks file (bookmarks.go): BookmarksFile (where
+//     the requirements put it), Store.ReadBookmarks, ParseBookmarks
+//     (bmstore's tolerance), Bookmarks.Format (bmstore._write),
+//     ValidBookmarkName, Store.MalformedBookmarkWarning.
+//   - Obsolescence markers (obsstore.go): ParseObsstore (formats 0 and
+//     1, an obsstore file or an obsmarkers part), EncodeObsMarkers,
+//     ObsMarker.Key (hg's marker equality).
 //   - The repository lock: Lock (mercurial/lock.py's symlink lock, stale
 //     locks broken, waits bounded; lock.go), LockPrefix.
 //   - Pure functions: EncodeDir, DecodeDir, EncodeFilename,

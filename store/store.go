@@ -100,6 +100,7 @@ type Store struct {
 
 	fsys    fs.FS // the store directory
 	cacheFS fs.FS // .hg/cache
+	hgFS    fs.FS // the repository's own .hg (a share's, not its source's)
 }
 
 // Open opens the repository at repoRoot: reads its requirements (refusing,
@@ -135,6 +136,7 @@ func Open(repoRoot string) (*Store, error) {
 		Layout:       layout,
 		fsys:         NewDirFS(dir),
 		cacheFS:      os.DirFS(cache),
+		hgFS:         NewDirFS(filepath.Join(root, ".hg")),
 	}, nil
 }
 
@@ -163,7 +165,7 @@ func OpenFS(hg fs.FS) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Requirements: req, Layout: layout, fsys: dir, cacheFS: cache}, nil
+	return &Store{Requirements: req, Layout: layout, fsys: dir, cacheFS: cache, hgFS: hg}, nil
 }
 
 // FS returns the store directory as an fs.FS. For a store from Open its

@@ -2,6 +2,7 @@ package streamclone
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -268,22 +269,26 @@ func (a *applier) finish() (*Result, error) {
 		}
 	}
 	if len(a.bookmarks) > 0 {
-		names := make([]string, 0, len(a.bookmarks))
-		for n := range a.bookmarks {
+		marks := make(store.Bookmarks, len(a.bookmarks))
+		for n, h := range a.bookmarks {
+			node, err := hex.DecodeString(h)
+			if err != nil || len(node) != 20 {
+				return nil, corruptf("bookmark %q: bad node %q", n, h)
+			}
+			marks[n] = [20]byte(node)
+		}
+		content, err := marks.Format()
+		if err != nil {
+			return nil, corruptf("%v", err)
+		}
+		if err := a.writeSmall(".hg/"+store.BookmarksFile(store.NewRequirements(a.reqs...)), string(content)); err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(marks))
+		for n := range marks {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		var b strings.Builder
-		for _, n := range names {
-			fmt.Fprintf(&b, "%s %s\n", a.bookmarks[n], n)
-		}
-		name := ".hg/bookmarks"
-		if hasReq(a.reqs, "bookmarksinstore") {
-			name = ".hg/store/bookmarks"
-		}
-		if err := a.writeSmall(name, b.String()); err != nil {
-			return nil, err
-		}
 		a.res.Bookmarks = names
 	}
 	wc, st := requiresFiles(a.reqs)

@@ -49,6 +49,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 // maxKeysPayload bounds the bookmarks and listkeys payloads held in memory.
@@ -270,7 +272,7 @@ var wdirHex = strings.Repeat("f", 40)
 
 // checkBookmarkName refuses names that would corrupt .hg/bookmarks.
 func checkBookmarkName(name string) error {
-	if name == "" || strings.ContainsAny(name, "\x00\r\n") {
+	if !store.ValidBookmarkName(name) {
 		return corruptf("invalid bookmark name %q", name)
 	}
 	return nil

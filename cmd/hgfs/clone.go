@@ -453,13 +453,7 @@ func (cl *cloner) fromRemote(source string) error {
 				return abortf("%v", err)
 			}
 			final := streamclone.NewStreamCloneRequirements(streamclone.DefaultRequirements(), orRevlogv1(reqs))
-			name := ".hg/bookmarks"
-			for _, r := range final {
-				if r == "bookmarksinstore" {
-					name = ".hg/store/bookmarks"
-				}
-			}
-			extra[name] = content
+			extra[".hg/"+store.BookmarksFile(store.NewRequirements(final...))] = content
 		}
 		u.status("streaming all changes\n")
 		body, err := peer.StreamOut(ctx)
@@ -486,26 +480,24 @@ func noStreamError() error {
 	return abortf("source does not support stream clones").withHint("a clone into a mount is filled from a stream and the server does not allow streaming (server.uncompressed); clone without --mount")
 }
 
-// formatBookmarks renders bookmarks as .hg/bookmarks holds them: "node
-// name" lines sorted by name (bookmarks.bmstore._write). Names and nodes
-// come from the server: a newline would forge a line, so both are checked.
+// formatBookmarks renders the bookmarks a server listed (name -> hex
+// node) as the bookmarks file holds them (store.Bookmarks.Format). Names
+// and nodes come from the server: a newline would forge a line, so both
+// are checked.
 func formatBookmarks(books map[string]string) (string, error) {
-	names := make([]string, 0, len(books))
+	marks := make(store.Bookmarks, len(books))
 	for n, node := range books {
-		if n == "" || strings.ContainsAny(n, "\n\r\x00") {
+		if !store.ValidBookmarkName(n) {
 			return "", fmt.Errorf("invalid bookmark name %q from the server", n)
 		}
-		if !wireproto.ValidHex(node) {
+		b, err := hex.DecodeString(node)
+		if !wireproto.ValidHex(node) || err != nil || len(b) != 20 {
 			return "", fmt.Errorf("invalid node %q for bookmark %q from the server", node, n)
 		}
-		names = append(names, n)
+		marks[n] = [20]byte(b)
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s %s\n", books[n], n)
-	}
-	return b.String(), nil
+	content, err := marks.Format()
+	return string(content), err
 }
 
 // remoteOutput collects the remote side's messages (ssh stderr, already
@@ -824,32 +816,16 @@ func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, boo
 	return bw.Close()
 }
 
-// readLocalBookmarks reads the source's bookmarks file (.hg/bookmarks, or
-// the store's with bookmarksinstore): "hexnode name" lines. Lines hg would
-// skip (malformed) are skipped.
+// readLocalBookmarks reads the source's bookmarks (store.ReadBookmarks)
+// as the hex nodes of a listkeys part; malformed lines are skipped.
 func readLocalBookmarks(st *store.Store) (map[string]string, error) {
-	path := filepath.Join(st.Root, ".hg", "bookmarks")
-	if st.Requirements.Has("bookmarksinstore") {
-		path = filepath.Join(st.Dir, "bookmarks")
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	marks, _, err := st.ReadBookmarks()
+	if err != nil || len(marks) == 0 {
 		return nil, err
 	}
-	books := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		node, name, ok := strings.Cut(line, " ")
-		if !ok || name == "" {
-			continue
-		}
-		if _, err := hex.DecodeString(node); err != nil || len(node) != 40 {
-			continue
-		}
-		books[name] = node
+	books := make(map[string]string, len(marks))
+	for name, node := range marks {
+		books[name] = hex.EncodeToString(node[:])
 	}
 	return books, nil
 }

@@ -30,8 +30,9 @@ func init() {
     a diverged one is stored as NAME@N.
 
     Local paths and bundle files are not pull sources (use 'hgfs unbundle'
-    for bundles). Obsolescence markers are not exchanged. hgfs does not
-    update the working directory (-u is refused).
+    for bundles). Obsolescence markers come too where both sides exchange
+    them (experimental.evolution here, the server's obsmarkers capability).
+    hgfs does not update the working directory (-u is refused).
 
     Returns 0 on success, 1 if an update had unresolved files.`,
 		options: []option{

@@ -33,9 +33,10 @@ func init() {
     The repository may be a plain one or one mounted from an hgfs cache.
 
     New changesets arrive in the draft phase unless the bundle says
-    otherwise (phase-heads parts). Bookmarks parts are applied. Cache parts
-    are skipped (hg rebuilds its caches) and obsolescence markers are not
-    applied. Revlogs are written with buffered I/O: data reaches the files
+    otherwise (phase-heads parts). Bookmarks parts are applied, and so are
+    obsolescence markers where the repository creates them
+    (experimental.evolution); a mandatory obsmarkers part aborts elsewhere,
+    as in hg. Cache parts are skipped (hg rebuilds its caches). Revlogs are written with buffered I/O: data reaches the files
     when a buffer fills or a group ends, never a write per revision.
 
     A stream bundle ('hg bundle -a -t "none-v2;stream=v2"') is applied to
@@ -124,8 +125,11 @@ func sessionOptions(c *cmdContext, root string) exchange.Options {
 		batch = -1
 	}
 	timeout, _ := c.ui.cfg.Int("ui", "timeout", 600)
+	createMarkers, exchangeMarkers, _ := c.ui.cfg.Evolution()
 	return exchange.Options{
-		WriteBatch: batch,
+		CreateMarkers:   createMarkers,
+		ExchangeMarkers: exchangeMarkers,
+		WriteBatch:      batch,
 		Lock: store.LockOptions{
 			Timeout: time.Duration(timeout) * time.Second,
 			Waiting: func(holder string) {

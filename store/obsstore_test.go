@@ -1,8 +1,10 @@
-package repo
+package store
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,17 +45,39 @@ func marker1(prec byte, succs []byte, parents int, meta [][2]string) []byte {
 func TestParseObsstore(t *testing.T) {
 	data := append([]byte{1}, marker1(1, []byte{2}, -1, [][2]string{{"user", "test"}})...)
 	data = append(data, marker1(3, nil, 1, nil)...)
-	ms, err := ParseObsstore(data)
-	if err != nil {
-		t.Fatal(err)
+	v, ms, err := ParseObsstore(data)
+	if err != nil || v != 1 {
+		t.Fatal(v, err)
 	}
 	if len(ms) != 2 || ms[0].Prec[0] != 1 || len(ms[0].Succs) != 1 || ms[0].Succs[0][0] != 2 || ms[1].Prec[0] != 3 || len(ms[1].Succs) != 0 {
 		t.Fatalf("markers: %+v", ms)
 	}
+	if ms[0].HasParents || !ms[1].HasParents || len(ms[1].Parents) != 1 || len(ms[0].Meta) != 1 || ms[0].Meta[0] != [2]string{"user", "test"} {
+		t.Fatalf("markers: %+v", ms)
+	}
 	for _, bad := range [][]byte{{9}, data[:len(data)-1], append([]byte{1}, 0, 0, 0, 3)} {
-		if _, err := ParseObsstore(bad); !errors.Is(err, ErrObsstore) {
+		if _, _, err := ParseObsstore(bad); !errors.Is(err, ErrObsstore) {
 			t.Errorf("%x: err %v, want ErrObsstore", bad, err)
 		}
+	}
+	// What EncodeObsMarkers writes reads back equal, in both formats.
+	for _, version := range []int{ObsFormat0, ObsFormat1} {
+		enc, err := EncodeObsMarkers(ms, true, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, back, err := ParseObsstore(enc)
+		if err != nil || len(back) != len(ms) {
+			t.Fatalf("format %d: %v", version, err)
+		}
+		for i := range ms {
+			if back[i].Key() != ms[i].Key() {
+				t.Errorf("format %d, marker %d: %+v, want %+v", version, i, back[i], ms[i])
+			}
+		}
+	}
+	if enc, _ := EncodeObsMarkers(ms, true, ObsFormat1); string(enc) != string(data) {
+		t.Errorf("format 1 encoding differs:\n%x\n%x", enc, data)
 	}
 }
 
@@ -65,9 +89,12 @@ func TestParseObsstoreHg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := ParseObsstore(data)
+	_, ms, err := ParseObsstore(data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if enc, err := EncodeObsMarkers(ms, true, ObsFormat1); err != nil || string(enc) != string(data) {
+		t.Errorf("EncodeObsMarkers does not give back hg's obsstore: %v", err)
 	}
 	out := string(testenv.Hg(t, dir, "debugobsolete"))
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -76,11 +103,11 @@ func TestParseObsstoreHg(t *testing.T) {
 	}
 	for i, m := range ms {
 		f := strings.Fields(lines[i])
-		if f[0] != m.Prec.String() {
-			t.Errorf("marker %d: precursor %s, hg %s", i, m.Prec, f[0])
+		if f[0] != hex.EncodeToString(m.Prec) {
+			t.Errorf("marker %d: precursor %x, hg %s", i, m.Prec, f[0])
 		}
-		if len(m.Succs) == 1 && f[1] != m.Succs[0].String() {
-			t.Errorf("marker %d: successor %s, hg %s", i, m.Succs[0], f[1])
+		if len(m.Succs) == 1 && f[1] != hex.EncodeToString(m.Succs[0]) {
+			t.Errorf("marker %d: successor %x, hg %s", i, m.Succs[0], f[1])
 		}
 		if len(m.Succs) == 0 && f[1] != "0" {
 			t.Errorf("marker %d: hg lists successors %s", i, f[1])
@@ -97,9 +124,30 @@ func FuzzParseObsstore(f *testing.F) {
 	v0 = append(v0, make([]byte, 40)...)
 	f.Add(append(v0, 'a', 'b'))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ms, err := ParseObsstore(data)
-		if err == nil && len(ms) > len(data) {
+		v, ms, err := ParseObsstore(data)
+		if err != nil {
+			return
+		}
+		if len(ms) > len(data) {
 			t.Fatalf("%d markers from %d bytes", len(ms), len(data))
+		}
+		// Re-encoding in the same format and reading again keeps every
+		// marker (the dates and parents of format 0 included).
+		if v < 0 {
+			return
+		}
+		enc, err := EncodeObsMarkers(ms, true, v)
+		if err != nil {
+			return // a marker that format cannot hold (hg fails too)
+		}
+		_, back, err := ParseObsstore(enc)
+		if err != nil || len(back) != len(ms) {
+			t.Fatalf("re-encoded: %v, %d markers of %d", err, len(back), len(ms))
+		}
+		for i := range ms {
+			if back[i].Key() != ms[i].Key() && !math.IsNaN(ms[i].Date) {
+				t.Fatalf("marker %d: %+v, re-encoded %+v", i, ms[i], back[i])
+			}
 		}
 	})
 }
