@@ -138,8 +138,15 @@ func WriterOptions(req store.Requirements) revlog.WriterOptions {
 		GeneralDelta: req.Has("generaldelta"),
 		SparseRevlog: req.Has("sparserevlog"),
 	}
-	if req.Has("revlog-compression-zstd") {
-		o.Compression = "zstd"
+	// The engine is named by the requirement (localrepo.py
+	// resolverevlogstorevfsoptions: "revlog-compression-zstd",
+	// "exp-compression-none", ...); zlib without one.
+	for _, r := range req.List() {
+		for _, prefix := range []string{"revlog-compression-", "exp-compression-"} {
+			if engine, ok := strings.CutPrefix(r, prefix); ok {
+				o.Compression = engine
+			}
+		}
 	}
 	if o.SparseRevlog {
 		o.GeneralDelta = true
