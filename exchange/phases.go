@@ -255,6 +255,9 @@ func (p *phaseRoots) advance(cl graph, target int, heads []int) {
 		}
 	}
 	sort.Ints(phases)
+	// Roots that leave a phase above target without reaching public
+	// become roots of target (advanceboundary's delroots, retracted).
+	var delRoots []int
 	for _, k := range phases {
 		olds := p.rootRevs(cl, k)
 		if len(olds) == 0 {
@@ -271,7 +274,17 @@ func (p *phaseRoots) advance(cl graph, target int, heads []int) {
 		if !changed {
 			continue
 		}
-		p.setRoots(cl, k, rootsOf(cl, set))
+		roots := rootsOf(cl, set)
+		for r := range olds {
+			if !roots[r] {
+				delRoots = append(delRoots, r)
+			}
+		}
+		p.setRoots(cl, k, roots)
+	}
+	if target != Public && len(delRoots) > 0 {
+		sort.Ints(delRoots)
+		p.registerNew(cl, target, delRoots)
 	}
 }
 

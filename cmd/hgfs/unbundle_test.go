@@ -280,3 +280,49 @@ func TestUnbundleHashedSplit(t *testing.T) {
 		t.Errorf("hashed names: hg %v, hgfs %v", hgNames, hgfsNames)
 	}
 }
+
+// TestUnbundlePhasesWithSecret applies a bundle written with phases=yes
+// from a repository holding a public, a draft and a secret changeset:
+// hg marks the changegroup part targetphase=2 (everything arrives
+// secret) and its phase-heads part lists the public and draft heads. The
+// draft head must leave the secret phase for draft, not for public
+// (advanceboundary retracts the roots it deleted into the target phase);
+// hgfs made it public.
+func TestUnbundlePhasesWithSecret(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	testenv.Hg(t, dir, "init", src)
+	commit := func(name string, args ...string) {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Hg(t, src, append([]string{"commit", "-qAm", name}, args...)...)
+	}
+	commit("a")
+	testenv.Hg(t, src, "phase", "-p", "-r", "0")
+	commit("b")
+	testenv.Hg(t, src, "update", "-q", "0")
+	commit("c", "--secret")
+	commit("d", "--secret")
+	for _, hg := range testenv.Mercurials(t) {
+		t.Run(hg.Name, func(t *testing.T) {
+			bundle := filepath.Join(dir, hg.Name+".hg")
+			hg.Run(t, src, "bundle", "-q", "-a", "-t", "none-v2;phases=yes", bundle)
+			want := filepath.Join(dir, hg.Name+"-hg")
+			got := filepath.Join(dir, hg.Name+"-hgfs")
+			hg.Run(t, dir, "init", want)
+			hg.Run(t, dir, "init", got)
+			hg.Run(t, want, "unbundle", "-q", bundle)
+			if out, errOut, code := hgfsIn(got, "unbundle", "-q", bundle); code != 0 {
+				t.Fatalf("hgfs unbundle: exit %d\n%s%s", code, out, errOut)
+			}
+			phases := func(repo string) string {
+				return string(hg.Run(t, repo, "log", "-T", "{rev} {phase}\n"))
+			}
+			if w, g := phases(want), phases(got); w != g {
+				t.Errorf("phases differ:\n%s", testenv.Diff(hg.Name, w, "hgfs", g))
+			}
+			hg.Run(t, got, "verify", "-q")
+		})
+	}
+}
