@@ -47,7 +47,7 @@ build:
 # The cgofuse adapter (WinFsp's, run here over libfuse3) is compiled only
 # with its tags on Linux; its package runs a second time with them.
 test: deps build
-	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 20m -count=1 $(PKGS)
+	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 40m -count=1 $(PKGS)
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 ./mount/...
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 -run 'Cgofuse|Backend' ./cmd/hgfs/
 
