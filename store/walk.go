@@ -467,19 +467,36 @@ func (s *Store) SnapshotFiles(publishing, obsmarkers bool) ([]File, error) {
 	return out, nil
 }
 
-// cacheFilterNames is repoview.filtertable in its (insertion) order. Keep
-// in sync with mercurial/repoview.py.
-var cacheFilterNames = []string{"visible", "visible-hidden", "served.hidden", "served", "immutable", "base"}
+// Cache files hg copies in a clone (mercurial/cacheutil.py cachetocopy):
+// branch caches per repository view, the rev-branch cache, tags caches
+// per view and the tags fnodes cache. hg 6.3 names the views of its
+// repoview.filtertable and writes branch2 and rbc-*-v1; hg 7 dropped two
+// views and added branch3 and rbc-*-v2. hgfs copies any of them that
+// exist, so a stream of a repository written by either version carries
+// what that version's own server sends (in hg 6.3's order; hg 7 lists
+// its views in another order, which no client depends on). Keep in sync
+// with repoview.py and cacheutil.py of both versions.
+var (
+	// cacheViews63 is hg 6.3's repoview.filtertable, in its order.
+	cacheViews63 = []string{"visible", "visible-hidden", "served.hidden", "served", "immutable", "base"}
+	// cacheViews7 is hg 7's repoviewutil.get_ordered_subset, unfiltered
+	// left out.
+	cacheViews7 = []string{"base", "immutable", "served", "visible"}
+)
 
 // CacheFileNames is the list of .hg/cache files a v2 stream (and a local
-// clone) copies, in order (mercurial/cacheutil.py cachetocopy).
+// clone) copies, in order: hg 6.3's and hg 7's cachetocopy merged.
 func CacheFileNames() []string {
 	names := []string{"branch2"}
-	for _, f := range cacheFilterNames {
+	for _, f := range cacheViews63 {
 		names = append(names, "branch2-"+f)
 	}
-	names = append(names, "rbc-names-v1", "rbc-revs-v1", "tags2")
-	for _, f := range cacheFilterNames {
+	names = append(names, "branch3")
+	for _, f := range cacheViews7 {
+		names = append(names, "branch3-"+f)
+	}
+	names = append(names, "rbc-names-v1", "rbc-revs-v1", "rbc-names-v2", "rbc-revs-v2", "tags2")
+	for _, f := range cacheViews63 {
 		names = append(names, "tags2-"+f)
 	}
 	return append(names, "hgtagsfnodes1")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,11 +300,35 @@ func TestWalkMatchesStreamBundles(t *testing.T) {
 	}
 }
 
+// TestCacheFileNames checks that every cache file each Mercurial copies
+// in a clone (cacheutil.cachetocopy) is in CacheFileNames.
 func TestCacheFileNames(t *testing.T) {
-	want := "branch2 branch2-visible branch2-visible-hidden branch2-served.hidden branch2-served branch2-immutable branch2-base " +
-		"rbc-names-v1 rbc-revs-v1 tags2 tags2-visible tags2-visible-hidden tags2-served.hidden tags2-served tags2-immutable tags2-base hgtagsfnodes1"
-	if got := strings.Join(CacheFileNames(), " "); got != want {
-		t.Errorf("CacheFileNames = %s", got)
+	const list = "from mercurial import cacheutil; print(' '.join(n.decode() for n in cacheutil.cachetocopy(None)))"
+	for _, hg := range testenv.Mercurials(t) {
+		t.Run(hg.Name, func(t *testing.T) {
+			var out []byte
+			if hg.Major() < 7 {
+				// hg 6.3's debugshell has no -c.
+				cmd := testenv.HgPython(t, list)
+				var err error
+				if out, err = cmd.Output(); err != nil {
+					t.Fatalf("%s: %v", cmd, err)
+				}
+			} else {
+				dir := t.TempDir()
+				hg.Run(t, "", "init", dir)
+				out = hg.Run(t, dir, "debugshell", "-c", list)
+			}
+			theirs := strings.Fields(string(out))
+			if len(theirs) < 10 {
+				t.Fatalf("%s lists %q", hg.Name, out)
+			}
+			for _, n := range theirs {
+				if !slices.Contains(CacheFileNames(), n) {
+					t.Errorf("%s copies %s, not in CacheFileNames", hg.Name, n)
+				}
+			}
+		})
 	}
 }
 
