@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hgfs/hgfs/changegroup"
@@ -183,9 +184,8 @@ func (m *cgModel) clone() *cgModel {
 }
 
 // mutationRounds is how many variants each mutation makes of each seed,
-// and how many of each mutation's outcomes real hg checks:
-// EXCHANGE_MUTATION_ROUNDS rounds, and then every outcome; by default one
-// round and a sample.
+// and how many of each mutation's successes and failures real hg checks:
+// EXCHANGE_MUTATION_ROUNDS, 1 by default.
 func mutationRounds(t *testing.T) (rounds, oracleBudget int) {
 	s := os.Getenv("EXCHANGE_MUTATION_ROUNDS")
 	if s == "" {
@@ -195,7 +195,7 @@ func mutationRounds(t *testing.T) (rounds, oracleBudget int) {
 	if err != nil || n < 1 {
 		t.Fatalf("EXCHANGE_MUTATION_ROUNDS=%q", s)
 	}
-	return n, 1 << 30
+	return n, n
 }
 
 // TestUnbundleMutations applies structured variants of every seed
@@ -207,7 +207,8 @@ func mutationRounds(t *testing.T) (rounds, oracleBudget int) {
 // a failure leaves every file as it was; every revision readable with
 // its hash verified). A variant that cannot be valid must fail, and one
 // that is valid must apply. On a sample of each mutation's outcomes
-// (every outcome with EXCHANGE_MUTATION_ROUNDS set), real hg checks
+// (as many as EXCHANGE_MUTATION_ROUNDS says; every success of the flags
+// mutation), real hg checks
 // what hgfs did: after a success, hg verify accepts the repository, or
 // real hg's unbundle of the same bytes leaves a repository hg verify
 // rejects in the same words (hg does not check that the files a
@@ -396,4 +397,52 @@ func emptyBaseDelta(err error) bool {
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return lines[len(lines)-1]
+}
+
+// FuzzUnbundleMutations lets the coverage-guided fuzzer drive the
+// structured mutations: its input picks a seed bundle, a mutation, the
+// generator's state and the repository (the seed's base, or an empty
+// one), and checkApplied's properties hold for the variant, with the
+// mutation's expected outcome on the seed's base (real hg is left to
+// TestUnbundleMutations).
+func FuzzUnbundleMutations(f *testing.F) {
+	testenv.HgPath(f)
+	// One entry per mutation, each on another seed: the seed corpus
+	// runs with the ordinary tests, and TestUnbundleMutations covers
+	// every pair.
+	for j := range mutations {
+		f.Add(uint8(j%len(unbundleSeeds)), uint8(j), uint64(0), uint64(0), false)
+	}
+	models := map[int]*cgModel{}
+	var mu sync.Mutex
+	f.Fuzz(func(t *testing.T, seedIdx, mutIdx uint8, s1, s2 uint64, empty bool) {
+		seed := unbundleSeeds[int(seedIdx)%len(unbundleSeeds)]
+		mut := mutations[int(mutIdx)%len(mutations)]
+		raw := readSeed(t, seed.file)
+		mu.Lock()
+		model := models[int(seedIdx)%len(unbundleSeeds)]
+		if model == nil {
+			model = decodeBundle(t, raw)
+			models[int(seedIdx)%len(unbundleSeeds)] = model
+		}
+		mu.Unlock()
+		m := model.clone()
+		data := mut.make(rand.New(rand.NewPCG(s1, s2)), raw, m)
+		if data == nil {
+			data = m.encodeBundle(t)
+		}
+		base := seed.base
+		if empty {
+			base = ""
+		}
+		root, before := newRepo(t, base)
+		err := unbundleBytes(root, data, Options{})
+		checkApplied(t, root, before, err)
+		switch {
+		case err == nil && mut.expect == mustFail:
+			t.Errorf("%s: applied a bundle that cannot be valid", mut.name)
+		case err != nil && mut.expect == mustApply && base == seed.base:
+			t.Errorf("%s: %v", mut.name, err)
+		}
+	})
 }
