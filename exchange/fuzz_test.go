@@ -45,6 +45,7 @@ var unbundleSeeds = []struct{ file, base string }{
 	{"small-zstd-v2.hg", ""},
 	{"small-phases-obsmarkers.hg", ""},
 	{"small-cut-cg3.hg", "small"},
+	{"small-parts.hg", ""},
 	{"split-cut.hg", "split"},
 	{"split-all.hg", ""},
 }

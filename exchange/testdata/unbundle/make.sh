@@ -64,6 +64,29 @@ done
 hg bundle -q -a -t 'none-v2;obsolescence=true;phases=true' "$here/small-phases-obsmarkers.hg"
 hg bundle -q -r 'draft() or secret()' --base 'public()' \
 	-t 'none-v2;cg.version=03;obsolescence=true;phases=true' "$here/small-cut-cg3.hg"
+# Three changegroup parts (0..2, 3..5, the rest: the second and third touch
+# files of the first), then a bookmarks part setting one bookmark and
+# deleting another, written by Mercurial's own bundle2 module (hg bundle
+# writes one changegroup part).
+hgpython=$(sed -n '1s/^#! *//p' "$(type -P hg)")
+$hgpython - "$r" "$here/small-parts.hg" <<'PY'
+import os, sys
+from mercurial import bookmarks, bundle2, changegroup, discovery, hg, ui as uimod
+u = uimod.ui.load()
+u.setconfig(b'experimental', b'evolution', b'all')
+repo = hg.repository(u, os.fsencode(sys.argv[1]))
+bundler = bundle2.bundle20(u)
+common = []
+for head in (2, 5, b'tip'):
+    out = discovery.outgoing(repo, commonheads=common, ancestorsof=[repo[head].node()])
+    part = bundler.newpart(b'changegroup', data=changegroup.makestream(repo, out, b'02', b'bundle'))
+    part.addparam(b'version', b'02')
+    common = [repo[head].node()]
+bundler.newpart(b'bookmarks', data=bookmarks.binaryencode(repo, [(b'bm', repo[5].node()), (b'gone', None)]))
+with open(sys.argv[2], 'wb') as f:
+    for chunk in bundler.getchunks():
+        f.write(chunk)
+PY
 
 # A file past the inline limit (128 KiB of incompressible data): its
 # filelog is split (.i + .d) in the base, and a changegroup of the whole
