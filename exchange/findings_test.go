@@ -54,8 +54,7 @@ func TestUnbundleFlagWithoutProcessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, hg := range testenv.Mercurials(t) {
-				hgRoot := filepath.Join(t.TempDir(), "hg")
-				hg.Run(t, "", "init", hgRoot)
+				hgRoot, _ := newRepo(t, "")
 				_, stderr, err := hg.Result(t, hgRoot, "unbundle", file)
 				switch {
 				case tc.flags&^revlog.KnownRevisionFlags != 0:

@@ -195,6 +195,11 @@ func baseSnapshot(t testing.TB, name string) snapshot {
 		testenv.Hg(t, baseRepos.dir, "init", root)
 		testenv.Hg(t, root, "unbundle", "-q", bundle)
 	}
+	// Every revision of the base reads back, verified: a failed apply
+	// must leave the same bytes (checkApplied).
+	if err := readAll(root); err != nil {
+		t.Fatalf("base %q: %v", name, err)
+	}
 	s := takeSnapshot(t, root)
 	baseRepos.snaps[name] = s
 	return s
@@ -249,9 +254,9 @@ func modeOptions(mode uint8) Options {
 
 // checkApplied checks what an apply left, whatever the input: never a
 // journal or a lock; after a failure, every file of the repository as
-// before and every revision already there readable with its hash
-// verified by hgfs's reader; after a success, every revision readable
-// and verified.
+// before, so every revision already there still reads back with its
+// hash verified by hgfs's reader (baseSnapshot read them all); after a
+// success, every revision reads back, verified.
 func checkApplied(t testing.TB, root string, before snapshot, applyErr error) {
 	t.Helper()
 	after := takeSnapshot(t, root)
@@ -264,6 +269,8 @@ func checkApplied(t testing.TB, root string, before snapshot, applyErr error) {
 	if applyErr != nil {
 		if d := before.diff(after); len(d) > 0 {
 			t.Errorf("a failed apply (%v) changed the repository:\n%s", applyErr, strings.Join(d, "\n"))
+		} else {
+			return // the same bytes as the base, whose revisions were read
 		}
 	}
 	if err := readAll(root); err != nil {
