@@ -59,6 +59,13 @@ var mutations = []mutation{
 	{"truncate", mustFail, false, func(rng *rand.Rand, raw []byte, _ *cgModel) []byte {
 		return bytes.Clone(raw[:rng.IntN(len(raw))])
 	}},
+	// Cut in its last bytes: the changegroups are applied, or nearly,
+	// when the bundle is found short (the end of the file list, the end
+	// of the bundle2 stream, a last part, a compressed stream's
+	// checksum), so the rollback undoes the most.
+	{"truncate-tail", mustFail, false, func(rng *rand.Rand, raw []byte, _ *cgModel) []byte {
+		return bytes.Clone(raw[:len(raw)-1-rng.IntN(min(64, len(raw)))])
+	}},
 	// Two groups exchange their deltas (file groups keep their names):
 	// the changelog's deltas in the manifest group, a file's revisions
 	// in another file's revlog.
@@ -199,10 +206,12 @@ func mutationRounds(t *testing.T) (rounds, oracleBudget int) {
 }
 
 // TestUnbundleMutations applies structured variants of every seed
-// bundle (bit flips, truncation, groups exchanged, reordered or
-// duplicated, revision flags, unknown bases, parents and linknodes,
-// deltas against the wrong base) to the repository the seed was cut
-// against and to a new empty one, as hgfs unbundle does. Whatever the
+// bundle (bit flips, truncation anywhere and near the end, groups
+// exchanged, reordered or duplicated, revision flags, unknown bases,
+// parents and linknodes, deltas against the wrong base) to the
+// repository the seed was cut against, each filelog written when its
+// group ends (so a failure comes after files changed on disk), and to a
+// new empty one, filelogs batched, as hgfs unbundle does. Whatever the
 // variant: no panic, and checkApplied's properties (no journal, no lock;
 // a failure leaves every file as it was; every revision readable with
 // its hash verified). A variant that cannot be valid must fail, and one
@@ -251,10 +260,14 @@ func TestUnbundleMutations(t *testing.T) {
 				}
 				for _, base := range []string{seed.base, ""} {
 					where := fmt.Sprintf("%s %s round %d, on base %q", seed.file, mu.name, round, base)
-					root, before := newRepo(t, base)
-					err := unbundleBytes(root, data, Options{})
-					checkApplied(t, root, before, err)
 					home := base == seed.base
+					opt := Options{}
+					if home {
+						opt.WriteBatch = -1
+					}
+					root, before := newRepo(t, base)
+					err := unbundleBytes(root, data, opt)
+					checkApplied(t, root, before, err)
 					switch {
 					case err == nil:
 						st.applied++
@@ -408,10 +421,10 @@ func lastLine(b []byte) string {
 
 // FuzzUnbundleMutations lets the coverage-guided fuzzer drive the
 // structured mutations: its input picks a seed bundle, a mutation, the
-// generator's state and the repository (the seed's base, or an empty
-// one), and checkApplied's properties hold for the variant, with the
-// mutation's expected outcome on the seed's base (real hg is left to
-// TestUnbundleMutations).
+// generator's state and the repository (the seed's base, filelogs
+// written at each group's end, or an empty one); checkApplied's
+// properties hold for the variant, and the mutation's expected outcome
+// on the seed's base (real hg is left to TestUnbundleMutations).
 func FuzzUnbundleMutations(f *testing.F) {
 	testenv.HgPath(f)
 	// One entry per mutation, each on another seed: the seed corpus
@@ -438,12 +451,12 @@ func FuzzUnbundleMutations(f *testing.F) {
 		if data == nil {
 			data = m.encodeBundle(t)
 		}
-		base := seed.base
+		base, opt := seed.base, Options{WriteBatch: -1}
 		if empty {
-			base = ""
+			base, opt = "", Options{}
 		}
 		root, before := newRepo(t, base)
-		err := unbundleBytes(root, data, Options{})
+		err := unbundleBytes(root, data, opt)
 		checkApplied(t, root, before, err)
 		switch {
 		case err == nil && mut.expect == mustFail:
