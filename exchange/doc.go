@@ -69,7 +69,9 @@
 // Bad changegroups name what is wrong: a delta whose base or parent is
 // unknown, a revision whose text does not match its node, a linknode that
 // is not a changeset of the repository or the changegroup, an empty file
-// group, truncation.
+// group, truncation, a revision flag whose processor the repository lacks
+// (ellipsis and extstored, which only the narrow and lfs extensions read:
+// hg's "missing processor for flag").
 //
 // # Concurrency
 //

@@ -16,6 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.RemoveGenerated()
+	removeBaseRepos()
 	os.Exit(code)
 }
 
