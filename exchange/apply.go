@@ -83,7 +83,7 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		s.debug("add changeset %s\n", revlog.Node(d.Node).Short())
 		// Changesets already present are skipped; hg moves their phase
 		// only for push and serve sources (phaseall), never here.
-		if _, err := addDelta(cl, &d, cl.Len()); err != nil {
+		if _, _, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags); err != nil {
 			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -226,7 +226,7 @@ func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlo
 		if err != nil {
 			return seen, added, fmt.Errorf("%s: %w", what, err)
 		}
-		isNew, err := addDelta(w, &d, lr)
+		_, isNew, err := w.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, lr, d.Flags)
 		if err != nil {
 			return seen, added, err
 		}
@@ -238,38 +238,6 @@ func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlo
 		}
 	}
 }
-
-// addDelta adds one revision to w, refusing the flags whose processor
-// this repository lacks as hg's flagutil.processflagsraw does when it
-// builds the revision: ellipsis (narrow) and extstored (lfs) revisions
-// do not hash to their node, and hg without those extensions neither
-// takes nor reads them ("missing processor for flag"). Unknown flags are
-// the revlog writer's to refuse, first, as hg checks them first. A
-// revision already present is skipped before its flags are looked at,
-// as in hg.
-func addDelta(w *revlog.Writer, d *changegroup.Delta, linkRev int) (added bool, err error) {
-	if d.Flags&^revlog.KnownRevisionFlags == 0 {
-		if _, present := w.Rev(d.Node); !present {
-			for _, f := range []uint16{revlog.FlagEllipsis, revlog.FlagExtStored} { // REVIDX_FLAGS_ORDER
-				if d.Flags&f != 0 {
-					return false, missingProcessorError(f)
-				}
-			}
-		}
-	}
-	_, added, err = w.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, linkRev, d.Flags)
-	return added, err
-}
-
-// missingProcessorError is hg's error for a revision flag without a
-// processor; it is an ErrUnsupported.
-type missingProcessorError uint16
-
-func (e missingProcessorError) Error() string {
-	return fmt.Sprintf("missing processor for flag '%#x'", uint16(e))
-}
-
-func (e missingProcessorError) Is(target error) bool { return target == ErrUnsupported }
 
 // addFileGroup adds a filelog group, closing the writer when it ends so
 // that a changegroup of many files keeps few descriptors open. A file
