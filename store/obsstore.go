@@ -23,6 +23,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -433,4 +434,111 @@ func pyFloatRepr(f float64) string {
 		es, exp = "-", -exp
 	}
 	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
+}
+
+// RelevantMarkers is obsstore.relevantmarkers: the markers of all that
+// bear on nodes: those with one of them as successor, prunes of their
+// children, and the same again for the precursors of what was found.
+// Equal markers count once; the result keeps the order of all.
+func RelevantMarkers(all []ObsMarker, nodes [][]byte) []ObsMarker {
+	preds := map[string][]int{}    // node -> markers naming it a successor
+	prunes := map[string][]int{}   // node -> prunes of it (succsmarkers without successors)
+	children := map[string][]int{} // parent -> prunes recording it as a parent
+	for i := range all {
+		m := &all[i]
+		for _, s := range m.Succs {
+			preds[string(s)] = append(preds[string(s)], i)
+		}
+		if len(m.Succs) == 0 {
+			prunes[string(m.Prec)] = append(prunes[string(m.Prec)], i)
+			for _, p := range m.Parents {
+				children[string(p)] = append(children[string(p)], i)
+			}
+		}
+	}
+	seenNodes := map[string]bool{}
+	var pending []string
+	for _, n := range nodes {
+		if !seenNodes[string(n)] {
+			seenNodes[string(n)] = true
+			pending = append(pending, string(n))
+		}
+	}
+	picked := make([]bool, len(all))
+	seenKeys := map[string]bool{}
+	for len(pending) > 0 {
+		var next []string
+		for _, n := range pending {
+			for _, group := range [][]int{preds[n], children[n], prunes[n]} {
+				for _, i := range group {
+					if picked[i] {
+						continue
+					}
+					picked[i] = true
+					prec := string(all[i].Prec)
+					if !seenNodes[prec] {
+						seenNodes[prec] = true
+						next = append(next, prec)
+					}
+				}
+			}
+		}
+		pending = next
+	}
+	var out []ObsMarker
+	for i := range all {
+		if picked[i] {
+			if k := all[i].Key(); !seenKeys[k] {
+				seenKeys[k] = true
+				out = append(out, all[i])
+			}
+		}
+	}
+	return out
+}
+
+// SortMarkers orders markers as obsutil.sortedmarkers does: by the
+// marker tuple (precursor, successors, flags, metadata, date, parents),
+// markers without recorded parents as if they had none.
+func SortMarkers(ms []ObsMarker) {
+	sort.SliceStable(ms, func(i, j int) bool { return compareMarkers(&ms[i], &ms[j]) < 0 })
+}
+
+func compareMarkers(a, b *ObsMarker) int {
+	if c := bytes.Compare(a.Prec, b.Prec); c != 0 {
+		return c
+	}
+	if c := compareNodeLists(a.Succs, b.Succs); c != 0 {
+		return c
+	}
+	if a.Flags != b.Flags {
+		return cmp.Compare(a.Flags, b.Flags)
+	}
+	for k := 0; k < len(a.Meta) && k < len(b.Meta); k++ {
+		if c := strings.Compare(a.Meta[k][0], b.Meta[k][0]); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Meta[k][1], b.Meta[k][1]); c != 0 {
+			return c
+		}
+	}
+	if len(a.Meta) != len(b.Meta) {
+		return cmp.Compare(len(a.Meta), len(b.Meta))
+	}
+	if a.Date != b.Date {
+		return cmp.Compare(a.Date, b.Date)
+	}
+	if a.TZ != b.TZ {
+		return cmp.Compare(a.TZ, b.TZ)
+	}
+	return compareNodeLists(a.Parents, b.Parents)
+}
+
+func compareNodeLists(a, b [][]byte) int {
+	for k := 0; k < len(a) && k < len(b); k++ {
+		if c := bytes.Compare(a[k], b[k]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }

@@ -1,6 +1,7 @@
 package streamclone
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -113,14 +114,19 @@ func (a *applier) setRequirements(streamed []string) error {
 	if err := checkSupported(reqs); err != nil {
 		return err
 	}
-	if !hasReq(reqs, "store") {
-		// Without "store" the store is .hg itself, where a stream could
-		// overwrite .hg/hgrc; hg has not created such repositories since 0.9.
-		return fmt.Errorf("%w: stream clone into a repository without the \"store\" requirement", ErrUnsupportedRequirement)
-	}
 	a.reqs = reqs
-	a.layout = layout{fncache: hasReq(reqs, "fncache"), dotencode: hasReq(reqs, "dotencode")}
+	// Without "store" (only where DefaultRequirements lack it: a local
+	// clone of such a repository, as hg's clone_requirements keeps the
+	// source's) the store is .hg itself; storeSinkName's
+	// store.ValidateStreamName keeps stream names to revlogs, phaseroots
+	// and obsstore there, never hgrc or requires.
+	a.layout = layout{fncache: hasReq(reqs, "fncache"), dotencode: hasReq(reqs, "dotencode"), noStore: !hasReq(reqs, "store")}
+	a.reqs = reqs
 	a.res.Requirements = reqs
+	if a.layout.noStore {
+		// The changelog is the store's own .hg/00changelog.i.
+		return nil
+	}
 	// The dummy changelog goes first: from here on, a sink that does not
 	// stage (and is left half-written by a crash) holds a .hg that hg
 	// refuses ("unknown version (65535) in revlog 00changelog") until
@@ -162,13 +168,59 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 	return nil
 }
 
-// cacheFile copies one .hg/cache file.
+// cacheFile copies one .hg/cache file, except a branch or tags cache
+// whose header records filtered (or obsolete) changesets: whether it
+// holds for the clone depends on the clone's phases and markers (a
+// publishing server sends no phaseroots, so nothing is filtered), and
+// servers keep stale ones (hg validates a cache when it reads it, and a
+// read-only server does not rewrite it), which hg would find invalid
+// ("invalid branch cache (served): tip differs") and recompute on every
+// read until something rewrote it. hg's own clone rewrites all its
+// caches afterwards (updatecaches(CACHES_POST_CLONE)); hgfs leaves these
+// out and hg computes them, from the caches kept, when it first needs
+// them. The others (the unfiltered branch2, rbc-*, hgtagsfnodes1) do not
+// depend on phases or markers.
 func (a *applier) cacheFile(name string, size int64, r io.Reader) error {
 	sinkName, err := cacheSinkName(name)
 	if err != nil {
 		return err
 	}
+	if viewCache(name) {
+		head := make([]byte, min(size, maxCacheHeader))
+		if k, err := io.ReadFull(r, head); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return corruptf("stream ended unexpectedly in %s: got %d of %d bytes", name, k, size)
+			}
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		if recordsFiltered(head) {
+			sinkName = ""
+		}
+		r = io.MultiReader(bytes.NewReader(head), r)
+	}
 	return a.copy(sinkName, name, size, r, false)
+}
+
+// maxCacheHeader bounds the first line of a cache file read to decide
+// on it (hg's headers are some hundred bytes).
+const maxCacheHeader = 4096
+
+// viewCache reports the caches of one filtered view: hg's branchmap
+// (branch2-*, hg 7's branch3-*) and tags (tags2-*) caches.
+func viewCache(name string) bool {
+	return strings.HasPrefix(name, "branch2-") || strings.HasPrefix(name, "branch3-") || strings.HasPrefix(name, "tags2-")
+}
+
+// recordsFiltered reports whether a view cache's header names a hash
+// of filtered or obsolete changesets: branch2 and tags2 as a third
+// field ("tipnode tiprev filteredhash", branchmap.py and tags.py),
+// branch3 as a key ("filtered-hash=", "obsolete-hash=").
+func recordsFiltered(head []byte) bool {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	if bytes.Contains(line, []byte("=")) {
+		return bytes.Contains(line, []byte("filtered-hash=")) || bytes.Contains(line, []byte("obsolete-hash="))
+	}
+	return len(bytes.Fields(line)) >= 3
 }
 
 // copy streams size bytes from r into sinkName ("" discards them);
@@ -264,7 +316,7 @@ func (a *applier) finish() (*Result, error) {
 	if a.layout.fncache && len(a.fncache) > 0 {
 		// hg writes a set in arbitrary order; sorted is deterministic.
 		sort.Strings(a.fncache)
-		if err := a.writeSmall(".hg/store/fncache", store.EncodeDir(strings.Join(a.fncache, "\n")+"\n")); err != nil {
+		if err := a.writeSmall(a.layout.storeDir()+"fncache", store.EncodeDir(strings.Join(a.fncache, "\n")+"\n")); err != nil {
 			return nil, err
 		}
 	}

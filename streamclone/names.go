@@ -22,9 +22,16 @@ const maxNameLen = 64 << 10
 // layout is the destination store's filename encoding.
 type layout struct {
 	fncache, dotencode bool
+	// noStore: the store is .hg itself (a repository without the "store"
+	// requirement, which only a local clone of one makes): names are
+	// encoded as basicstore encodes them (directories only).
+	noStore bool
 }
 
 func (l layout) encode(name string) string {
+	if l.noStore {
+		return store.EncodeDir(name)
+	}
 	if l.fncache {
 		return store.HybridEncode(name, l.dotencode)
 	}
@@ -89,7 +96,15 @@ func (l layout) storeSinkName(name string) (string, error) {
 	if err := checkRelative(enc); err != nil || path.Clean(enc) != enc {
 		return "", fmt.Errorf("%w: %w: store file %q encodes to %q", ErrCorrupt, ErrUnsafeName, name, enc)
 	}
-	return ".hg/store/" + enc, nil
+	return l.storeDir() + enc, nil
+}
+
+// storeDir is the sink directory of store files.
+func (l layout) storeDir() string {
+	if l.noStore {
+		return ".hg/"
+	}
+	return ".hg/store/"
 }
 
 // cacheSinkName maps a cache file name from a v2 stream.

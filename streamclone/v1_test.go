@@ -195,10 +195,36 @@ func TestApplyV1Requirements(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedRequirement) || !strings.Contains(err.Error(), "unable to apply stream clone: unsupported format: alpha, frobnicate") {
 		t.Fatalf("got %v", err)
 	}
-	// Defaults without "store" are refused (the store would be .hg itself).
-	_, _, err = applyV1Mem(t, v1Body(smallEntries, -1, -1), Options{DefaultRequirements: []string{"revlogv1"}})
-	if !errors.Is(err, ErrUnsupportedRequirement) {
-		t.Fatalf("got %v", err)
+}
+
+// TestApplyNoStore applies a stream into a repository without the
+// "store" requirement (a local clone of one): the store is .hg itself,
+// names are encoded as basicstore encodes them, there is no dummy
+// changelog, and a name that is not a revlog, phaseroots or obsstore
+// (hgrc, requires, dirstate) is refused there as anywhere.
+func TestApplyNoStore(t *testing.T) {
+	sink, _, err := applyV1Mem(t, v1Body(append([]tEntry{{"data/dir.i/x.i", "\x00\x01\x00\x01y"}}, smallEntries...), -1, -1), Options{DefaultRequirements: []string{"revlogv1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".hg/data/Foo_Bar.txt.i", ".hg/data/b.d", ".hg/data/dir.i.hg/x.i", ".hg/00manifest.i", ".hg/requires"} {
+		if _, ok := sink.files[name]; !ok {
+			t.Errorf("%s missing; files: %v", name, sink.order)
+		}
+	}
+	if got := string(sink.files[".hg/00changelog.i"]); got != inlineIndex("changelog") {
+		t.Errorf(".hg/00changelog.i = %q, want the streamed changelog", got)
+	}
+	for name := range sink.files {
+		if strings.HasPrefix(name, ".hg/store/") && name != ".hg/store/requires" {
+			t.Errorf("%s written into a repository without a store", name)
+		}
+	}
+	for _, bad := range []string{"hgrc", "requires", "dirstate", "undo.i"} {
+		_, _, err := applyV1Mem(t, v1Body([]tEntry{{bad, "x"}}, -1, -1), Options{DefaultRequirements: []string{"revlogv1"}})
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: got %v, want ErrCorrupt", bad, err)
+		}
 	}
 }
 

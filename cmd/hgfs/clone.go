@@ -646,7 +646,12 @@ func (cl *cloner) fromLocal(root string) error {
 			return err
 		}
 	}
+	_, exchangeMarkers, err := srcCfg.Evolution()
+	if err != nil {
+		return abortf("%v", err)
+	}
 	stream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed")
+	src := localSource{publishing: publishing, exchangeMarkers: exchangeMarkers, stream: stream}
 	pull := cl.c.opts.Bool("pull")
 	if cl.mount != nil {
 		if secret || hidden {
@@ -660,7 +665,7 @@ func (cl *cloner) fromLocal(root string) error {
 		pull = false
 	}
 	if secret || hidden || pull {
-		return cl.localPullClone(st.Root, publishing, stream)
+		return cl.localPullClone(st.Root, src)
 	}
 	books, err := readLocalBookmarks(st)
 	if err != nil {
@@ -679,7 +684,7 @@ func (cl *cloner) fromLocal(root string) error {
 		var le *store.LockError
 		if errors.As(err, &le) {
 			cl.c.ui.debugf("%s: %v; pulling instead of copying\n", st.Root, err)
-			return cl.localPullClone(st.Root, publishing, stream)
+			return cl.localPullClone(st.Root, src)
 		}
 		if err != nil {
 			return abortf("%v", err)

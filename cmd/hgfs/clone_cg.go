@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +133,12 @@ func cloneSessionOptions(c *cmdContext, root string) exchange.Options {
 // changesets it carries, as hg's local peer sends them. A stream asked
 // for is refused with hg's warning: its local peer advertises neither
 // "stream" nor "streamreqs" (streamclone.canperformstreamclone).
-func (cl *cloner) localPullClone(root string, publishing, stream bool) error {
+// Obsolescence markers come along when both sides exchange them (the
+// local peer's bundle2 caps carry "obsmarkers" when the source enables
+// exchange): the markers relevant to what is pulled, sorted, as
+// exchange._getbundleobsmarkerpart sends them.
+func (cl *cloner) localPullClone(root string, src localSource) error {
+	publishing, stream := src.publishing, src.stream
 	ctx := cl.ctx
 	if stream {
 		cl.c.ui.warn("warning: stream clone requested but server has them disabled\n")
@@ -216,7 +222,12 @@ func (cl *cloner) localPullClone(root string, publishing, stream bool) error {
 			pw.CloseWithError(err)
 			genDone <- err
 		}()
-		err = cl.applyLocalPull(s, pr)
+		err = cl.applyLocalPull(s, pr, func() error {
+			if !opt.ExchangeMarkers || !src.exchangeMarkers {
+				return nil
+			}
+			return addLocalMarkers(s, r, served)
+		})
 		pr.CloseWithError(errors.New("clone stopped"))
 		genErr := <-genDone
 		if err != nil {
@@ -229,8 +240,45 @@ func (cl *cloner) localPullClone(root string, publishing, stream bool) error {
 	})
 }
 
-// applyLocalPull applies the bundle of a local pull and commits.
-func (cl *cloner) applyLocalPull(s *exchange.Session, r io.Reader) error {
+// localSource is what a local clone learnt of its source.
+type localSource struct {
+	publishing      bool // phases.publish in the source's configuration
+	exchangeMarkers bool // the source exchanges obsolescence markers
+	stream          bool // --stream was asked for
+}
+
+// addLocalMarkers adds the source's markers relevant to the served
+// changesets to the session.
+func addLocalMarkers(s *exchange.Session, r *repo.Repo, served []bool) error {
+	data, err := fs.ReadFile(r.Store.FS(), "obsstore")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, all, err := store.ParseObsstore(data)
+	if err != nil {
+		return fmt.Errorf("obsstore: %w", err)
+	}
+	var nodes [][]byte
+	for rev, ok := range served {
+		if ok {
+			n := r.Node(rev)
+			nodes = append(nodes, n[:])
+		}
+	}
+	markers := store.RelevantMarkers(all, nodes)
+	if len(markers) == 0 {
+		return nil
+	}
+	store.SortMarkers(markers)
+	return s.AddObsMarkers(markers)
+}
+
+// applyLocalPull applies the bundle of a local pull, then what more
+// returns, and commits.
+func (cl *cloner) applyLocalPull(s *exchange.Session, r io.Reader, more func() error) error {
 	b, err := changegroup.OpenBundle(r)
 	if err != nil {
 		s.Abort()
@@ -241,6 +289,10 @@ func (cl *cloner) applyLocalPull(s *exchange.Session, r io.Reader) error {
 		if cl.ctx.Err() != nil {
 			return cl.ctx.Err()
 		}
+		return abortf("%v", err)
+	}
+	if err := more(); err != nil {
+		s.Abort()
 		return abortf("%v", err)
 	}
 	if err := s.Commit(); err != nil {

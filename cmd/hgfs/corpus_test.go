@@ -112,6 +112,30 @@ func normalize(o outcome) outcome {
 	return o
 }
 
+// hgfsWords are the messages where hgfs names itself and its own way
+// on purpose; each rewrites an oracle's words into hgfs's before the
+// comparison, so that everything else in the output still counts.
+var hgfsWords = []struct {
+	hg   *regexp.Regexp
+	hgfs string
+}{
+	// hgfs clone applies a packed1 bundle; hg's hint names its debug
+	// command.
+	{regexp.MustCompile(`(?m)^abort: packed bundles cannot be applied with "hg unbundle"\n\(use "hg debugapplystreamclonebundle"\)\n`),
+		"abort: packed bundles cannot be applied with \"hgfs unbundle\"\n(use \"hgfs clone ${bundle} DEST\")\n"},
+}
+
+// inHgfsWords is an oracle's outcome in hgfs's words (hgfsWords); bundle
+// is the file the command read.
+func inHgfsWords(o outcome, bundle string) outcome {
+	for _, w := range hgfsWords {
+		repl := strings.ReplaceAll(w.hgfs, "${bundle}", strings.ReplaceAll(bundle, "$", "$$"))
+		o.out = w.hg.ReplaceAllString(o.out, repl)
+		o.err = w.hg.ReplaceAllString(o.err, repl)
+	}
+	return o
+}
+
 // label makes a bundle type or a case name usable as a file name.
 var label = strings.NewReplacer(";", "_", "=", "_", "/", "_").Replace
 
@@ -245,7 +269,7 @@ func TestCorpusUnbundle(t *testing.T) {
 						o.run(t, cdir, append([]string{"init", d}, tc.init...)...)
 					}
 					out, errOut, code := o.result(t, d, "--config", "experimental.changegroup3=true", "unbundle", tc.bundle)
-					wants = append(wants, normalize(outcome{d, out, errOut, code}))
+					wants = append(wants, inHgfsWords(normalize(outcome{d, out, errOut, code}), tc.bundle))
 				}
 				results[tc.name] = wants
 			}
@@ -575,7 +599,7 @@ func oracleNames(ors []*oracle) []string {
 
 // TestCorpusLocalClone clones local repositories of every kind and
 // format with hgfs and with hg of both versions: the same outcome, and
-// revlogs copied byte for byte.
+// revlogs copied byte for byte where hg copies.
 func TestCorpusLocalClone(t *testing.T) {
 	t.Parallel()
 	ors := startOracles(t)
@@ -594,7 +618,10 @@ func TestCorpusLocalClone(t *testing.T) {
 			got := filepath.Join(cdir, "hgfs")
 			out, errOut, code := hgfsRun(cdir, "clone", "-U", s.dir, got)
 			compareOutcomes(t, ors, wants, outcome{got, out, errOut, code})
-			if code == 0 && wants[0].code == 0 {
+			// A copy is byte for byte; where hg pulled instead (hidden
+			// or secret changesets), the revisions are what counts, and
+			// the state comparison has them.
+			if code == 0 && wants[0].code == 0 && !strings.Contains(wants[0].out, "requesting all changes\n") {
 				sameStoreFiles(t, ors[0].Name, wants[0].repo, "hgfs", got, revlogFile)
 			}
 		})
