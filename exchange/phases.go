@@ -1,51 +1,31 @@
 package exchange
 
 import (
-	"bytes"
-	"encoding/hex"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
 )
 
-// maxPhase bounds the phase numbers read from phaseroots: hg knows public,
-// draft, secret, archived (32) and internal (96).
-const maxPhase = 96
-
-// phaseRoots is the store's phaseroots file (phases.py phasecache): per
-// phase, the nodes that are roots of that phase. Lines naming unknown
-// nodes are kept as they are (hg's filterunknown drops them when it
-// writes; hg reads them harmlessly).
+// phaseRoots is the store's phaseroots file (store.PhaseRoots) as the
+// session moves phases: per phase, the nodes that are roots of that
+// phase. Lines naming unknown nodes are kept as they are (hg's
+// filterunknown drops them when it writes; hg reads them harmlessly).
 type phaseRoots struct {
 	roots map[int]map[revlog.Node]bool
 	dirty bool
 }
 
-func readPhaseRoots(storeDir string) (*phaseRoots, error) {
-	p := &phaseRoots{roots: map[int]map[revlog.Node]bool{}}
-	data, err := os.ReadFile(filepath.Join(storeDir, "phaseroots"))
-	if os.IsNotExist(err) {
-		return p, nil
-	}
+func readPhaseRoots(st *store.Store) (*phaseRoots, error) {
+	roots, err := st.ReadPhaseRoots()
 	if err != nil {
 		return nil, err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if line == "" {
-			continue
+	p := &phaseRoots{roots: map[int]map[revlog.Node]bool{}}
+	for ph, nodes := range roots {
+		for _, n := range nodes {
+			p.add(ph, revlog.Node(n))
 		}
-		ph, hexNode, ok := strings.Cut(line, " ")
-		n, perr := strconv.Atoi(ph)
-		raw, herr := hex.DecodeString(hexNode)
-		if !ok || perr != nil || herr != nil || len(raw) != 20 || n < 0 || n > maxPhase {
-			return nil, fmt.Errorf("phaseroots: malformed line %q", line)
-		}
-		p.add(n, revlog.Node(raw))
 	}
 	return p, nil
 }
@@ -57,26 +37,15 @@ func (p *phaseRoots) add(phase int, n revlog.Node) {
 	p.roots[phase][n] = true
 }
 
-// format writes the file as phasecache._write: phases in increasing order,
-// each phase's roots sorted by node.
+// format is the file's content (store.PhaseRoots.Format).
 func (p *phaseRoots) format() []byte {
-	var b bytes.Buffer
-	phases := make([]int, 0, len(p.roots))
-	for ph := range p.roots {
-		phases = append(phases, ph)
-	}
-	sort.Ints(phases)
-	for _, ph := range phases {
-		nodes := make([]revlog.Node, 0, len(p.roots[ph]))
-		for n := range p.roots[ph] {
-			nodes = append(nodes, n)
-		}
-		sort.Slice(nodes, func(i, j int) bool { return bytes.Compare(nodes[i][:], nodes[j][:]) < 0 })
-		for _, n := range nodes {
-			fmt.Fprintf(&b, "%d %s\n", ph, n)
+	roots := store.PhaseRoots{}
+	for ph, nodes := range p.roots {
+		for n := range nodes {
+			roots[ph] = append(roots[ph], [20]byte(n))
 		}
 	}
-	return b.Bytes()
+	return roots.Format()
 }
 
 // graph is the changelog's parent graph.

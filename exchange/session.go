@@ -186,7 +186,7 @@ func (s *Session) begin(desc string) error {
 			s.fncache[n] = true
 		}
 	}
-	if s.phases, err = readPhaseRoots(s.st.Dir); err != nil {
+	if s.phases, err = readPhaseRoots(s.st); err != nil {
 		return s.fail(err)
 	}
 	s.origPhase = s.phases.phaseOf(s.cl)

@@ -164,30 +164,20 @@ func (r *Repo) readDirstateParents() ([2]revlog.Node, error) {
 	return p, nil
 }
 
-// readPhases reads phaseroots ("phase hexnode" lines) and propagates each
+// readPhases reads phaseroots (store.PhaseRoots) and propagates each
 // root's phase to its descendants.
 func (r *Repo) readPhases() ([]Phase, error) {
 	n := r.cl.Len()
 	phases := make([]Phase, n)
-	b, err := fs.ReadFile(r.Store.FS(), "phaseroots")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	roots, err := r.Store.ReadPhaseRoots()
+	if err != nil {
 		return nil, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		ph, hex, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		var p int
-		if _, err := fmt.Sscanf(ph, "%d", &p); err != nil {
-			continue
-		}
-		node, err := revlog.ParseNode(hex)
-		if err != nil {
-			continue
-		}
-		if rev, ok := r.rev(node); ok && Phase(p) > phases[rev] {
-			phases[rev] = Phase(p)
+	for p, nodes := range roots {
+		for _, node := range nodes {
+			if rev, ok := r.rev(revlog.Node(node)); ok && Phase(p) > phases[rev] {
+				phases[rev] = Phase(p)
+			}
 		}
 	}
 	for rev := 0; rev < n; rev++ {

@@ -6,12 +6,9 @@ package wireproto
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/hgfs/hgfs/repo"
@@ -143,32 +140,19 @@ func isDivergent(name string) bool {
 	return strings.Contains(name, "@") && !strings.HasSuffix(name, "@")
 }
 
-// phaseRoots reads the store's phaseroots ("phase hexnode" lines) as
-// phases.py does, ignoring unknown nodes.
+// phaseRoots reads the store's phaseroots (store.PhaseRoots) as
+// phases.py does, ignoring unknown nodes: hex nodes by phase.
 func (v *view) phaseRoots() (map[int][]string, error) {
-	b, err := fs.ReadFile(v.r.Store.FS(), "phaseroots")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	all, err := v.r.Store.ReadPhaseRoots()
 	if err != nil {
 		return nil, err
 	}
 	roots := map[int][]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		ph, h, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		p, err := strconv.Atoi(ph)
-		if err != nil {
-			continue
-		}
-		node, err := revlog.ParseNode(h)
-		if err != nil {
-			continue
-		}
-		if _, ok := v.r.Changelog().Rev(node); ok {
-			roots[p] = append(roots[p], h)
+	for p, nodes := range all {
+		for _, n := range nodes {
+			if _, ok := v.r.Changelog().Rev(revlog.Node(n)); ok {
+				roots[p] = append(roots[p], hex.EncodeToString(n[:]))
+			}
 		}
 	}
 	return roots, nil

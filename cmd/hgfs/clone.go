@@ -636,7 +636,7 @@ func (cl *cloner) fromLocal(root string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
-	secret, err := hasSecretRoots(st.Dir)
+	secret, err := hasSecretRoots(st)
 	if err != nil {
 		return abortf("%v", err)
 	}
@@ -737,22 +737,13 @@ func localRepoError(err error) error {
 }
 
 // hasSecretRoots is phases.hassecret: the phaseroots file lists a root in
-// the secret phase (hg reads the roots as they are, without checking
-// them against the changelog).
-func hasSecretRoots(storeDir string) (bool, error) {
-	data, err := os.ReadFile(filepath.Join(storeDir, "phaseroots"))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
+// the secret phase.
+func hasSecretRoots(st *store.Store) (bool, error) {
+	roots, err := st.ReadPhaseRoots()
 	if err != nil {
 		return false, err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "2" {
-			return true, nil
-		}
-	}
-	return false, nil
+	return len(roots[int(repo.Secret)]) > 0, nil
 }
 
 // hasHidden reports whether the source hides changesets (obsolete ones),
