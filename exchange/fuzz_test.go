@@ -16,7 +16,7 @@ import (
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -183,7 +183,7 @@ func baseSnapshot(t testing.TB, name string) snapshot {
 	}
 	root := filepath.Join(baseRepos.dir, "empty")
 	if name == "" {
-		if err := Init(root, streamclone.DefaultRequirements(), ""); err != nil {
+		if err := Init(root, store.DefaultRequirements().List(), ""); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -591,7 +591,7 @@ func tinyChangegroup(t testing.TB) []byte {
 // TestApplyTiny applies the fuzz seed and reads it back.
 func TestApplyTiny(t *testing.T) {
 	root := t.TempDir()
-	if err := Init(root, streamclone.DefaultRequirements(), ""); err != nil {
+	if err := Init(root, store.DefaultRequirements().List(), ""); err != nil {
 		t.Fatal(err)
 	}
 	var status bytes.Buffer

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/store"
 )
 
 // Init creates an empty repository at root (which may exist and must not
@@ -20,20 +20,13 @@ func Init(root string, reqs []string, hgrc string) error {
 	if err := os.Mkdir(hg, 0o777); err != nil {
 		return err
 	}
-	has := func(r string) bool {
-		for _, x := range reqs {
-			if x == r {
-				return true
-			}
-		}
-		return false
-	}
-	if has("store") {
+	req := store.NewRequirements(reqs...)
+	if req.Has(store.ReqStore) {
 		if err := os.Mkdir(filepath.Join(hg, "store"), 0o777); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(hg, "00changelog.i"), []byte(streamclone.DummyChangelog), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(hg, "00changelog.i"), []byte(store.DummyChangelog), 0o666); err != nil {
 		return err
 	}
 	if hgrc != "" {
@@ -41,14 +34,14 @@ func Init(root string, reqs []string, hgrc string) error {
 			return err
 		}
 	}
-	wc, st := streamclone.RequiresFiles(reqs)
-	if st != "" {
-		if !has("store") {
+	wc, st, hasStore := req.Split()
+	if hasStore {
+		if !req.Has(store.ReqStore) {
 			return fmt.Errorf("share-safe requires the store requirement")
 		}
-		if err := os.WriteFile(filepath.Join(hg, "store", "requires"), []byte(st), 0o666); err != nil {
+		if err := os.WriteFile(filepath.Join(hg, "store", "requires"), st.Bytes(), 0o666); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(hg, "requires"), []byte(wc), 0o666)
+	return os.WriteFile(filepath.Join(hg, "requires"), wc.Bytes(), 0o666)
 }

@@ -371,6 +371,12 @@ var streamFixedRequirements = []string{
 	ReqRevlogV2, ReqSparseRevlog, ReqTreemanifest,
 }
 
+// DummyChangelog is what hg writes as .hg/00changelog.i of every new
+// repository with a store, so that clients from before requirements
+// fail on it (localrepo.py createrepository). Keep in sync with
+// mercurial/localrepo.py.
+const DummyChangelog = "\x00\x00\xff\xff dummy changelog to prevent using the old repo layout"
+
 // DefaultRequirements is what `hg init` of Mercurial 6.3 (with zstd, as
 // Debian's is built) writes without configuration.
 func DefaultRequirements() Requirements {

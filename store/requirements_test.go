@@ -307,4 +307,8 @@ func TestStreamCloneRequirements(t *testing.T) {
 	if want := "dotencode fncache generaldelta revlogv1 share-safe store"; got != want {
 		t.Errorf("NewStreamCloneRequirements = %s, want %s", got, want)
 	}
+	// Local choices that are not stream-fixed are kept.
+	if got := NewStreamCloneRequirements(NewRequirements(ReqStore, ReqFncache, ReqPersistentNodemap, ReqRevlogV1), NewRequirements(ReqRevlogV1)).String(); got != "fncache persistent-nodemap revlogv1 store" {
+		t.Errorf("NewStreamCloneRequirements kept %s", got)
+	}
 }

@@ -57,8 +57,8 @@ type Options struct {
 	// means revlogv1 only).
 	Requirements []string
 	// DefaultRequirements are the requirements a new local repository gets;
-	// nil means DefaultRequirements(). The clone's requirements are these
-	// merged with the stream's (NewStreamCloneRequirements).
+	// nil means store.DefaultRequirements(). The clone's requirements are
+	// these merged with the stream's (store.NewStreamCloneRequirements).
 	DefaultRequirements []string
 	// Output receives the text of bundle2 "output" parts (server messages);
 	// nil drops them.
@@ -77,17 +77,12 @@ type Result struct {
 // makes few syscalls, and independent of the stream's own chunking.
 const copyBufSize = 256 << 10
 
-// dummyChangelog is what hg init puts in .hg/00changelog.i of a store
-// repository to lock out very old clients. Keep in sync with
-// mercurial/localrepo.py createrepository.
-const dummyChangelog = "\x00\x00\xff\xff dummy changelog to prevent using the old repo layout"
-
 type applier struct {
 	ctx    context.Context
 	sink   Sink
 	opt    Options
 	layout layout
-	reqs   []string
+	reqs   store.Requirements
 	res    Result
 
 	seen      map[string]bool // sink names written
@@ -106,23 +101,22 @@ func (a *applier) setRequirements(streamed []string) error {
 	if err := checkSupported(streamed); err != nil {
 		return err
 	}
-	defaults := a.opt.DefaultRequirements
-	if defaults == nil {
-		defaults = DefaultRequirements()
+	defaults := store.DefaultRequirements()
+	if a.opt.DefaultRequirements != nil {
+		defaults = store.NewRequirements(a.opt.DefaultRequirements...)
 	}
-	reqs := NewStreamCloneRequirements(defaults, streamed)
-	if err := checkSupported(reqs); err != nil {
+	reqs := store.NewStreamCloneRequirements(defaults, store.NewRequirements(streamed...))
+	if err := checkSupported(reqs.List()); err != nil {
 		return err
 	}
-	a.reqs = reqs
 	// Without "store" (only where DefaultRequirements lack it: a local
 	// clone of such a repository, as hg's clone_requirements keeps the
 	// source's) the store is .hg itself; storeSinkName's
 	// store.ValidateStreamName keeps stream names to revlogs, phaseroots
 	// and obsstore there, never hgrc or requires.
-	a.layout = layout{fncache: hasReq(reqs, "fncache"), dotencode: hasReq(reqs, "dotencode"), noStore: !hasReq(reqs, "store")}
+	a.layout = layout{fncache: reqs.Has(store.ReqFncache), dotencode: reqs.Has(store.ReqDotencode), noStore: !reqs.Has(store.ReqStore)}
 	a.reqs = reqs
-	a.res.Requirements = reqs
+	a.res.Requirements = reqs.List()
 	if a.layout.noStore {
 		// The changelog is the store's own .hg/00changelog.i.
 		return nil
@@ -131,7 +125,7 @@ func (a *applier) setRequirements(streamed []string) error {
 	// stage (and is left half-written by a crash) holds a .hg that hg
 	// refuses ("unknown version (65535) in revlog 00changelog") until
 	// .hg/requires, written last, makes it a repository.
-	return a.writeSmall(".hg/00changelog.i", dummyChangelog)
+	return a.writeSmall(".hg/00changelog.i", store.DummyChangelog)
 }
 
 func (a *applier) expect(files, bytes int64) {
@@ -146,7 +140,7 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if isNodemapFile(name) && !hasReq(a.reqs, "persistent-nodemap") {
+	if isNodemapFile(name) && !a.reqs.Has(store.ReqPersistentNodemap) {
 		return a.copy("", name, size, r, false)
 	}
 	var check *indexCheck
@@ -333,7 +327,7 @@ func (a *applier) finish() (*Result, error) {
 		if err != nil {
 			return nil, corruptf("%v", err)
 		}
-		if err := a.writeSmall(".hg/"+store.BookmarksFile(store.NewRequirements(a.reqs...)), string(content)); err != nil {
+		if err := a.writeSmall(".hg/"+store.BookmarksFile(a.reqs), string(content)); err != nil {
 			return nil, err
 		}
 		names := make([]string, 0, len(marks))
@@ -343,13 +337,13 @@ func (a *applier) finish() (*Result, error) {
 		sort.Strings(names)
 		a.res.Bookmarks = names
 	}
-	wc, st := requiresFiles(a.reqs)
-	if st != "" {
-		if err := a.writeSmall(".hg/store/requires", st); err != nil {
+	wc, st, hasStore := a.reqs.Split()
+	if hasStore {
+		if err := a.writeSmall(".hg/store/requires", string(st.Bytes())); err != nil {
 			return nil, err
 		}
 	}
-	if err := a.writeSmall(".hg/requires", wc); err != nil {
+	if err := a.writeSmall(".hg/requires", string(wc.Bytes())); err != nil {
 		return nil, err
 	}
 	if err := a.ctx.Err(); err != nil {

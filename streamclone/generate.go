@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	"github.com/hgfs/hgfs/store"
@@ -109,14 +108,7 @@ func v2Snapshot(st *store.Store, opt GenerateOptions) ([]genEntry, int64, error)
 // streamedRequirements are the source requirements a clone must share
 // (streamclone.streamed_requirements), sorted.
 func streamedRequirements(st *store.Store) []string {
-	var out []string
-	for _, r := range st.Requirements.List() {
-		if streamFixed(r) {
-			out = append(out, r)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return st.Requirements.Streamed().List()
 }
 
 func writeV1Entries(ctx context.Context, entries []genEntry, w io.Writer) error {

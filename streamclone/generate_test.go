@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 // TestCopyEntrySnapshot: a file is streamed up to its recorded size even
@@ -140,7 +142,7 @@ func TestNodemapDropped(t *testing.T) {
 			t.Errorf("nodemap file %s written", name)
 		}
 	}
-	defaults := append(DefaultRequirements(), "persistent-nodemap")
+	defaults := append(store.DefaultRequirements().List(), "persistent-nodemap")
 	sink, _, err = applyBundleMem(t, stream2Bundle(t, entries, -1, -1, testReqs, nil), Options{DefaultRequirements: defaults})
 	if err != nil {
 		t.Fatal(err)

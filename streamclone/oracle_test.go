@@ -83,7 +83,7 @@ func TestOracleV1(t *testing.T) {
 				t.Errorf("result %+v, store holds %d bytes", res, bytesOfStore(t, ref))
 			}
 			st := openStore(t, fx.dir)
-			want := NewStreamCloneRequirements(DefaultRequirements(), streamedRequirements(st))
+			want := store.NewStreamCloneRequirements(store.DefaultRequirements(), st.Requirements.Streamed()).List()
 			if strings.Join(res.Requirements, ",") != strings.Join(want, ",") {
 				t.Errorf("requirements %q, want %q", res.Requirements, want)
 			}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 type tEntry struct {
@@ -89,7 +91,7 @@ func TestApplyV1(t *testing.T) {
 		".hg/store/00manifest.i":          smallEntries[2].data,
 		".hg/store/00changelog.i":         smallEntries[3].data,
 		".hg/store/fncache":               "data/Foo_Bar.txt.i\ndata/b.d\n",
-		".hg/00changelog.i":               dummyChangelog,
+		".hg/00changelog.i":               store.DummyChangelog,
 		".hg/requires":                    "share-safe\n",
 		".hg/store/requires":              "dotencode\nfncache\ngeneraldelta\nrevlogv1\nsparserevlog\nstore\n",
 	}

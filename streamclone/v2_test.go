@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/store"
 )
 
 type v2Entry struct {
@@ -111,7 +113,7 @@ func TestApplyStream2(t *testing.T) {
 		".hg/cache/branch2-served":         "cache",
 		".hg/store/fncache":                "data/Foo_Bar.txt.i\nmeta/Dir/00manifest.i\n",
 		".hg/store/bookmarks":              strings.Repeat("ab", 20) + " a b\n" + strings.Repeat("ab", 20) + " zz\n",
-		".hg/00changelog.i":                dummyChangelog,
+		".hg/00changelog.i":                store.DummyChangelog,
 		".hg/requires":                     "share-safe\n",
 		".hg/store/requires":               "bookmarksinstore\ndotencode\nfncache\ngeneraldelta\nrevlogv1\nsparserevlog\nstore\n",
 	}

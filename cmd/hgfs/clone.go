@@ -452,7 +452,7 @@ func (cl *cloner) fromRemote(source string) error {
 			if err != nil {
 				return abortf("%v", err)
 			}
-			final := streamclone.NewStreamCloneRequirements(streamclone.DefaultRequirements(), orRevlogv1(reqs))
+			final := store.NewStreamCloneRequirements(store.DefaultRequirements(), store.NewRequirements(orRevlogv1(reqs)...)).List()
 			extra[".hg/"+store.BookmarksFile(store.NewRequirements(final...))] = content
 		}
 		u.status("streaming all changes\n")
@@ -722,7 +722,7 @@ func (cl *cloner) fromLocal(root string) error {
 // As the applier's defaults, the stream's format requirements (a subset
 // of the source's) change nothing.
 func localCloneRequirements(src store.Requirements) []string {
-	wd, _, _ := store.NewRequirements(streamclone.DefaultRequirements()...).Split()
+	wd, _, _ := store.DefaultRequirements().Split()
 	_, srcStore, _ := src.Union(store.NewRequirements(store.ReqShareSafe)).Split()
 	return wd.Union(srcStore).List()
 }

@@ -43,7 +43,7 @@ func (cl *cloner) changegroupClone(fill func(root string) error) error {
 			os.Remove(cl.destAbs)
 		}
 	}
-	if err := exchange.Init(stage, streamclone.DefaultRequirements(), fmt.Sprintf(clonedHgrc, cl.defaultURL)); err != nil {
+	if err := exchange.Init(stage, store.DefaultRequirements().List(), fmt.Sprintf(clonedHgrc, cl.defaultURL)); err != nil {
 		cleanup()
 		return abortf("%v", err)
 	}
