@@ -26,6 +26,7 @@ var (
 	UITraceback = Known{"ui", "traceback", "false", "print the Go stack of an abort (as --traceback)"}
 	UISSH       = Known{"ui", "ssh", "ssh", "command used for ssh:// sources (as --ssh)"}
 	UIRemoteCmd = Known{"ui", "remotecmd", "hg", "hg command run on the ssh remote (as --remotecmd)"}
+	UITimeout   = Known{"ui", "timeout", "600", "seconds to wait for a repository lock another process holds (unbundle, pull, recover, bundle, clone)"}
 
 	UIReportUntrusted = Known{"ui", "report_untrusted", "true", "warn when a repository's .hg/hgrc is ignored because its owner is not trusted (--debug always warns)"}
 	TrustedUsers      = Known{"trusted", "users", "", "owners (names, '*' for any) whose repository .hg/hgrc files are read although the current user does not own them"}
@@ -35,6 +36,11 @@ var (
 	EvolutionCreateMarkers    = Known{"experimental", "evolution.createmarkers", "", "accept obsolescence markers from bundles and pulls (default: from experimental.evolution)"}
 	EvolutionExchange         = Known{"experimental", "evolution.exchange", "", "pull obsolescence markers (default: from experimental.evolution; never without createmarkers)"}
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
+	PathsDefault              = Known{"paths", "default", "", "the repository pull reads from when no source is given"}
+	PhasesPublish             = Known{"phases", "publish", "true", "the repository is publishing: what it shares (hgfs serve, bundle, a local clone) is public"}
+	ProgressDisable           = Known{"progress", "disable", "false", "draw no progress bar"}
+	ProgressAssumeTTY         = Known{"progress", "assume-tty", "false", "draw the progress bar although stderr is not a terminal"}
+	ProgressWidth             = Known{"progress", "width", "", "progress bar width, used when above 20 (default: $COLUMNS when above 20, else 80)"}
 
 	WorkerBackgroundClose         = Known{"worker", "backgroundclose", strconv.FormatBool(runtime.GOOS == "windows"), "close the large files a clone writes on background goroutines (hg's default: on Windows only, where closing is slow)"}
 	WorkerBackgroundCloseMinFiles = Known{"worker", "backgroundcloseminfilecount", "2048", "use background closing only for clones of at least this many files"}
@@ -49,6 +55,7 @@ var (
 	ServerUncompressedAllowSecret = Known{"server", "uncompressedallowsecret", "false", "allow stream clones while secret changesets exist"}
 	ServerBundle2Stream           = Known{"server", "bundle2.stream", "true", "offer stream clones inside bundle2 (v2)"}
 	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
+	ServerMaxHTTPHeaderLen        = Known{"server", "maxhttpheaderlen", "1024", "longest HTTP header hgfs serve advertises it accepts (httpheader=; 0 or less keeps 1024)"}
 	HgfsServeStreams              = Known{"hgfs", "serve-streams", "16", "stream clones hgfs serve sends at once; later ones wait their turn (0: no bound)"}
 	HgfsCloneWriters              = Known{"hgfs", "clone-writers", "4", "goroutines writing the small files of a clone into a directory (0: the applier writes them; at most 64)"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
@@ -61,10 +68,10 @@ var (
 // All lists every known setting, sorted by key.
 func All() []Known {
 	all := []Known{CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
-		UIReportUntrusted, TrustedUsers, TrustedGroups,
+		UITimeout, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
-		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed,
+		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
 		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all

@@ -7,9 +7,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hgfs/hgfs/changegroup"
+	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -104,7 +104,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
-	publishing, err := c.ui.cfg.Bool("phases", "publish", true)
+	publishing, err := c.ui.cfg.GetBool(config.PhasesPublish)
 	if err != nil {
 		return abortf("%v", err)
 	}
@@ -113,7 +113,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", errorsCause(err))
 	}
-	release, err := store.Lock(ctx, st.Dir, store.LockOptions{Timeout: 10 * time.Minute})
+	release, err := store.Lock(ctx, st.Dir, store.LockOptions{Timeout: lockTimeout(c.ui.cfg)})
 	if err != nil {
 		f.Close()
 		os.Remove(dest)

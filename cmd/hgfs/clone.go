@@ -632,7 +632,7 @@ func (cl *cloner) fromLocal(root string) error {
 	if err != nil {
 		return err
 	}
-	publishing, err := srcCfg.Bool("phases", "publish", true)
+	publishing, err := srcCfg.GetBool(config.PhasesPublish)
 	if err != nil {
 		return abortf("%v", err)
 	}
@@ -826,14 +826,20 @@ func readLocalBookmarks(st *store.Store) (map[string]string, error) {
 	return books, nil
 }
 
-// lockStore takes a repository's store lock as hg does (store.Lock),
-// waiting up to [ui] timeout seconds (hg's default 600) and printing hg's
-// "waiting for lock" and timeout messages; desc is hg's, "repository
-// <root>".
-func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(), err error) {
-	timeout, _ := u.cfg.Int("ui", "timeout", 600)
-	release, err = store.Lock(ctx, storeDir, store.LockOptions{
-		Timeout: time.Duration(timeout) * time.Second,
+// lockTimeout is how long a repository lock another process holds is
+// waited for: ui.timeout seconds, as hg's lock.trylock (a value that is
+// not an integer is its default).
+func lockTimeout(cfg *configSet) time.Duration {
+	timeout, _ := cfg.GetInt(config.UITimeout)
+	return time.Duration(timeout) * time.Second
+}
+
+// storeLockOptions waits for a repository's store lock as hg does: up
+// to ui.timeout seconds, printing hg's "waiting for lock" message; desc
+// is hg's, "repository <root>".
+func storeLockOptions(u *ui, desc string) store.LockOptions {
+	return store.LockOptions{
+		Timeout: lockTimeout(u.cfg),
 		Waiting: func(holder string) {
 			// lock.trylock's printwarning.
 			if host, pid, ok := strings.Cut(holder, ":"); ok {
@@ -842,7 +848,13 @@ func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(
 				u.warn("waiting for lock on %s held by '%s'\n", desc, holder)
 			}
 		},
-	})
+	}
+}
+
+// lockStore takes a repository's store lock as hg does (store.Lock),
+// waiting as storeLockOptions and printing hg's timeout messages.
+func lockStore(ctx context.Context, u *ui, storeDir, desc string) (release func(), err error) {
+	release, err = store.Lock(ctx, storeDir, storeLockOptions(u, desc))
 	var le *store.LockError
 	switch {
 	case err == nil:

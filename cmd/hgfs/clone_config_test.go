@@ -1,11 +1,13 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/wireproto"
 )
 
 func TestDirOptionsFromConfig(t *testing.T) {
@@ -79,5 +81,45 @@ func TestServerConfigStreams(t *testing.T) {
 		if _, err := serverConfig(cfg); err == nil {
 			t.Errorf("serve-streams=%s accepted", v)
 		}
+	}
+}
+
+func TestServerConfigFromConfig(t *testing.T) {
+	sc, err := serverConfig(config.New())
+	if err != nil || sc != wireproto.DefaultServerConfig() {
+		t.Fatalf("defaults: %+v %v, want %+v", sc, err, wireproto.DefaultServerConfig())
+	}
+	cfg := config.New()
+	cfg.Set("phases", "publish", "no", "test")
+	cfg.Set("server", "maxhttpheaderlen", "4096", "test")
+	if sc, err := serverConfig(cfg); err != nil || sc.Publishing || sc.MaxHTTPHeaderLen != 4096 {
+		t.Errorf("configured: %+v %v", sc, err)
+	}
+	cfg.Set("server", "maxhttpheaderlen", "0", "test")
+	if sc, err := serverConfig(cfg); err != nil || sc.MaxHTTPHeaderLen != 1024 {
+		t.Errorf("maxhttpheaderlen=0: %d %v", sc.MaxHTTPHeaderLen, err)
+	}
+	for k, v := range map[string]string{"phases.publish": "maybe", "server.maxhttpheaderlen": "long"} {
+		bad := config.New()
+		sec, name, _ := strings.Cut(k, ".")
+		bad.Set(sec, name, v, "test")
+		if _, err := serverConfig(bad); err == nil {
+			t.Errorf("%s=%s accepted", k, v)
+		}
+	}
+}
+
+func TestLockTimeoutFromConfig(t *testing.T) {
+	cfg := config.New()
+	if d := lockTimeout(cfg); d != 600*time.Second {
+		t.Errorf("default ui.timeout: %v", d)
+	}
+	cfg.Set("ui", "timeout", "5", "test")
+	if d := lockTimeout(cfg); d != 5*time.Second {
+		t.Errorf("ui.timeout=5: %v", d)
+	}
+	cfg.Set("ui", "timeout", "soon", "test")
+	if d := lockTimeout(cfg); d != 600*time.Second {
+		t.Errorf("ui.timeout=soon: %v, want the default", d)
 	}
 }

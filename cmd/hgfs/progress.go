@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hgfs/hgfs/config"
 )
 
 // progressInterval bounds the redraw rate.
@@ -42,10 +44,10 @@ func newProgress(u *ui, topic string) *progressBar {
 	if u.quiet || u.debug {
 		return nil
 	}
-	if off, _ := u.cfg.Bool("progress", "disable", false); off {
+	if off, _ := u.cfg.GetBool(config.ProgressDisable); off {
 		return nil
 	}
-	assume, _ := u.cfg.Bool("progress", "assume-tty", false)
+	assume, _ := u.cfg.GetBool(config.ProgressAssumeTTY)
 	if !assume && !isTerminal(u.err) {
 		return nil
 	}
@@ -53,7 +55,7 @@ func newProgress(u *ui, topic string) *progressBar {
 	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 20 {
 		width = c
 	}
-	if w, err := u.cfg.Int("progress", "width", 0); err == nil && w > 20 {
+	if w, err := u.cfg.GetInt(config.ProgressWidth); err == nil && w > 20 {
 		width = w
 	}
 	return &progressBar{w: u.err, topic: topic, width: width, now: time.Now}

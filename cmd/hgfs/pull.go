@@ -62,7 +62,7 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 	source := "default"
 	if len(args) == 1 {
 		source = args[0]
-	} else if p := c.ui.cfg.String("paths", "default", ""); p != "" {
+	} else if p := c.ui.cfg.Get(config.PathsDefault); p != "" {
 		source = p
 	}
 	if !wireproto.IsRemote(source) {

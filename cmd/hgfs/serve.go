@@ -67,7 +67,7 @@ func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 	sc := wireproto.DefaultServerConfig()
 	var errs []error
 	b := func(cfg *config.Config, dst *bool, k config.Known) {
-		v, err := cfg.Bool(k.Section, k.Name, *dst)
+		v, err := cfg.GetBool(k)
 		errs = append(errs, err)
 		*dst = v
 	}
@@ -80,16 +80,14 @@ func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 	b(cfg, &sc.UncompressedAllowSecret, config.ServerUncompressedAllowSecret)
 	b(cfg, &sc.Bundle2Stream, config.ServerBundle2Stream)
 	b(cfg, &sc.PreferUncompressed, config.ServerPreferUncompressed)
-	pub, err := untrusted.Bool("phases", "publish", true)
-	errs = append(errs, err)
-	sc.Publishing = pub
-	n, err := cfg.Int("server", "maxhttpheaderlen", sc.MaxHTTPHeaderLen)
+	b(untrusted, &sc.Publishing, config.PhasesPublish)
+	n, err := cfg.GetInt(config.ServerMaxHTTPHeaderLen)
 	errs = append(errs, err)
 	if n > 0 {
 		sc.MaxHTTPHeaderLen = n
 	}
 	k := config.HgfsServeStreams
-	streams, err := cfg.Int(k.Section, k.Name, sc.MaxStreams)
+	streams, err := cfg.GetInt(k)
 	errs = append(errs, err)
 	if err == nil && streams < 0 {
 		errs = append(errs, fmt.Errorf("%s must be at least 0", k.Key()))

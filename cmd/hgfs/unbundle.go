@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
@@ -124,26 +123,15 @@ func sessionOptions(c *cmdContext, root string) exchange.Options {
 	} else if batch == 0 {
 		batch = -1
 	}
-	timeout, _ := c.ui.cfg.Int("ui", "timeout", 600)
 	createMarkers, exchangeMarkers, _ := c.ui.cfg.Evolution()
 	return exchange.Options{
 		CreateMarkers:   createMarkers,
 		ExchangeMarkers: exchangeMarkers,
 		WriteBatch:      batch,
-		Lock: store.LockOptions{
-			Timeout: time.Duration(timeout) * time.Second,
-			Waiting: func(holder string) {
-				// lock.trylock's printwarning.
-				if host, pid, ok := strings.Cut(holder, ":"); ok {
-					c.ui.warn("waiting for lock on repository %s held by process '%s' on host '%s'\n", root, pid, host)
-				} else {
-					c.ui.warn("waiting for lock on repository %s held by '%s'\n", root, holder)
-				}
-			},
-		},
-		Status: func(m string) { c.ui.status("%s", m) },
-		Debug:  func(m string) { c.ui.debugf("%s", m) },
-		Warn:   func(m string) { c.ui.warn("%s", m) },
+		Lock:            storeLockOptions(c.ui, "repository "+root),
+		Status:          func(m string) { c.ui.status("%s", m) },
+		Debug:           func(m string) { c.ui.debugf("%s", m) },
+		Warn:            func(m string) { c.ui.warn("%s", m) },
 	}
 }
 
