@@ -206,7 +206,13 @@ func postIncoming(c *cmdContext, root string, modHeads int) error {
 		}
 		return nil
 	}
-	if v, _ := strconv.ParseBool(c.ui.cfg.Get(config.CommandsUpdateRequireDest)); !v {
+	// hg's configbool: "yes", "on", ... count; a value that is not a
+	// boolean aborts, after the history was added, as in hg.
+	requireDest, err := c.ui.cfg.GetBool(config.CommandsUpdateRequireDest)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	if !requireDest {
 		c.ui.status("(run 'hg update' to get a working copy)\n")
 	}
 	return nil
