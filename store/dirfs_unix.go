@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,13 @@ func (d *DirFS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	return openRead(p, name, d)
+}
+
+func (d *DirFS) join(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return filepath.Join(d.dir, filepath.FromSlash(name)), nil
 }
 
 // OpenRead opens the file at path for reading, as DirFS does.
