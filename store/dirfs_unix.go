@@ -5,7 +5,6 @@ package store
 import (
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -32,15 +31,6 @@ func (d *DirFS) join(name string) (string, error) {
 	return filepath.Join(d.dir, filepath.FromSlash(name)), nil
 }
 
-// OpenRead opens the file at path for reading, as DirFS does.
-func OpenRead(path string) (io.ReadCloser, error) {
-	f, err := openRead(path, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return f.(io.ReadCloser), nil
-}
-
 func openRead(p, name string, d *DirFS) (fs.File, error) {
 	var fd int
 	var err error
@@ -60,10 +50,7 @@ func openRead(p, name string, d *DirFS) (fs.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		if d != nil {
-			return d.os.Open(name)
-		}
-		return os.Open(p)
+		return d.os.Open(name)
 	}
 	return &rawFile{fd: fd, name: name, st: st}, nil
 }
