@@ -215,16 +215,6 @@ func changelogLen(st *store.Store) (int, error) {
 	return r.Len(), nil
 }
 
-// Root is the repository root.
-func (s *Session) Root() string { return s.root }
-
-// Store is the repository's store.
-func (s *Session) Store() *store.Store { return s.st }
-
-// Changelog is the changelog writer (revisions added in this session are
-// visible through it).
-func (s *Session) Changelog() *revlog.Writer { return s.cl }
-
 func (s *Session) status(format string, args ...any) {
 	if s.opt.Status != nil {
 		s.opt.Status(fmt.Sprintf(format, args...))

@@ -61,16 +61,34 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	spareProcs()
+	closeFiles := func() {
+		root.views.close()
+		hgFile.Close()
+	}
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
+		// The kernel mount exists and Serve runs: unmount, as Mount
+		// does, then close the views and .hg. Once Unmount returns no
+		// request is in flight; if it fails, the files stay open until
+		// the mount is gone, as for a mount that was served. WaitMount
+		// fails only if its poll-hack open of the fresh mount fails, and
+		// go-fuse answers that lookup and open itself (not repoFS), so
+		// no test provokes the failure through a real mount.
+		if srv.Unmount() == nil {
+			closeFiles()
+		} else {
+			go func() {
+				srv.Wait()
+				closeFiles()
+			}()
+		}
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	primeNoOpen(k, mp)
 	s := &Server{srv: srv, mountpoint: mp, done: make(chan struct{})}
 	go func() {
 		srv.Wait()
-		root.views.close()
-		hgFile.Close()
+		closeFiles()
 		close(s.done)
 	}()
 	return s, nil

@@ -3,7 +3,6 @@ package store
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // DirFS is os.DirFS for a store directory, tuned for what hgfs does to a
@@ -29,10 +28,3 @@ func (d *DirFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(
 
 // Stat implements fs.StatFS.
 func (d *DirFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.os, name) }
-
-func (d *DirFS) join(name string) (string, error) {
-	if !fs.ValidPath(name) {
-		return "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	return filepath.Join(d.dir, filepath.FromSlash(name)), nil
-}

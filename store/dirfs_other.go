@@ -2,14 +2,7 @@
 
 package store
 
-import (
-	"io"
-	"io/fs"
-	"os"
-)
+import "io/fs"
 
 // Open implements fs.FS.
 func (d *DirFS) Open(name string) (fs.File, error) { return d.os.Open(name) }
-
-// OpenRead opens the file at path for reading.
-func OpenRead(path string) (io.ReadCloser, error) { return os.Open(path) }

@@ -5,7 +5,7 @@ package store
 import (
 	"io"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,13 +24,11 @@ func (d *DirFS) Open(name string) (fs.File, error) {
 	return openRead(p, name, d)
 }
 
-// OpenRead opens the file at path for reading, as DirFS does.
-func OpenRead(path string) (io.ReadCloser, error) {
-	f, err := openRead(path, path, nil)
-	if err != nil {
-		return nil, err
+func (d *DirFS) join(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	return f.(io.ReadCloser), nil
+	return filepath.Join(d.dir, filepath.FromSlash(name)), nil
 }
 
 func openRead(p, name string, d *DirFS) (fs.File, error) {
@@ -52,10 +50,7 @@ func openRead(p, name string, d *DirFS) (fs.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		if d != nil {
-			return d.os.Open(name)
-		}
-		return os.Open(p)
+		return d.os.Open(name)
 	}
 	return &rawFile{fd: fd, name: name, st: st}, nil
 }

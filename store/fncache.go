@@ -11,20 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 )
 
-// ReadFncache reads and parses a fncache file; a missing file has no
-// entries.
-func ReadFncache(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	return parseFncacheFile(data, err, path)
-}
-
-// readFncacheFS is ReadFncache on an fs.FS; label names the file in
-// errors.
+// readFncacheFS reads and parses the fncache file name in fsys; a
+// missing file has no entries. label names the file in errors.
 func readFncacheFS(fsys fs.FS, name, label string) ([]string, error) {
 	data, err := fs.ReadFile(fsys, name)
 	return parseFncacheFile(data, err, label)

@@ -99,12 +99,6 @@ func SupportedRequirement(name string) bool {
 	return ok || slices.Contains(autoloaded, name)
 }
 
-// ReadableRequirement reports whether hgfs can read a repository with this
-// requirement: it is known to Mercurial and hgfs implements it.
-func ReadableRequirement(name string) bool {
-	return SupportedRequirement(name) && !slices.Contains(unreadable, name)
-}
-
 // Requirements is a set of requirement names. The zero value is the empty
 // set (a repository without .hg/requires).
 type Requirements struct {
