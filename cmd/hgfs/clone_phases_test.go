@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,52 +24,19 @@ func TestClonePhaseHeadsTruncated(t *testing.T) {
 	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2;phases=1", good)
 
 	// Rewrite the bundle part by part, cutting one byte off phase-heads.
-	in, err := os.Open(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	br, err := streamclone.NewBundle2Reader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cut := false
-	for {
-		p, err := br.NextPart()
-		if err == io.EOF {
-			break
+	bad := rewriteBundles(t, filepath.Join(dir, "bad.hg"), func(p *streamclone.Part, data []byte) []byte {
+		if p.Type != "phase-heads" {
+			return data
 		}
-		if err != nil {
-			t.Fatal(err)
+		if len(data) == 0 || len(data)%24 != 0 {
+			t.Fatalf("hg's phase-heads part has %d bytes", len(data))
 		}
-		data, err := io.ReadAll(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Type == "phase-heads" {
-			if len(data) == 0 || len(data)%24 != 0 {
-				t.Fatalf("hg's phase-heads part has %d bytes", len(data))
-			}
-			data, cut = data[:len(data)-1], true
-		}
-		if err := bw.WritePart(p.Type, p.Mandatory, p.MandatoryParams, p.AdvisoryParams, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Close(); err != nil {
-		t.Fatal(err)
-	}
+		cut = true
+		return data[:len(data)-1]
+	}, good)
 	if !cut {
 		t.Fatal("hg's bundle has no phase-heads part")
-	}
-	bad := filepath.Join(dir, "bad.hg")
-	if err := os.WriteFile(bad, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 
 	testenv.Hg(t, dir, "init", "oracle")

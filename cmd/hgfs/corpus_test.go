@@ -291,6 +291,14 @@ func TestCorpusUnbundle(t *testing.T) {
 // each of the bundle2 files in order, and returns out.
 func joinBundles(t *testing.T, out string, bundles ...string) string {
 	t.Helper()
+	return rewriteBundles(t, out, nil, bundles...)
+}
+
+// rewriteBundles writes to out an uncompressed bundle2 holding the parts
+// of each of the bundle2 files in order, each payload through edit (nil:
+// as it is), and returns out.
+func rewriteBundles(t *testing.T, out string, edit func(p *streamclone.Part, data []byte) []byte, bundles ...string) string {
+	t.Helper()
 	var buf bytes.Buffer
 	bw, err := streamclone.NewBundle2Writer(&buf)
 	if err != nil {
@@ -317,6 +325,9 @@ func joinBundles(t *testing.T, out string, bundles ...string) string {
 			if err != nil {
 				t.Fatalf("%s: %v", b, err)
 			}
+			if edit != nil {
+				data = edit(p, data)
+			}
 			if err := bw.WritePart(p.Type, p.Mandatory, p.MandatoryParams, p.AdvisoryParams, data); err != nil {
 				t.Fatal(err)
 			}
@@ -337,48 +348,15 @@ func joinBundles(t *testing.T, out string, bundles ...string) string {
 // returns out.
 func flagRevision(t *testing.T, in, out, file string, flag uint16) string {
 	t.Helper()
-	f, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	br, err := streamclone.NewBundle2Reader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	changed := false
-	for {
-		p, err := br.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	rewriteBundles(t, out, func(p *streamclone.Part, data []byte) []byte {
 		if v, _ := p.Param("version"); p.Type == "changegroup" && v == "03" {
 			changed = flagInChangegroup(data, file, flag)
 		}
-		if err := bw.WritePart(p.Type, p.Mandatory, p.MandatoryParams, p.AdvisoryParams, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Close(); err != nil {
-		t.Fatal(err)
-	}
+		return data
+	}, in)
 	if !changed {
 		t.Fatalf("%s: no cg3 revision of %s", in, file)
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
