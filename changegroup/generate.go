@@ -31,20 +31,10 @@ func Generate(ctx context.Context, r *repo.Repo, w *Writer) error {
 	if err := generateGroup(ctx, w, Manifest, "", r.Manifestlog(), cl); err != nil {
 		return err
 	}
-	files, err := r.Store.Walk()
+	paths, err := filelogPaths(r)
 	if err != nil {
 		return err
 	}
-	var paths []string
-	for _, f := range files {
-		if strings.HasPrefix(f.Name, "meta/") {
-			return unsupportedf("tree manifests are not supported (%s)", f.Name)
-		}
-		if p, ok := strings.CutPrefix(f.Name, "data/"); ok && strings.HasSuffix(p, ".i") {
-			paths = append(paths, strings.TrimSuffix(p, ".i"))
-		}
-	}
-	sort.Strings(paths)
 	for _, p := range paths {
 		rl, err := r.File(p)
 		if err != nil {
@@ -140,20 +130,10 @@ func GenerateSet(ctx context.Context, r *repo.Repo, w *Writer, include []bool) e
 	}); err != nil {
 		return err
 	}
-	files, err := r.Store.Walk()
+	paths, err := filelogPaths(r)
 	if err != nil {
 		return err
 	}
-	var paths []string
-	for _, f := range files {
-		if strings.HasPrefix(f.Name, "meta/") {
-			return unsupportedf("tree manifests are not supported (%s)", f.Name)
-		}
-		if p, ok := strings.CutPrefix(f.Name, "data/"); ok && strings.HasSuffix(p, ".i") {
-			paths = append(paths, strings.TrimSuffix(p, ".i"))
-		}
-	}
-	sort.Strings(paths)
 	// Manifests read to find carried revisions, by changeset; bounded, as
 	// a changeset touching several such files is read once per file at
 	// worst.
@@ -301,4 +281,24 @@ func generateGroupOf(ctx context.Context, w *Writer, kind GroupKind, name string
 		}
 	}
 	return nil
+}
+
+// filelogPaths lists the tracked paths of the store's filelogs, sorted;
+// a tree manifest is ErrUnsupported.
+func filelogPaths(r *repo.Repo) ([]string, error) {
+	files, err := r.Store.Walk()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, f := range files {
+		if strings.HasPrefix(f.Name, "meta/") {
+			return nil, unsupportedf("tree manifests are not supported (%s)", f.Name)
+		}
+		if p, ok := strings.CutPrefix(f.Name, "data/"); ok && strings.HasSuffix(p, ".i") {
+			paths = append(paths, strings.TrimSuffix(p, ".i"))
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
 }
