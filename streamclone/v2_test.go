@@ -265,3 +265,34 @@ func FuzzStream2(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyViewCaches: a branch or tags cache of a filtered view that
+// records filtered (or obsolete) changesets is left out of the clone,
+// whatever its format; the others, and every other cache, are copied.
+func TestApplyViewCaches(t *testing.T) {
+	tip := strings.Repeat("ab", 20)
+	caches := []v2Entry{
+		{'c', "branch2-served", tip + " 3 " + strings.Repeat("cd", 20) + "\n" + tip + " o default\n"},
+		{'c', "branch2-visible", tip + " 3\n" + tip + " o default\n"},
+		{'c', "branch3-served", "filtered-hash=" + strings.Repeat("cd", 20) + " tip-rev=3\ndefault\n"},
+		{'c', "branch3-exp-visible", "obsolete-hash=" + strings.Repeat("cd", 20) + " tip-rev=3\n"},
+		{'c', "branch3-base", "tip-node=" + tip + " tip-rev=3\ndefault\n"},
+		{'c', "tags2-served", "3 " + tip + " " + strings.Repeat("cd", 20) + "\n"},
+		{'c', "branch2", tip + " 3 " + strings.Repeat("cd", 20) + "\n"},
+		{'c', "rbc-revs-v1", strings.Repeat("x", 5000)},
+	}
+	sink, _, err := applyBundleMem(t, stream2Bundle(t, append(smallV2[:5:5], caches...), -1, -1, testReqs, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range caches {
+		got, kept := sink.files[".hg/cache/"+c.name]
+		want := c.name == "branch2-visible" || c.name == "branch3-base" || c.name == "branch2" || c.name == "rbc-revs-v1"
+		if kept != want {
+			t.Errorf("%s: kept %v, want %v", c.name, kept, want)
+		}
+		if kept && string(got) != c.data {
+			t.Errorf("%s: %d bytes, want the %d streamed", c.name, len(got), len(c.data))
+		}
+	}
+}
