@@ -32,6 +32,7 @@ import (
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/exchange"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -385,7 +386,7 @@ func (cl *cloner) fromRemote(source string) error {
 		return err
 	}
 	caps := peer.Capabilities()
-	b2, err := caps.Bundle2()
+	plan, err := exchange.PlanStream(caps)
 	if err != nil {
 		return abortf("%v", err)
 	}
@@ -396,77 +397,51 @@ func (cl *cloner) fromRemote(source string) error {
 	if !wantStream {
 		return cl.pullClone(peer, remote)
 	}
-	// streamclone.canperformstreamclone: the server's stream requirements
-	// ("stream" alone means revlogv1), each one this client must support;
-	// otherwise warn and apply changegroups.
-	var reqs []string
-	if !caps.Has("stream") {
-		v, _ := caps.Get("streamreqs")
-		if v == "" {
-			if cl.mount != nil {
-				return noStreamError()
-			}
-			u.warn("warning: stream clone requested but server has them disabled\n")
-			return cl.pullClone(peer, remote)
-		}
-		reqs = strings.Split(v, ",")
-	}
-	if missing := streamclone.MissingRequirements(reqs); len(missing) > 0 {
+	// Where the server's stream cannot be applied, hg warns and applies
+	// changegroups; a mount is filled from a stream only.
+	switch {
+	case plan.Disabled:
 		if cl.mount != nil {
-			return abortf("unable to apply stream clone: unsupported format: %s", strings.Join(missing, ", ")).
+			return noStreamError()
+		}
+		u.warn("warning: stream clone requested but server has them disabled\n")
+		return cl.pullClone(peer, remote)
+	case len(plan.Missing) > 0:
+		if cl.mount != nil {
+			return abortf("unable to apply stream clone: unsupported format: %s", strings.Join(plan.Missing, ", ")).
 				withHint("a mount is filled from a stream, and this repository's format is not one hgfs can copy; clone without --mount")
 		}
-		u.warn("warning: stream clone requested but client is missing requirements: %s\n", strings.Join(missing, ", "))
+		u.warn("warning: stream clone requested but client is missing requirements: %s\n", strings.Join(plan.Missing, ", "))
 		u.warn("(see https://www.mercurial-scm.org/wiki/MissingRequirement for more information)\n")
 		return cl.pullClone(peer, remote)
 	}
 
-	switch {
-	case b2.HasValue("stream", "v2"):
-		heads, err := peer.Heads(ctx)
-		if err != nil {
-			return peerError(ctx, err)
-		}
-		u.status("streaming all changes\n")
-		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2, heads))
-		if err != nil {
-			return peerError(ctx, err)
-		}
-		defer body.Close()
+	stream, err := exchange.OpenStream(ctx, peer, plan, func() { u.status("streaming all changes\n") })
+	if err != nil {
+		return peerError(ctx, err)
+	}
+	defer stream.Body.Close()
+	if plan.Kind == exchange.StreamV2 {
 		_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
-			return streamclone.ApplyBundle(ctx, body, s, o)
-		})
-		return applyError(ctx, u, err)
-
-	default:
-		// The v1 stream carries no bookmarks; hg pulls them with listkeys
-		// after the stream. Asking before means every bookmark points at
-		// a changeset the (later) stream contains.
-		books, err := peer.ListKeys(ctx, "bookmarks")
-		if err != nil {
-			return peerError(ctx, err)
-		}
-		extra := map[string]string{}
-		if len(books) > 0 {
-			content, err := formatBookmarks(books)
-			if err != nil {
-				return abortf("%v", err)
-			}
-			final := store.NewStreamCloneRequirements(store.DefaultRequirements(), store.NewRequirements(orRevlogv1(reqs)...)).List()
-			extra[".hg/"+store.BookmarksFile(store.NewRequirements(final...))] = content
-		}
-		u.status("streaming all changes\n")
-		body, err := peer.StreamOut(ctx)
-		if err != nil {
-			return peerError(ctx, err)
-		}
-		defer body.Close()
-		_, err = cl.apply(true, extra, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
-			o.Requirements = reqs
-			return streamclone.ApplyV1(ctx, body, s, o)
+			return streamclone.ApplyBundle(ctx, stream.Body, s, o)
 		})
 		return applyError(ctx, u, err)
 	}
+	// The v1 stream carries no bookmarks: they are written with it.
+	extra := map[string]string{}
+	if len(stream.Bookmarks) > 0 {
+		content, err := formatBookmarks(stream.Bookmarks)
+		if err != nil {
+			return abortf("%v", err)
+		}
+		final := store.NewStreamCloneRequirements(store.DefaultRequirements(), store.NewRequirements(orRevlogv1(plan.Requirements)...)).List()
+		extra[".hg/"+store.BookmarksFile(store.NewRequirements(final...))] = content
+	}
+	_, err = cl.apply(true, extra, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		o.Requirements = plan.Requirements
+		return streamclone.ApplyV1(ctx, stream.Body, s, o)
+	})
+	return applyError(ctx, u, err)
 }
 
 func orRevlogv1(reqs []string) []string {
