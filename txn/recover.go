@@ -30,12 +30,6 @@ type RecoverOptions struct {
 	Warn func(msg string)
 }
 
-// Recover is RecoverContext with default options: `hg recover` without
-// the verify that follows it.
-func Recover(root string) (bool, error) {
-	return RecoverContext(context.Background(), root, RecoverOptions{})
-}
-
 // RecoverContext rolls back the interrupted transaction of the
 // repository at root, as localrepo.recover and transaction.rollback do:
 // under the store lock (taken here), if store/journal exists, every

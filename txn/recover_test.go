@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -193,4 +194,10 @@ func TestRecoverHonoursLock(t *testing.T) {
 	if !exists(filepath.Join(sd, "journal")) {
 		t.Error("journal removed without the lock")
 	}
+}
+
+// Recover is RecoverContext with default options: `hg recover` without
+// the verify that follows it.
+func Recover(root string) (bool, error) {
+	return RecoverContext(context.Background(), root, RecoverOptions{})
 }

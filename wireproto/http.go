@@ -357,7 +357,7 @@ func (p *HTTPPeer) parseResponse(cmd string, resp *http.Response, compressible b
 	if err != nil {
 		return nil, fmt.Errorf("'%s' sent a broken Content-Type header (%s): %w", redact(p.base), ct, err)
 	}
-	r, engine, err := payloadReaderEngine(major, minor, resp.Body, compressible)
+	r, engine, err := payloadReader(major, minor, resp.Body, compressible)
 	if err == nil {
 		p.opt.debugf("%s response: %s, compression %s\n", cmd, ct, engine)
 	}

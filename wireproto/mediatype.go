@@ -63,14 +63,9 @@ func parseMediaVersion(contentType string) (major, minor int, err error) {
 }
 
 // payloadReader returns the decoded payload of a response body of the given
-// media version. compressible marks commands whose 0.1 responses are zlib.
-func payloadReader(major, minor int, body io.Reader, compressible bool) (io.ReadCloser, error) {
-	r, _, err := payloadReaderEngine(major, minor, body, compressible)
-	return r, err
-}
-
-// payloadReaderEngine is payloadReader that also names the engine used.
-func payloadReaderEngine(major, minor int, body io.Reader, compressible bool) (io.ReadCloser, string, error) {
+// media version, and the name of the compression engine it uses.
+// compressible marks commands whose 0.1 responses are zlib.
+func payloadReader(major, minor int, body io.Reader, compressible bool) (io.ReadCloser, string, error) {
 	switch {
 	case major == 0 && minor == 1:
 		if compressible {

@@ -44,7 +44,7 @@ func TestPayloadReader(t *testing.T) {
 		{"0.2 zlib", 0, 2, frame02("zlib", zlibBytes(t, payload)), true},
 		{"0.2 zstd", 0, 2, frame02("zstd", zstdBytes(t, payload)), true},
 	} {
-		r, err := payloadReader(tc.major, tc.minor, bytes.NewReader(tc.body), tc.compressible)
+		r, _, err := payloadReader(tc.major, tc.minor, bytes.NewReader(tc.body), tc.compressible)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -54,23 +54,23 @@ func TestPayloadReader(t *testing.T) {
 			t.Errorf("%s: %d bytes, %v", tc.name, len(got), err)
 		}
 	}
-	if _, err := payloadReader(0, 2, bytes.NewReader(frame02("bzip2", nil)), true); !errors.Is(err, ErrUnsupported) {
+	if _, _, err := payloadReader(0, 2, bytes.NewReader(frame02("bzip2", nil)), true); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("bzip2: %v", err)
 	}
-	if _, err := payloadReader(0, 3, bytes.NewReader(nil), true); !errors.Is(err, ErrUnsupported) {
+	if _, _, err := payloadReader(0, 3, bytes.NewReader(nil), true); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("0.3: %v", err)
 	}
-	if _, err := payloadReader(0, 2, bytes.NewReader([]byte{4, 'z'}), true); !errors.Is(err, ErrProtocol) {
+	if _, _, err := payloadReader(0, 2, bytes.NewReader([]byte{4, 'z'}), true); !errors.Is(err, ErrProtocol) {
 		t.Errorf("short header: %v", err)
 	}
 	// A truncated compressed body is an error, not a short success.
 	z := zlibBytes(t, payload)
-	r, _ := payloadReader(0, 2, bytes.NewReader(frame02("zlib", z[:len(z)/2])), true)
+	r, _, _ := payloadReader(0, 2, bytes.NewReader(frame02("zlib", z[:len(z)/2])), true)
 	if _, err := io.ReadAll(r); err == nil {
 		t.Error("truncated zlib read without error")
 	}
 	zs := zstdBytes(t, payload)
-	r, _ = payloadReader(0, 2, bytes.NewReader(frame02("zstd", zs[:len(zs)/2])), true)
+	r, _, _ = payloadReader(0, 2, bytes.NewReader(frame02("zstd", zs[:len(zs)/2])), true)
 	if _, err := io.ReadAll(r); err == nil {
 		t.Error("truncated zstd read without error")
 	}
@@ -107,7 +107,7 @@ func FuzzPayloadReader(f *testing.F) {
 		if v01 {
 			minor = 1
 		}
-		r, err := payloadReader(0, minor, bytes.NewReader(body), true)
+		r, _, err := payloadReader(0, minor, bytes.NewReader(body), true)
 		if err != nil {
 			return
 		}

@@ -245,7 +245,7 @@ func payload(t *testing.T, resp *http.Response, compressible bool) []byte {
 	if err != nil {
 		t.Fatalf("%v (status %s)", err, resp.Status)
 	}
-	r, err := payloadReader(major, minor, resp.Body, compressible)
+	r, _, err := payloadReader(major, minor, resp.Body, compressible)
 	if err != nil {
 		t.Fatal(err)
 	}
