@@ -5,6 +5,11 @@
 // as hg's ui keeps its trusted and untrusted configurations: Lookup and
 // the typed getters never see them; Untrusted is the view of everything
 // read, for the few settings hg reads with untrusted=True.
+//
+// It owns the hgrc syntax, the trust rules and the table of every setting
+// hgfs reads (items.go: name, type, default); code outside reads settings
+// through that table, never by literal section and name. It must not know
+// what a setting does: that belongs to the package that uses it.
 package config
 
 import (

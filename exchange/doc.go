@@ -5,6 +5,11 @@
 // bookmarks). It is what `hgfs unbundle`, `hgfs pull` and a non-stream
 // `hgfs clone` share.
 //
+// It owns the order of a pull or an apply and what is printed of it; it
+// must not decode wire or file formats itself (changegroup, streamclone,
+// wireproto and store do) nor write a file outside its Session's
+// transaction.
+//
 // The specification is Mercurial 6.3: changegroup.py (cg1unpacker.apply,
 // _addchangegroupfiles), exchange.py (pull, _pullbundle2, readbundle),
 // bundle2.py (part handlers), phases.py (registernew, advanceboundary),

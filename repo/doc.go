@@ -4,6 +4,11 @@
 // branches, the working directory parent — so that commands can resolve a
 // revision symbol the way hg does and walk what it names.
 //
+// It only reads: writing history is package exchange's. Store formats
+// (revlogs, phaseroots, bookmarks, obsstore, requirements) are parsed by
+// revlog and store, never here; repo parses only .hgtags and localtags,
+// which are tags.py's and used nowhere else.
+//
 // # Terminology
 //
 // A rev is a changelog revision number (0-based, -1 is the null revision);

@@ -5,6 +5,11 @@
 // changesets, manifests and filelogs agree with each other, and the
 // fncache lists exactly the store's filelogs. Filelogs are checked in
 // parallel. Findings are reported in hg's words, in hg's order.
+//
+// It owns the checks and their words, nothing else: it reads through
+// repo and revlog and must not write (hg verify repairs nothing), print
+// (findings go to Options.Status and Options.Warn), or parse a format of
+// its own (each file format has its home in revlog or store).
 package verify
 
 import (
