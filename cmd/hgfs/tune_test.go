@@ -55,6 +55,23 @@ func TestTuneWarning(t *testing.T) {
 	}
 }
 
+// TestTuneHelp: hgfs help lists HGFS_TUNE and every trick's name.
+func TestTuneHelp(t *testing.T) {
+	stdout, stderr, code := hgfsIn(t.TempDir(), "help")
+	if code != 0 {
+		t.Fatalf("hgfs help: exit %d\n%s", code, stderr)
+	}
+	_, env, ok := strings.Cut(stdout, "\nenvironment:\n")
+	if !ok || !strings.Contains(env, tune.EnvVar) {
+		t.Fatalf("hgfs help has no environment section naming %s:\n%s", tune.EnvVar, stdout)
+	}
+	for _, name := range tune.Names() {
+		if !strings.Contains(env, name) {
+			t.Errorf("hgfs help's environment section does not name %s:\n%s", name, env)
+		}
+	}
+}
+
 // TestTuneBundleWalkFork: hgfs bundle -t v2 (a stream of the store,
 // walked under the lock) writes the same bytes with every trick on and
 // with the walk serial and without io_uring (-walkfork,-uring).
