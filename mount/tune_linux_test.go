@@ -5,13 +5,9 @@ package mount
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/testenv"
@@ -73,24 +69,10 @@ func TestMountYield(t *testing.T) {
 // TestMountRepoYield: a repository mount shows the same views with and
 // without Options.Yield.
 func TestMountRepoYield(t *testing.T) {
-	testenv.RequireFUSE(t)
-	testenv.HgPath(t)
-	src := filepath.Join(t.TempDir(), "src")
-	makeViewRepo(t, src)
-	o := newViewOracle(t, src)
+	src, o := viewFixture(t)
 	for _, yield := range []bool{true, false} {
 		t.Run(fmt.Sprintf("yield=%v", yield), func(t *testing.T) {
-			mp := t.TempDir()
-			srv, err := MountRepo(src, mp, Options{Yield: yield})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := srv.Unmount(); err != nil {
-					t.Error(err)
-				}
-			}()
-			checkViews(t, mp, o)
+			checkViews(t, mountRepo(t, src, Options{Yield: yield}), o)
 		})
 	}
 }
@@ -101,24 +83,7 @@ func TestMountRepoYield(t *testing.T) {
 // and schedbatch itself).
 func TestMountTuneLeavesProcess(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
-	batch := func() int {
-		n := 0
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if attr, err := unix.SchedGetAttr(tid, 0); err == nil && attr.Policy == unix.SCHED_BATCH {
-				n++
-			}
-		}
-		return n
-	}
-	before := batch()
+	before, _ := testenv.BatchThreads(t, 0)
 	m := newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
 		opt.Yield = true
 		return Mount(fsys, mp, opt)
@@ -127,7 +92,7 @@ func TestMountTuneLeavesProcess(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != procs {
 		t.Errorf("GOMAXPROCS %d after Mount, was %d", got, procs)
 	}
-	if got := batch(); got > before {
+	if got, _ := testenv.BatchThreads(t, 0); got > before {
 		t.Errorf("%d threads in SCHED_BATCH after Mount, %d before", got, before)
 	}
 }

@@ -6,40 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
 )
-
-// batchThreads counts the threads of process pid in SCHED_BATCH, and
-// all its threads.
-func batchThreads(t *testing.T, pid int) (batch, all int) {
-	t.Helper()
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		attr, err := unix.SchedGetAttr(tid, 0)
-		if err != nil {
-			continue // exited
-		}
-		all++
-		if attr.Policy == unix.SCHED_BATCH {
-			batch++
-		}
-	}
-	return batch, all
-}
 
 // TestMountTuneDaemon mounts a cache with the real binary with every
 // trick on and with the mount daemon's ones off (HGFS_TUNE=-schedbatch,
@@ -77,7 +49,7 @@ func TestMountTuneDaemon(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			batch, all := batchThreads(t, info.Pid)
+			batch, all := testenv.BatchThreads(t, info.Pid)
 			switch {
 			case settings.Enabled(tune.SchedBatch) && batch != all:
 				t.Errorf("schedbatch on: %d of the daemon's %d threads in SCHED_BATCH", batch, all)
