@@ -51,6 +51,10 @@ type Env struct {
 	Time  string   // GNU time, for peak RSS ("" if not installed)
 	// Strace is strace, for the Syscalls cases ("" if not installed).
 	Strace string
+	// Tune is the HGFS_TUNE value HgEnv carries for this run of the
+	// cases (-tune; "" otherwise). Fixtures that keep an hgfs process
+	// across cases keep one per value.
+	Tune string
 }
 
 // sample is one timed run of a child process.
@@ -116,7 +120,20 @@ type result struct {
 	hgfs, peer       time.Duration
 	hgfsRSS, peerRSS int64
 	sys              *[2]syscallCounts // hgfs, peer (Syscalls cases)
+	tune             *string           // HGFS_TUNE of the run (-tune); nil: not set
 	err              error
+}
+
+// name is the result's row label: the case's name, and its HGFS_TUNE
+// under -tune ("default" for every trick on).
+func (r result) name() string {
+	switch {
+	case r.tune == nil:
+		return r.c.Name
+	case *r.tune == "":
+		return r.c.Name + " [default]"
+	}
+	return r.c.Name + " [HGFS_TUNE=" + *r.tune + "]"
 }
 
 func median(ds []time.Duration) time.Duration {

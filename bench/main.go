@@ -3,13 +3,22 @@
 // Command bench times hgfs against its peers (hg, tar, cat...) on the same
 // data in the same run and prints a table of ratios and peak memory:
 //
-//	go run ./bench -hgfs bin/hgfs [-n 3] [-run REGEXP] [-cache DIR]
+//	go run ./bench -hgfs bin/hgfs [-n 3] [-run REGEXP] [-cache DIR] [-tune LIST]
 //
 // Each case (see case.go; one file per area) times both sides n times,
 // alternating, and reports medians; peak RSS is the child's wait4 maxrss.
 // Generated repositories are cached (default $XDG_CACHE_HOME/hgfs-bench)
 // so later runs skip generation. Figures on a shared machine are noisy:
 // compare ratios, not absolute times.
+//
+// -tune LIST compares hgfs's performance tricks (HGFS_TUNE, see
+// internal/tune) on and off: LIST names tricks (comma-separated, or
+// "all"), and each selected case runs once with every trick on (its
+// hgfs processes get an empty HGFS_TUNE) and once more per named trick
+// with HGFS_TUNE=-trick, each in a row of its own just below the
+// default's. For example
+//
+//	go run ./bench -hgfs bin/hgfs -run 'cat every file' -tune yield,procs,schedbatch
 package main
 
 import (
@@ -21,10 +30,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/hgfs/hgfs/internal/hggen"
+	"github.com/hgfs/hgfs/internal/tune"
 )
 
 func main() {
@@ -38,8 +50,14 @@ func main() {
 	cache := flag.String("cache", defaultCache(), "directory for generated repositories, reused across runs")
 	files := flag.Int("files", 20000, "files in the large generated repository")
 	flag.StringVar(&corpusDir, "corpus", corpusDir, "the workspace's real-history corpus (see its README)")
+	tuneList := flag.String("tune", "", "also run each case with each of these tricks off (HGFS_TUNE=-trick), comma-separated or \"all\": "+strings.Join(tune.Names(), ", "))
 	flag.Parse()
 	largeFiles = *files
+	variants, err := tuneVariants(*tuneList)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -tune: %v\n", err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -69,8 +87,18 @@ func main() {
 		if !re.MatchString(c.Name) {
 			continue
 		}
-		logf("%s\n", c.Name)
-		results = append(results, runCase(ctx, env, c, *n, logf))
+		if variants == nil {
+			logf("%s\n", c.Name)
+			results = append(results, runCase(ctx, env, c, *n, logf))
+			continue
+		}
+		for _, v := range variants {
+			label := result{c: c, tune: &v}.name()
+			logf("%s\n", label)
+			r := runCase(ctx, withTune(env, v), c, *n, logf)
+			r.tune = &v
+			results = append(results, r)
+		}
 	}
 	finishAll()
 	discard(env, serveClonesDir(env))
@@ -82,6 +110,46 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// tuneVariants is -tune's HGFS_TUNE values: nil without -tune (the
+// environment's HGFS_TUNE is left alone), else "" (every trick on) and
+// "-trick" for each trick listed.
+func tuneVariants(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	names := strings.Split(list, ",")
+	if strings.TrimSpace(list) == "all" {
+		names = tune.Names()
+	}
+	variants := []string{""}
+	for _, n := range names {
+		n = strings.TrimPrefix(strings.TrimSpace(n), "-")
+		if _, ok := tune.Lookup(n); !ok {
+			return nil, fmt.Errorf("unknown trick %q (the tricks are %s, or all)", n, strings.Join(tune.Names(), ", "))
+		}
+		if !slices.Contains(variants, "-"+n) {
+			variants = append(variants, "-"+n)
+		}
+	}
+	return variants, nil
+}
+
+// withTune returns env for the runs of a case with HGFS_TUNE=value: in
+// hg's environment, which the builders give hgfs (hggen.Env drops every
+// HG* variable, so it is added back), and in this process's, which the
+// commands built without an environment inherit. hg ignores it.
+func withTune(env *Env, value string) *Env {
+	if err := os.Setenv(tune.EnvVar, value); err != nil {
+		panic(err)
+	}
+	e := *env
+	e.HgEnv = append(slices.DeleteFunc(slices.Clone(env.HgEnv), func(kv string) bool {
+		return strings.HasPrefix(kv, tune.EnvVar+"=")
+	}), tune.EnvVar+"="+value)
+	e.Tune = value
+	return &e
 }
 
 func defaultCache() string {
@@ -123,8 +191,8 @@ func printTable(out *os.File, results []result) (failed bool) {
 	fmt.Fprintln(w, "case\thgfs\tpeer\tratio\thgfs RSS\tpeer RSS\tgoal\tmet?\t")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\tERROR\t\n", r.c.Name, goal(r.c))
-			fmt.Fprintf(os.Stderr, "%s: %v\n", r.c.Name, r.err)
+			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%s\tERROR\t\n", r.name(), goal(r.c))
+			fmt.Fprintf(os.Stderr, "%s: %v\n", r.name(), r.err)
 			failed = true
 			continue
 		}
@@ -136,7 +204,7 @@ func printTable(out *os.File, results []result) (failed bool) {
 				met = "yes"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", r.c.Name, r.hgfs.Round(time.Millisecond), r.peer.Round(time.Millisecond),
+		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", r.name(), r.hgfs.Round(time.Millisecond), r.peer.Round(time.Millisecond),
 			ratio, mib(r.hgfsRSS), mib(r.peerRSS), goal(r.c), met)
 	}
 	w.Flush()
@@ -152,7 +220,7 @@ func printTable(out *os.File, results []result) (failed bool) {
 		fmt.Fprintln(w, "system calls (strace -f -c)	hgfs writes	peer writes	ratio	hgfs calls	peer calls	ratio	")
 		for _, r := range sys {
 			h, p := r.sys[0], r.sys[1]
-			fmt.Fprintf(w, "%s	%d	%d	%.3fx	%d	%d	%.3fx	\n", r.c.Name, h.writes, p.writes,
+			fmt.Fprintf(w, "%s	%d	%d	%.3fx	%d	%d	%.3fx	\n", r.name(), h.writes, p.writes,
 				float64(h.writes)/float64(max(p.writes, 1)), h.total, p.total, float64(h.total)/float64(max(p.total, 1)))
 		}
 		w.Flush()

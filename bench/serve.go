@@ -74,7 +74,8 @@ func registerServe(kind string) {
 	serveSetup := func(ctx context.Context, env *Env) (any, error) {
 		serveMu.Lock()
 		defer serveMu.Unlock()
-		if f := serveFix[kind]; f != nil {
+		key := kind + "\x00" + env.Tune // an hgfs serve per HGFS_TUNE (-tune)
+		if f := serveFix[key]; f != nil {
 			return f, nil
 		}
 		name, spec := serveRepos[kind]()
@@ -82,7 +83,7 @@ func registerServe(kind string) {
 		if err != nil {
 			return nil, err
 		}
-		serveFix[kind] = f
+		serveFix[key] = f
 		return f, nil
 	}
 	sfx := " (" + kind + ")"

@@ -108,9 +108,10 @@
 // existing directory, which the kernel always revalidates), CREATE,
 // IOCTL (Python's isatty, which FUSE cannot decline once and for all),
 // WRITE and RELEASE. RELEASE is asynchronous: close(2) only queues it.
-// Mount therefore puts the daemon's threads in SCHED_BATCH
-// (sched_linux.go), so that a daemon thread woken by the RELEASE does not
-// preempt the process that just closed the file. With no_open (below)
+// The hgfs daemon therefore puts its threads in SCHED_BATCH
+// (cmd/hgfs/tune_linux.go; Mount itself leaves the process's scheduling
+// alone), so that a daemon thread woken by the RELEASE does not preempt
+// the process that just closed the file. With no_open (below)
 // neither OPEN nor RELEASE is sent at all, and a file read a second time
 // costs no request.
 //

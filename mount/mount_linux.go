@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +30,11 @@ type Server struct {
 // requests on it. The caller keeps ownership of fsys: after Wait returns
 // (the mount is gone, whoever unmounted it) it must Close fsys, which
 // drains what the last requests left pending.
+//
+// Mount changes nothing process-wide (GOMAXPROCS, the threads'
+// scheduling policy): those tricks are the serving program's choice
+// (cmd/hgfs, HGFS_TUNE; see internal/tune). go-fuse sizes its reader
+// pool from GOMAXPROCS as Mount makes the server (ReaderPool).
 func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	mp, err := filepath.Abs(mountpoint)
 	if err != nil {
@@ -41,18 +45,16 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		st := fsys.Stats()
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Stats: &st}
 	})
-	schedule()
 	mo := mountOptions(opt)
 	if rootOnly(opt) {
 		// See rootOnly: the kernel's checks could only ever pass, and
 		// each one after a directory changed costs a GETATTR.
 		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
 	}
-	srv, err := fuse.NewServer(yielding{raw}, mp, mo)
+	srv, err := fuse.NewServer(yieldingIf(opt.Yield, raw), mp, mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
-	spareProcs()
 	s.srv = srv
 	go func() {
 		srv.Serve()
@@ -64,15 +66,6 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	}
 	primeNoOpen(raw.kernel, mp)
 	return s, nil
-}
-
-// schedule moves the serving process to SCHED_BATCH (see
-// batchScheduling); failing that, the mount works as well, only close()
-// waits longer, so the error is logged and not returned.
-func schedule() {
-	if err := batchScheduling(); err != nil {
-		log.Printf("hgfs mount: %v", err)
-	}
 }
 
 // rootOnly reports whether Options.RootPermissions applies. A daemon

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/hgfs/hgfs/fsnode"
 )
@@ -37,7 +38,20 @@ type Options struct {
 	// collection starts while the child, between vfork and exec, waits
 	// for that answer. See doc.go, Permissions.
 	RootPermissions bool
+	// Yield (go-fuse adapter) passes one request in 13 through the Go
+	// scheduler before it is handled, which keeps the runtime's monitor
+	// from taking the Ps of readers waiting in read(2) (see
+	// yield_linux.go for why and what it saves). Per request, not
+	// process-wide; the hgfs daemon sets it unless HGFS_TUNE has -yield.
+	Yield bool
 }
+
+// ReaderPool is how many goroutines the go-fuse adapter reads requests
+// with when Mount or MountRepo makes its server now: GOMAXPROCS clamped
+// to 2..16, as go-fuse's fuse.NewServer sizes its pool. A daemon that
+// raises GOMAXPROCS by this many after mounting (HGFS_TUNE's procs
+// trick) keeps a spare P for every reader waiting in read(2).
+func ReaderPool() int { return min(max(runtime.GOMAXPROCS(0), 2), 16) }
 
 // ErrUnsupported is returned by Mount on platforms without an adapter yet.
 var ErrUnsupported = errors.New("mounting is not supported on this platform")

@@ -48,19 +48,17 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	}
 	root := &repoRoot{hg: loop, info: info, views: repoViews(repo)}
 	timeout := time.Second
-	schedule()
 	fsOpts := &fs.Options{
 		MountOptions: *mountOptions(opt),
 		EntryTimeout: &timeout,
 		AttrTimeout:  &timeout,
 	}
 	raw := &repoFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), kernel: k}
-	srv, err := fuse.NewServer(yielding{raw}, mp, &fsOpts.MountOptions)
+	srv, err := fuse.NewServer(yieldingIf(opt.Yield, raw), mp, &fsOpts.MountOptions)
 	if err != nil {
 		hgFile.Close()
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
-	spareProcs()
 	closeFiles := func() {
 		root.views.close()
 		hgFile.Close()

@@ -314,24 +314,39 @@ func statusLines(t *testing.T, dir string) []string {
 	return lines
 }
 
-func TestViews(t *testing.T) {
+// mountRepo mounts the repository src on a new directory, unmounted at
+// the test's cleanup, and returns the mount point.
+func mountRepo(t *testing.T, src string, opt Options) string {
+	t.Helper()
+	mp := t.TempDir()
+	srv, err := MountRepo(src, mp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	return mp
+}
+
+// viewFixture skips without FUSE or hg, else makes the views' test
+// repository and its oracle.
+func viewFixture(t *testing.T) (src string, o *viewOracle) {
+	t.Helper()
 	testenv.RequireFUSE(t)
 	testenv.HgPath(t)
-	src := filepath.Join(t.TempDir(), "src")
+	src = filepath.Join(t.TempDir(), "src")
 	makeViewRepo(t, src)
-	o := newViewOracle(t, src)
+	return src, newViewOracle(t, src)
+}
+
+func TestViews(t *testing.T) {
+	src, o := viewFixture(t)
 
 	t.Run("repo", func(t *testing.T) {
-		mp := t.TempDir()
-		srv, err := MountRepo(src, mp, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			if err := srv.Unmount(); err != nil {
-				t.Error(err)
-			}
-		}()
+		mp := mountRepo(t, src, Options{})
 		checkViews(t, mp, o)
 		for _, line := range statusLines(t, mp) {
 			if strings.Contains(line, VirtualDirName) {

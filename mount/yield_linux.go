@@ -8,7 +8,10 @@ import (
 )
 
 // yielding passes one request in yieldEvery through the Go scheduler
-// (runtime.Gosched) before handling it.
+// (runtime.Gosched) before handling it. Both go-fuse mount kinds use it
+// when Options.Yield is set (the hgfs daemon sets it unless HGFS_TUNE
+// has -yield; see internal/tune); without it, requests go straight to
+// the file system.
 //
 // A go-fuse reader goroutine loops read(2) of /dev/fuse, handle, writev(2)
 // of the reply, without ever being descheduled when its requests do not
@@ -47,6 +50,14 @@ import (
 // through unchanged.
 type yielding struct {
 	fuse.RawFileSystem
+}
+
+// yieldingIf is raw wrapped in yielding when on, raw itself otherwise.
+func yieldingIf(on bool, raw fuse.RawFileSystem) fuse.RawFileSystem {
+	if on {
+		return yielding{raw}
+	}
+	return raw
 }
 
 func (y yielding) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
@@ -174,7 +185,8 @@ const yieldEvery = 13
 
 var yieldCount atomic.Uint32
 
-// yield is yielding's Gosched, for one request in yieldEvery.
+// yield is yielding's Gosched, for one request in yieldEvery. The count
+// is shared by every mount of the process.
 func yield() {
 	if yieldCount.Add(1)%yieldEvery == 0 {
 		runtime.Gosched()

@@ -28,6 +28,14 @@ type Options struct {
 	Format string // pprof, text, kcachegrind
 	Freq   int    // CPU samples per second
 	Top    int    // rows of the text table
+	// SilenceStderr points file descriptor 2 at /dev/null, for the whole
+	// process, while a CPU profile at a rate other than 100 Hz starts:
+	// the runtime then writes a warning there that the rate was already
+	// set ("cannot set cpu profile rate until previous profile has
+	// finished"), which is expected here. Only a program that owns its
+	// fd 2 should ask (hgfs does unless HGFS_TUNE has -silencestderr);
+	// without it the warning is printed and the profile is the same.
+	SilenceStderr bool
 }
 
 // Session is one running profile.
@@ -64,13 +72,18 @@ func Start(opt Options) (*Session, error) {
 		var err error
 		// pprof.StartCPUProfile fixes the rate at 100 Hz; setting it first
 		// keeps ours, and the runtime's warning that a rate was already set
-		// is silenced where the platform allows (see rate_*.go).
-		silenceStderr(func() {
+		// is silenced if asked, where the platform allows (see rate_*.go).
+		start := func() {
 			if opt.Freq != 100 {
 				runtime.SetCPUProfileRate(opt.Freq)
 			}
 			err = pprof.StartCPUProfile(&s.buf)
-		})
+		}
+		if opt.SilenceStderr {
+			silenceStderr(start)
+		} else {
+			start()
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -97,6 +97,11 @@ type Store struct {
 	CacheDir     string // absolute .hg/cache (the share source's for a share); "" with OpenFS
 	Requirements Requirements
 	Layout       Layout
+	// Walkers is how many goroutines Walk and WalkRead stat or read
+	// the fncache entries of a store on disk with: 0 for
+	// DefaultWalkers, 1 for a serial walk. The result is the same
+	// whatever the number.
+	Walkers int
 
 	fsys    fs.FS // the store directory
 	cacheFS fs.FS // .hg/cache

@@ -233,16 +233,33 @@ func (s *Store) walkDir(w storeFS, rel string, recurse bool) ([]walkEntry, error
 	return out, nil
 }
 
+// DefaultWalkers is how many goroutines a walk of a store on disk stats
+// (or reads) the fncache entries with when Store.Walkers is 0: two, as
+// many as the bench machine has cores. The per-file kernel work (open,
+// read, close, or stat) is most of a stream clone's snapshot, which is
+// taken under the repository lock, and runs in parallel on files of one
+// directory. HGFS_TUNE=-walkfork makes the hgfs command walk with one
+// (internal/tune).
+const DefaultWalkers = 2
+
+// walkers is how many walkers the fncache walk may use: Walkers, or
+// DefaultWalkers, and no more than GOMAXPROCS.
+func (s *Store) walkers() int {
+	n := s.Walkers
+	if n <= 0 {
+		n = DefaultWalkers
+	}
+	return min(n, runtime.GOMAXPROCS(0))
+}
+
 // fncacheFiles is fncachestore.datafiles: the entries whose files exist,
 // with their sizes. Entries go in chunks, so the walker can stat many
 // files at once, with the errors in hg's order.
 //
-// A walker that forks (sysWalker) takes the chunks on two goroutines, as
-// many as the bench machine has cores: the per-file kernel work (open,
-// read, close, or stat) is most of a stream clone's snapshot, which is
-// taken under the repository lock, and runs in parallel on files of one
-// directory. Each chunk's results are kept apart and read in order
-// afterwards, so the entries and the first error are the serial walk's.
+// A walker that forks (sysWalker) takes the chunks on s.walkers()
+// goroutines (DefaultWalkers), when there are at least four chunks.
+// Each chunk's results are kept apart and read in order afterwards, so
+// the entries and the first error are the serial walk's.
 func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry, error) {
 	// An entry that is not a revlog ends the walk (hg asserts there; a
 	// corrupt fncache is an error for us), after the errors before it.
@@ -267,16 +284,22 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 		w.sizes(encoded[lo:hi], ch.sizes, ch.errs, ch.data)
 		chunks[c] = ch
 	}
-	var second storeFS
-	if f, ok := w.(interface{ fork() storeFS }); ok && nchunks >= 4 && runtime.GOMAXPROCS(0) > 1 {
-		second = f.fork()
+	var others []storeFS
+	if f, ok := w.(interface{ fork() storeFS }); ok && nchunks >= 4 {
+		for range s.walkers() - 1 {
+			o := f.fork()
+			if o == nil {
+				break
+			}
+			others = append(others, o)
+		}
 	}
-	if second == nil {
+	if len(others) == 0 {
 		for c := range chunks {
 			do(w, c)
 		}
 	} else {
-		walkForked(len(chunks), w, second, do)
+		walkForked(len(chunks), w, others, do)
 	}
 	out := make([]walkEntry, 0, len(entries))
 	for c, ch := range chunks {
@@ -297,37 +320,39 @@ func (s *Store) fncacheFiles(w storeFS, entries, encoded []string) ([]walkEntry,
 	return out, nil
 }
 
-// walkForked runs do on every chunk index below n, on w here and on second in a
-// goroutine of its own (which closes second), and returns once both are
-// done. A panic on either side is raised here after both have stopped,
-// as the serial walk would raise it: on the caller's goroutine (a
-// request's, which net/http recovers), with nothing left running or
+// walkForked runs do on every chunk index below n, on w here and on each
+// of others in a goroutine of its own (which closes it), and returns once
+// all are done. A panic on any side is raised here after all have
+// stopped, as the serial walk would raise it: on the caller's goroutine
+// (a request's, which net/http recovers), with nothing left running or
 // open.
-func walkForked(n int, w, second storeFS, do func(storeFS, int)) {
+func walkForked(n int, w storeFS, others []storeFS, do func(storeFS, int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	var lost any // the second walker's panic
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer second.close()
-		defer func() {
-			if lost = recover(); lost != nil {
-				for range next { // let the caller hand over the rest, and finish
+	lost := make([]any, len(others)) // each other walker's panic
+	for k, o := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer o.close()
+			defer func() {
+				if lost[k] = recover(); lost[k] != nil {
+					for range next { // let the caller hand over the rest, and finish
+					}
 				}
+			}()
+			for c := range next {
+				do(o, c)
 			}
 		}()
-		for c := range next {
-			do(second, c)
-		}
-	}()
+	}
 	func() {
 		defer func() {
 			close(next)
 			wg.Wait()
 		}()
-		// This goroutine takes every other chunk itself, handing the rest
-		// over when the other one is free.
+		// This goroutine takes a chunk itself whenever no other walker
+		// is free to take it.
 		for c := range n {
 			select {
 			case next <- c:
@@ -336,8 +361,10 @@ func walkForked(n int, w, second storeFS, do func(storeFS, int)) {
 			}
 		}
 	}()
-	if lost != nil {
-		panic(lost)
+	for _, p := range lost {
+		if p != nil {
+			panic(p)
+		}
 	}
 }
 

@@ -402,3 +402,33 @@ func TestWalkForkedPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkersFork: the fncache walk forks Walkers-1 walkers (one by
+// default, none for HGFS_TUNE=-walkfork), closes each, and sizes every
+// entry whichever walker took it.
+func TestWalkersFork(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 3)))
+	entries := make([]string, 8*statChunk)
+	for i := range entries {
+		entries[i] = fmt.Sprintf("data/f%d.i", i)
+	}
+	for walkers, forks := range map[int]int{0: DefaultWalkers - 1, 1: 0, 2: 1, 3: 2} {
+		closed := 0
+		main := &panicWalker{closed: &closed, twin: &panicWalker{closed: &closed}}
+		got, err := (&Store{Walkers: walkers}).fncacheFiles(main, entries, entries)
+		if err != nil {
+			t.Fatalf("walkers=%d: %v", walkers, err)
+		}
+		if closed != forks {
+			t.Errorf("walkers=%d: %d forked walkers closed, want %d", walkers, closed, forks)
+		}
+		if len(got) != len(entries) {
+			t.Errorf("walkers=%d: %d entries, want %d", walkers, len(got), len(entries))
+		}
+		for i, e := range got {
+			if e.name != entries[i] || e.size != 1 {
+				t.Fatalf("walkers=%d: entry %d is %+v", walkers, i, e)
+			}
+		}
+	}
+}

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/hgfs/hgfs/internal/uring"
 )
 
 // sameFile compares walk results, content included.
@@ -245,12 +248,11 @@ func BenchmarkWalk(b *testing.B) {
 	b.Run("walker", func(b *testing.B) { run(b, func() storeFS { return st.walker(0) }) })
 }
 
-// TestWalkForkMatchesFS: a store large enough for the walk to take its
-// fncache chunks on two walkers gives the serial fs.FS walk's files, in
-// its order, and its first error: a stat failing late, a corrupt entry
-// after it, or the corrupt entry alone.
-func TestWalkForkMatchesFS(t *testing.T) {
-	t.Parallel()
+// forkStore is a store large enough for the walk to take its fncache
+// chunks on several walkers, some entries missing on disk; appendFncache
+// adds entries to its fncache.
+func forkStore(t *testing.T) (st *Store, appendFncache func(names ...string)) {
+	t.Helper()
 	root := copyTree(t, layoutRepo(t, LayoutDotencode))
 	st, err := Open(root)
 	if err != nil {
@@ -275,7 +277,7 @@ func TestWalkForkMatchesFS(t *testing.T) {
 		}
 		extra = append(extra, name)
 	}
-	appendFncache := func(names ...string) {
+	appendFncache = func(names ...string) {
 		f, err := os.OpenFile(filepath.Join(st.Dir, "fncache"), os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -291,10 +293,13 @@ func TestWalkForkMatchesFS(t *testing.T) {
 	if nchunks := len(extra) / statChunk; nchunks < 4 {
 		t.Fatalf("only %d chunks: the walk would not fork", nchunks)
 	}
-	want, err := fsWalk(t, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return st, appendFncache
+}
+
+// compareWalks checks that Walk and WalkRead give want (the fs.FS
+// walk's files), WalkRead's content being the files' on disk.
+func compareWalks(t *testing.T, st *Store, want []File) {
+	t.Helper()
 	got, err := st.Walk()
 	if err != nil {
 		t.Fatal(err)
@@ -313,6 +318,58 @@ func TestWalkForkMatchesFS(t *testing.T) {
 		read[i].Data = nil
 	}
 	diffFiles(t, "WalkRead", read, want)
+}
+
+// TestWalkTuneWalkers: with one walker (HGFS_TUNE=-walkfork) or more
+// than the default, Walk and WalkRead list the files the fs.FS walk
+// lists.
+func TestWalkTuneWalkers(t *testing.T) {
+	t.Parallel()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 3)))
+	st, _ := forkStore(t)
+	want, err := fsWalk(t, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 0, 3} {
+		t.Run(fmt.Sprintf("walkers=%d", n), func(t *testing.T) {
+			one := *st
+			one.Walkers = n
+			compareWalks(t, &one, want)
+		})
+	}
+}
+
+// TestWalkTuneNoUring: with io_uring switched off (HGFS_TUNE=-uring),
+// the walk stats and reads with system calls and lists the same files.
+// Not parallel: the switch is the process's.
+func TestWalkTuneNoUring(t *testing.T) {
+	st, _ := forkStore(t)
+	want, err := fsWalk(t, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uring.SetEnabled(uring.SetEnabled(false))
+	w := st.walker(1 << 20).(*sysWalker)
+	if w.ring != nil {
+		t.Error("a walk made a ring with io_uring switched off")
+	}
+	w.close()
+	compareWalks(t, st, want)
+}
+
+// TestWalkForkMatchesFS: a store large enough for the walk to take its
+// fncache chunks on two walkers gives the serial fs.FS walk's files, in
+// its order, and its first error: a stat failing late, a corrupt entry
+// after it, or the corrupt entry alone.
+func TestWalkForkMatchesFS(t *testing.T) {
+	t.Parallel()
+	st, appendFncache := forkStore(t)
+	want, err := fsWalk(t, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareWalks(t, st, want)
 
 	// Errors, late in the walk: the first in fncache order wins.
 	if err := os.WriteFile(filepath.Join(st.Dir, "data", "plain"), []byte("x"), 0o644); err != nil {

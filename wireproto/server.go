@@ -66,6 +66,10 @@ type ServerConfig struct {
 	// crowd of clients grows the server's memory and descriptors without
 	// limit.
 	MaxStreams int
+	// StoreWalkers is how many goroutines a stream's snapshot walks the
+	// store with (store.Store.Walkers): 0 for the store's default, 1
+	// for a serial walk (hgfs serve with HGFS_TUNE=-walkfork).
+	StoreWalkers int
 	// AccessLog and ErrorLog receive hg-style log lines; nil discards.
 	AccessLog io.Writer
 	ErrorLog  io.Writer

@@ -27,6 +27,7 @@ func (s *Server) open() (*view, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Store.Walkers = s.cfg.StoreWalkers
 	n := r.Changelog().Len()
 	v := &view{r: r, n: n, served: make([]bool, n)}
 	vis, err := r.Visible()

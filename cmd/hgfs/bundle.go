@@ -104,6 +104,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
+	st.Walkers = c.ui.storeWalkers()
 	publishing, err := c.ui.cfg.GetBool(config.PhasesPublish)
 	if err != nil {
 		return abortf("%v", err)

@@ -594,6 +594,7 @@ func (cl *cloner) fromLocal(root string) error {
 	if err != nil {
 		return localRepoError(err)
 	}
+	st.Walkers = cl.c.ui.storeWalkers()
 	if err := cl.checkDest(); err != nil {
 		return err
 	}

@@ -197,6 +197,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	u := &ui{in: stdin, out: out, err: stderr}
 	defer out.Flush()
+	applyTune(u)
 
 	name, rest := splitCommand(args)
 	var cmd *command

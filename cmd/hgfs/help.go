@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/internal/tune"
 )
 
 func helpCommand(u *ui, cmd *command) int {
@@ -35,6 +37,9 @@ func helpCommand(u *ui, cmd *command) int {
 	}
 	u.write("\nglobal options:\n\n")
 	printOptions(u, globalOptions)
+	u.write("\nenvironment:\n\n")
+	u.write("    %-22s %s\n", tune.EnvVar, "performance tricks to switch off, e.g. -yield,-uring (all are on by default)")
+	u.write("    %-22s %s\n", "", "tricks: "+strings.Join(tune.Names(), ", ")+"; see docs/ARCHITECTURE.md")
 	return 0
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/internal/hugeheap"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/mount"
 )
 
@@ -143,6 +144,13 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		// root without --allow-other it spares a GETATTR per file
 		// created (see mount.Options).
 		RootPermissions: true,
+		Yield:           c.ui.tune.Enabled(tune.Yield),
+	}
+	// The go-fuse daemon's process-wide tricks (HGFS_TUNE): the
+	// scheduling policy now, GOMAXPROCS once mounted.
+	afterMount := func() {}
+	if b := c.opts.String("backend"); isRepo(source) || b == backendGoFuse || b == "" && defaultBackend() == backendGoFuse {
+		afterMount = tuneMountDaemon(c.ui)
 	}
 	var (
 		srv  mounted
@@ -172,6 +180,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 			return err // an abort with its hint
 		}
 	}
+	afterMount()
 	ready.ok()
 
 	select {

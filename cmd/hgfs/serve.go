@@ -115,6 +115,7 @@ func runServe(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	sc, err := serverConfig(c.ui.cfg)
+	sc.StoreWalkers = c.ui.storeWalkers()
 	if err != nil {
 		return err
 	}

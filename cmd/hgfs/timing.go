@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/profiling"
 )
 
@@ -38,6 +39,8 @@ func startProfile(u *ui) (*profiler, error) {
 		Format: u.cfg.Get(config.ProfilingFormat),
 		Freq:   freq,
 		Top:    top,
+		// This program owns its fd 2 (see profiling.Options).
+		SilenceStderr: u.tune.Enabled(tune.SilenceStderr),
 	})
 	if err != nil {
 		return nil, abortf("%v", err)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+
+	"github.com/hgfs/hgfs/internal/tune"
 )
 
 // ui is hgfs's output channel, with hg's verbosity levels: status lines are
@@ -17,6 +19,7 @@ type ui struct {
 	debug     bool
 	traceback bool
 	cfg       *configSet
+	tune      tune.Settings // HGFS_TUNE (applyTune)
 }
 
 // write prints to stdout unconditionally (command output proper).

@@ -32,8 +32,9 @@
 // The ring is only a faster way to make the same calls. Every caller
 // keeps the plain system call path and uses it whenever the ring is
 // missing (an old kernel, a sandbox or container refusing io_uring_setup,
-// io_uring_disabled), fails (a Run error: drop the ring, carry on with
-// system calls), or gives a result the caller did not expect (a short
+// io_uring_disabled, or the program switched io_uring off with
+// SetEnabled, as hgfs does for HGFS_TUNE=-uring), fails (a Run error:
+// drop the ring, carry on with system calls), or gives a result the caller did not expect (a short
 // read, a failed open, a statx without the asked-for field): that item is
 // redone with system calls, whose results and errors are the ones
 // reported. So nothing the ring does is ever visible in a result, only

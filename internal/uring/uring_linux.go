@@ -107,6 +107,9 @@ func New(entries int) (*Ring, error) {
 	if entries <= 0 || entries > 1<<15 {
 		return nil, fmt.Errorf("uring: %d entries (want 1 to 32768)", entries)
 	}
+	if !Enabled() {
+		return nil, fmt.Errorf("uring: %w: switched off (SetEnabled)", ErrUnavailable)
+	}
 	var p params
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package mount
+package main
 
 import (
 	"errors"
@@ -15,7 +15,9 @@ import (
 // batchScheduling puts every thread of this process in the SCHED_BATCH
 // policy (same priority, same share of the CPU as SCHED_OTHER), so that
 // a daemon thread woken by a request never preempts the task that is
-// running on that CPU: the kernel just queues it.
+// running on that CPU: the kernel just queues it. The go-fuse mount
+// daemon asks for it at start-up (tuneMountDaemon) unless HGFS_TUNE has
+// -schedbatch.
 //
 // Why: close(2) on the mount sends RELEASE asynchronously and returns.
 // Under SCHED_OTHER the kernel wakes a daemon thread for it, often on

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hgfs/hgfs/internal/tune"
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// hgfsTuned runs the hgfs binary in hg's test environment with
+// HGFS_TUNE set to value (which testenv.HgEnv drops, as every HG*
+// variable).
+func hgfsTuned(t *testing.T, value, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(testenv.Hgfs(t), args...)
+	cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("hgfs %s: %v", strings.Join(args, " "), err)
+	}
+	return o.String(), e.String(), 0
+}
+
+// TestTuneWarning: a malformed or unknown HGFS_TUNE entry is a warning
+// at start-up naming it and the known tricks; the command still runs.
+// Every trick's name alone is accepted silently.
+func TestTuneWarning(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := hgfsTuned(t, "-uring,-bogus,yield=2", dir, "--version")
+	if code != 0 {
+		t.Fatalf("hgfs --version with a bad HGFS_TUNE: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"hgfs: warning: HGFS_TUNE: ignoring", `"-bogus" (unknown trick)`, `"yield=2" (the value must be 0 or 1)`, strings.Join(tune.Names(), ", ")} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	all := "-" + strings.Join(tune.Names(), ",-")
+	if _, stderr, code := hgfsTuned(t, all, dir, "--version"); code != 0 || stderr != "" {
+		t.Errorf("HGFS_TUNE=%s: exit %d, stderr %q", all, code, stderr)
+	}
+}
+
+// TestTuneHelp: hgfs help lists HGFS_TUNE and every trick's name.
+func TestTuneHelp(t *testing.T) {
+	stdout, stderr, code := hgfsIn(t.TempDir(), "help")
+	if code != 0 {
+		t.Fatalf("hgfs help: exit %d\n%s", code, stderr)
+	}
+	_, env, ok := strings.Cut(stdout, "\nenvironment:\n")
+	if !ok || !strings.Contains(env, tune.EnvVar) {
+		t.Fatalf("hgfs help has no environment section naming %s:\n%s", tune.EnvVar, stdout)
+	}
+	for _, name := range tune.Names() {
+		if !strings.Contains(env, name) {
+			t.Errorf("hgfs help's environment section does not name %s:\n%s", name, env)
+		}
+	}
+}
+
+// TestTuneBundleWalkFork: hgfs bundle -t v2 (a stream of the store,
+// walked under the lock) writes the same bytes with every trick on and
+// with the walk serial and without io_uring (-walkfork,-uring).
+func TestTuneBundleWalkFork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 1,000-file repository")
+	}
+	repo := testenv.Generate(t, testenv.Large(1000)) // 8 fncache chunks: the walk forks
+	dir := t.TempDir()
+	var bundles [][]byte
+	for i, value := range []string{"", "-walkfork,-uring"} {
+		out := filepath.Join(dir, []string{"default.hg", "tuned.hg"}[i])
+		if _, stderr, code := hgfsTuned(t, value, dir, "-R", repo, "bundle", "-t", "v2", out); code != 0 {
+			t.Fatalf("HGFS_TUNE=%s hgfs bundle: exit %d\n%s", value, code, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundles = append(bundles, b)
+	}
+	if !bytes.Equal(bundles[0], bundles[1]) {
+		t.Errorf("the bundle with -walkfork,-uring (%d bytes) differs from the default (%d bytes)", len(bundles[1]), len(bundles[0]))
+	}
+}
+
+// TestTuneServeWalkFork: hgfs serve sends the same stream_out with
+// every trick on and with the walk serial and without io_uring.
+func TestTuneServeWalkFork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 1,000-file repository")
+	}
+	repo := testenv.Generate(t, testenv.Large(1000))
+	var streams [][]byte
+	for _, value := range []string{"", "-walkfork,-uring"} {
+		cmd := exec.Command(testenv.Hgfs(t), "serve", "-R", repo, "-p", "0")
+		cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		})
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		m := listeningRe.FindStringSubmatch(line)
+		if err != nil || m == nil {
+			t.Fatalf("HGFS_TUNE=%s hgfs serve printed %q (%v)", value, line, err)
+		}
+		go io.Copy(io.Discard, stdout)
+		resp, err := http.Get("http://127.0.0.1:" + m[1] + "/?cmd=stream_out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.HasPrefix(b, []byte("0\n")) {
+			t.Fatalf("HGFS_TUNE=%s stream_out: %s, %d bytes starting %q, %v", value, resp.Status, len(b), b[:min(len(b), 20)], err)
+		}
+		streams = append(streams, b)
+	}
+	if !bytes.Equal(streams[0], streams[1]) {
+		t.Errorf("stream_out with -walkfork,-uring (%d bytes) differs from the default (%d bytes)", len(streams[1]), len(streams[0]))
+	}
+}

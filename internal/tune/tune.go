@@ -1,0 +1,189 @@
+// Package tune is hgfs's one switch for its performance tricks: the
+// environment variable HGFS_TUNE, parsed once, in GODEBUG style.
+//
+// Every trick is on by default. HGFS_TUNE lists the ones to change,
+// separated by commas: "-name" (or "name=0") turns a trick off, "name"
+// (or "+name", "name=1") turns it back on; a later entry overrides an
+// earlier one. For example
+//
+//	HGFS_TUNE=-uring,-yield hgfs mount CACHE MOUNTPOINT
+//
+// mounts with neither io_uring nor yielding. The tricks change only how
+// fast hgfs is, never what it does: each one's fallback is the plain
+// path, and the tests run both.
+//
+// The tricks (Trick, by their names in HGFS_TUNE):
+//
+//   - uring: io_uring batches of statx, openat, read and close for the
+//     store walk, stream clone serving and the views' prefetcher
+//     (internal/uring); off, they make one system call each.
+//   - yield: a mount's FUSE readers pass one request in 13 through the
+//     Go scheduler (mount.Options.Yield); off, they never yield.
+//   - schedbatch: the mount daemon moves its threads to SCHED_BATCH at
+//     start-up (cmd/hgfs); off, they stay in SCHED_OTHER.
+//   - procs: the mount daemon raises GOMAXPROCS by go-fuse's reader
+//     count once it is mounted (cmd/hgfs); off, GOMAXPROCS stays as the
+//     runtime set it.
+//   - walkfork: the store walk stats or reads the fncache entries on two
+//     goroutines (store.Store.Walkers, set by hgfs serve, clone and
+//     bundle); off, on one.
+//   - silencestderr: --profile's CPU profile points file descriptor 2 at
+//     /dev/null while it sets its rate, to hide the runtime's warning
+//     (profiling.Options.SilenceStderr); off, the warning is printed.
+//
+// This package only parses. The hgfs command reports a malformed or
+// unknown entry as a warning at start-up and applies each switch: the
+// process-wide ones itself (GOMAXPROCS, scheduling policy, file
+// descriptor 2, io_uring), the others as options of the libraries it
+// calls (mount, store, profiling), which do not read HGFS_TUNE.
+package tune
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// EnvVar is the environment variable this package reads.
+const EnvVar = "HGFS_TUNE"
+
+// Trick is one performance trick that HGFS_TUNE can switch off.
+type Trick uint8
+
+// The tricks, in the order Tricks lists them.
+const (
+	Uring Trick = iota
+	Yield
+	SchedBatch
+	Procs
+	WalkFork
+	SilenceStderr
+	numTricks
+)
+
+var names = [numTricks]string{
+	Uring:         "uring",
+	Yield:         "yield",
+	SchedBatch:    "schedbatch",
+	Procs:         "procs",
+	WalkFork:      "walkfork",
+	SilenceStderr: "silencestderr",
+}
+
+// String is the trick's name in HGFS_TUNE.
+func (t Trick) String() string {
+	if t < numTricks {
+		return names[t]
+	}
+	return fmt.Sprintf("Trick(%d)", uint8(t))
+}
+
+// Tricks returns every trick, in a fixed order.
+func Tricks() []Trick {
+	out := make([]Trick, numTricks)
+	for i := range out {
+		out[i] = Trick(i)
+	}
+	return out
+}
+
+// Names returns every trick's name, in Tricks' order.
+func Names() []string { return names[:] }
+
+// Lookup returns the trick called name.
+func Lookup(name string) (Trick, bool) {
+	for i, n := range names {
+		if n == name {
+			return Trick(i), true
+		}
+	}
+	return 0, false
+}
+
+// Settings says which tricks are on. The zero Settings has every trick
+// on.
+type Settings struct {
+	off uint32 // bit t set: trick t is off
+}
+
+// Enabled reports whether trick t is on.
+func (s Settings) Enabled(t Trick) bool { return s.off&(1<<t) == 0 }
+
+// With returns s with trick t switched on or off.
+func (s Settings) With(t Trick, on bool) Settings {
+	if on {
+		s.off &^= 1 << t
+	} else {
+		s.off |= 1 << t
+	}
+	return s
+}
+
+// String is s as HGFS_TUNE would spell it: the tricks that are off,
+// each with a minus, in Tricks' order; "" when all are on.
+func (s Settings) String() string {
+	var parts []string
+	for _, t := range Tricks() {
+		if !s.Enabled(t) {
+			parts = append(parts, "-"+t.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Parse reads an HGFS_TUNE value. Empty entries are ignored. Every
+// well-formed entry is applied; the error, if any, names each entry
+// that is not (an unknown trick, a value other than 0 or 1), and the
+// Settings returned are still those of the valid entries.
+func Parse(value string) (Settings, error) {
+	var s Settings
+	var bad []string
+	for _, entry := range strings.Split(value, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, on := entry, true
+		switch {
+		case strings.HasPrefix(name, "-"):
+			name, on = name[1:], false
+		case strings.HasPrefix(name, "+"):
+			name = name[1:]
+		}
+		if n, v, ok := strings.Cut(name, "="); ok && name == entry {
+			switch v {
+			case "0":
+				on = false
+			case "1":
+				on = true
+			default:
+				bad = append(bad, fmt.Sprintf("%q (the value must be 0 or 1)", entry))
+				continue
+			}
+			name = n
+		}
+		t, ok := Lookup(name)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%q (unknown trick)", entry))
+			continue
+		}
+		s = s.With(t, on)
+	}
+	if len(bad) > 0 {
+		return s, fmt.Errorf("%s: ignoring %s; the tricks are %s", EnvVar, strings.Join(bad, ", "), strings.Join(names[:], ", "))
+	}
+	return s, nil
+}
+
+var fromEnv = sync.OnceValues(func() (Settings, error) { return Parse(os.Getenv(EnvVar)) })
+
+// FromEnv returns HGFS_TUNE's settings, parsed at the first call; the
+// error says what was ignored (see Parse).
+func FromEnv() (Settings, error) { return fromEnv() }
+
+// Enabled reports whether trick t is on by HGFS_TUNE.
+func Enabled(t Trick) bool {
+	s, _ := fromEnv()
+	return s.Enabled(t)
+}
