@@ -102,6 +102,15 @@
 // changes) and the logical .d is encoded; rev/ knows its logical paths
 // and encodes both names directly.
 //
+// # What this package owns, and what it must not do
+//
+// It owns the views' names, inodes, laziness and caching; it does not
+// own any format. Revisions are read through package repo (a manifest
+// by node with Repo.ReadManifest, a file's content with repo.FileContent,
+// changesets with Repo.Changeset) and revlog (Revision, the index), and
+// printed through hgfmt: it never parses a changeset, manifest or file
+// metadata itself, and never writes to the repository.
+//
 // # Errors
 //
 // Tree operations return syscall.Errno values for what a filesystem

@@ -392,21 +392,18 @@ func (v *View) manifest(cs *changeset) ([]revlog.ManifestEntry, error) {
 		return nil, err
 	}
 	defer v.release(s)
-	ml := s.r.Manifestlog()
-	mrev, ok := ml.Rev(cs.manifest)
-	if !ok {
-		return nil, fmt.Errorf("manifest %s: %w", cs.manifest, revlog.ErrNotFound)
-	}
-	text, err := ml.Revision(mrev)
+	m, err := s.r.ReadManifest(cs.manifest)
 	if err != nil {
 		return nil, err
 	}
-	m, err := revlog.ParseManifest(text)
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", cs.manifest, err)
+	// Each entry costs its path, a node and the slice header; the text
+	// it was parsed from is counted too (its line: path, NUL, 40 hex
+	// digits, flags, newline).
+	cost := int64(len(m)) * 48
+	for i := range m {
+		cost += int64(len(m[i].Path) + 42 + len(m[i].Flags))
 	}
-	// Each entry costs its path, a node and the slice header.
-	v.cache.add(key, m, int64(len(text))+int64(len(m))*48)
+	v.cache.add(key, m, cost)
 	return m, nil
 }
 
@@ -770,7 +767,7 @@ func (v *View) reconstruct(e revlog.ManifestEntry, key string, pre *preread) ([]
 			dname = v.layout.Encode("data/" + e.Path + ".d")
 		}
 		if fl, err := revlog.OpenWithIndex(v.st, pre.name, dname, pre.index); err == nil {
-			body, err := v.revisionBody(fl, e)
+			body, err := repo.FileContent(fl, e)
 			fl.Close()
 			if err == nil {
 				v.cache.add(key, body, int64(len(body)))
@@ -787,29 +784,11 @@ func (v *View) reconstruct(e revlog.ManifestEntry, key string, pre *preread) ([]
 		return nil, err
 	}
 	defer fl.Close()
-	body, err := v.revisionBody(fl, e)
+	body, err := repo.FileContent(fl, e)
 	if err != nil {
 		return nil, err
 	}
 	v.cache.add(key, body, int64(len(body)))
-	return body, nil
-}
-
-// revisionBody is e's file content (its text without the copy metadata)
-// from its filelog fl.
-func (v *View) revisionBody(fl *revlog.Revlog, e revlog.ManifestEntry) ([]byte, error) {
-	rev, ok := fl.Rev(e.Node)
-	if !ok {
-		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)
-	}
-	text, err := fl.Revision(rev)
-	if err != nil {
-		return nil, err
-	}
-	_, body, err := revlog.ParseFileMeta(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), err)
-	}
 	return body, nil
 }
 

@@ -36,6 +36,23 @@
 // hg's branchmap (heads, closed heads, branch tips) over the visible
 // changesets; ActiveBookmark reads bookmarks.current.
 //
+// # What this package owns, and what it must not do
+//
+// It owns reading typed revisions out of a repository: a changeset by
+// number (Changeset), the manifest a changeset or a node names
+// (Manifest, ReadManifest), a file's content by manifest entry without
+// its copy metadata (FileData, and FileContent for a filelog a caller
+// opened itself, as hgview does). Everyone else (hgview, hgfmt, cmd/hgfs)
+// goes through these rather than pairing Revision with a revlog parser.
+// The text formats themselves are package revlog's (ParseChangeset,
+// ParseManifest, ParseFileMeta): this package never splits a changeset,
+// a manifest line or a metadata header by hand, and never rebuilds a
+// revision other than through revlog.Revlog. verify reads texts itself
+// (it must report each failure in hg's words), and exchange reads its
+// own writers' (a new head closing a branch), but both parse them with
+// revlog's parsers too. It only reads: adding history is package
+// exchange's.
+//
 // # Errors
 //
 // Lookup failures are *LookupError values wrapping ErrUnknownRevision,

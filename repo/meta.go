@@ -411,15 +411,7 @@ func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 				return err
 			}
 		}
-		frev, ok := fl.Rev(e.Node)
-		if !ok {
-			return fmt.Errorf(".hgtags@%s: %w", e.Node.Short(), revlog.ErrNotFound)
-		}
-		text, err := fl.Revision(frev)
-		if err != nil {
-			return err
-		}
-		_, body, err := revlog.ParseFileMeta(text)
+		body, err := FileContent(fl, e)
 		if err != nil {
 			return err
 		}

@@ -156,12 +156,16 @@ func (r *Repo) Changeset(rev int) (*revlog.Changeset, error) {
 // ManifestRev returns the manifest log revision a changeset points at, or
 // NullRev for the null manifest.
 func (r *Repo) ManifestRev(c *revlog.Changeset) (int, error) {
-	if c.Manifest == revlog.NullNode {
+	return r.manifestRev(c.Manifest)
+}
+
+func (r *Repo) manifestRev(node revlog.Node) (int, error) {
+	if node == revlog.NullNode {
 		return revlog.NullRev, nil
 	}
-	mrev, ok := r.ml.Rev(c.Manifest)
+	mrev, ok := r.ml.Rev(node)
 	if !ok {
-		return 0, fmt.Errorf("manifest %s not found: %w", c.Manifest, revlog.ErrNotFound)
+		return 0, fmt.Errorf("manifest %s not found: %w", node, revlog.ErrNotFound)
 	}
 	return mrev, nil
 }
@@ -172,7 +176,13 @@ func (r *Repo) Manifest(rev int) ([]revlog.ManifestEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	mrev, err := r.ManifestRev(c)
+	return r.ReadManifest(c.Manifest)
+}
+
+// ReadManifest returns the manifest whose node is node (nil for the null
+// manifest), sorted by path.
+func (r *Repo) ReadManifest(node revlog.Node) ([]revlog.ManifestEntry, error) {
+	mrev, err := r.manifestRev(node)
 	if err != nil || mrev == revlog.NullRev {
 		return nil, err
 	}
@@ -180,7 +190,11 @@ func (r *Repo) Manifest(rev int) ([]revlog.ManifestEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return revlog.ParseManifest(text)
+	m, err := revlog.ParseManifest(text)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", node, err)
+	}
+	return m, nil
 }
 
 // FindEntry finds path in a manifest as returned by Manifest.
@@ -200,6 +214,13 @@ func (r *Repo) FileData(e revlog.ManifestEntry) ([]byte, error) {
 		return nil, err
 	}
 	defer fl.Close()
+	return FileContent(fl, e)
+}
+
+// FileContent returns the contents of e from its filelog fl, however
+// opened: the revision e.Node names, hash checked, without its copy
+// metadata header (as hg's filelog.read). Errors name e's path and node.
+func FileContent(fl *revlog.Revlog, e revlog.ManifestEntry) ([]byte, error) {
 	frev, ok := fl.Rev(e.Node)
 	if !ok {
 		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)

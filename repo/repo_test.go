@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -218,6 +219,35 @@ func TestManifestAndFiles(t *testing.T) {
 	}
 	if _, err := r.File("no/such/file"); !errors.Is(err, ErrNoFile) {
 		t.Errorf("File(missing) = %v, want ErrNoFile", err)
+	}
+	// ReadManifest by the tip changeset's manifest node is Manifest(tip);
+	// FileContent over a filelog opened by the caller is FileData.
+	c, err := r.Changeset(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byNode, err := r.ReadManifest(c.Manifest); err != nil || !slices.Equal(byNode, m) {
+		t.Errorf("ReadManifest(%s): %d entries, %v; Manifest(tip) has %d", c.Manifest.Short(), len(byNode), err, len(m))
+	}
+	if m, err := r.ReadManifest(revlog.NullNode); err != nil || m != nil {
+		t.Errorf("ReadManifest(null) = %v, %v", m, err)
+	}
+	if _, err := r.ReadManifest(revlog.Node{1}); !errors.Is(err, revlog.ErrNotFound) {
+		t.Errorf("ReadManifest(unknown) = %v, want ErrNotFound", err)
+	}
+	e := m[0]
+	fl, err := r.File(e.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	want, _ := r.FileData(e)
+	if got, err := FileContent(fl, e); err != nil || string(got) != string(want) {
+		t.Errorf("FileContent(%s) = %d bytes, %v; FileData gives %d", e.Path, len(got), err, len(want))
+	}
+	e.Node = revlog.Node{1}
+	if _, err := FileContent(fl, e); !errors.Is(err, revlog.ErrNotFound) || !strings.Contains(err.Error(), e.Path+"@") {
+		t.Errorf("FileContent(unknown node) = %v", err)
 	}
 }
 

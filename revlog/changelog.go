@@ -16,7 +16,6 @@ package revlog
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -220,29 +219,4 @@ func hexVal(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
-}
-
-// Changelog is the changelog revlog (00changelog.i), a thin typed wrapper.
-type Changelog struct{ *Revlog }
-
-// OpenChangelog opens 00changelog.i in fsys (rooted at the store).
-func OpenChangelog(fsys fs.FS) (*Changelog, error) {
-	r, err := Open(fsys, "00changelog.i")
-	if err != nil {
-		return nil, err
-	}
-	return &Changelog{r}, nil
-}
-
-// Read returns rev's parsed changeset; NullRev gives the null changeset.
-func (c *Changelog) Read(rev int) (*Changeset, error) {
-	text, err := c.Revision(rev)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := ParseChangeset(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s rev %d: %w", c.Name(), rev, err)
-	}
-	return cs, nil
 }

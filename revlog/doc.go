@@ -43,6 +43,30 @@
 //     (*FlagError). No flag skips a hash check.
 //   - Link revision: the changelog revision that introduced an entry.
 //
+// # What this package owns, and what it must not do
+//
+// It is the one home of the revlog format and of the three text formats
+// stored in it: loading and checking an index (loadIndex), rebuilding
+// and checking a revision's text (inner.go: delta chains, chunk bounds,
+// decompression, revision flags, lengths and node hashes, for reading
+// and writing alike), appending, and parsing changesets
+// (ParseChangeset), manifest lines (ParseManifest) and file metadata
+// headers (ParseFileMeta). No other package walks a delta chain, checks
+// a node or splits such a text itself.
+//
+// It knows nothing of a repository: store names and their encoding,
+// which revlog holds what, phases, tags, transactions are the business
+// of packages store, repo and exchange, which hand it file names and a
+// Journal. Reading a typed revision out of a repository (a changeset by
+// number, the manifest a changeset names, a file's content by node) is
+// package repo's (Repo.Changeset, Repo.ReadManifest, repo.FileContent):
+// this package has no typed changelog, manifest log or filelog wrapper.
+// Such wrappers once stood here unused while repo and hgview read the
+// same things their own way; they were deleted rather than adopted,
+// because repo opens revlogs with store-encoded data names and every
+// caller passes a plain *Revlog, so the parsers above plus repo's three
+// readers are one home per concept with the least code.
+//
 // # Untrusted input
 //
 // Revlog bytes are untrusted. Open parses the whole index and checks every
@@ -90,7 +114,12 @@
 // cached, so reading revisions in order applies about one delta each.
 // Reading and writing rebuild texts with the same code (inner.go, as
 // hg-core's InnerRevlog): a Revlog over its files, a Writer over its
-// files and the bytes it has not written yet, each with its own cache.
+// files and the bytes it has not written yet, each with its own cache
+// (a Writer remembers the texts it adds, so the next delta's base is
+// usually a cache hit). Both load an index with loadIndex, so a corrupt
+// revlog is refused by both in the same words; a Writer checks at open
+// what a Revlog checks on first read (an inline chunk's position), as it
+// appends after them.
 // zlib readers are pooled and one zstd decoder is shared by all revlogs
 // (the package's only package-level state: caches with no observable
 // effect).

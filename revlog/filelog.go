@@ -16,7 +16,6 @@ package revlog
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 )
 
 var metaMarker = []byte("\x01\n")
@@ -60,53 +59,4 @@ func splitLines(b []byte) [][]byte {
 		b = b[i+1:]
 	}
 	return lines
-}
-
-// FileRevision is a file revision's content and copy information.
-type FileRevision struct {
-	Meta     map[string]string // nil without a metadata header
-	Data     []byte            // the file content; shares memory with the revlog's cache: do not modify
-	CopyFrom string            // meta["copy"]: the path this revision was copied from, "" if none
-	CopyRev  Node              // meta["copyrev"]
-}
-
-// Filelog is a file's revlog (data/<path>.i), a thin typed wrapper.
-type Filelog struct{ *Revlog }
-
-// OpenFilelog opens a filelog by its on-disk (encoded) index name.
-func OpenFilelog(fsys fs.FS, name string) (*Filelog, error) {
-	r, err := Open(fsys, name)
-	if err != nil {
-		return nil, err
-	}
-	return &Filelog{r}, nil
-}
-
-// Read returns rev's content and metadata, hash checked.
-func (f *Filelog) Read(rev int) (*FileRevision, error) {
-	text, err := f.Revision(rev)
-	if err != nil {
-		return nil, err
-	}
-	meta, body, err := ParseFileMeta(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s rev %d: %w", f.Name(), rev, err)
-	}
-	fr := &FileRevision{Meta: meta, Data: body, CopyFrom: meta["copy"]}
-	if fr.CopyFrom != "" {
-		if fr.CopyRev, err = ParseNode(meta["copyrev"]); err != nil {
-			return nil, fmt.Errorf("%w: %s rev %d: copyrev: %v", ErrCorrupt, f.Name(), rev, err)
-		}
-	}
-	return fr, nil
-}
-
-// Size returns the length of rev's content (without metadata), as hg's
-// filelog.size does.
-func (f *Filelog) Size(rev int) (int, error) {
-	fr, err := f.Read(rev)
-	if err != nil {
-		return 0, err
-	}
-	return len(fr.Data), nil
 }

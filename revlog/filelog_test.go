@@ -31,26 +31,31 @@ func TestParseFileMeta(t *testing.T) {
 	}
 }
 
-func TestFilelogRead(t *testing.T) {
+// TestFileMetaFromRevlog reads file revisions with and without a copy
+// header and splits them as repo.FileContent does.
+func TestFileMetaFromRevlog(t *testing.T) {
 	revs := []buildRev{
 		{text: []byte("orig\n"), p1: -1, p2: -1, base: -2, comp: 'u'},
 		{text: []byte("\x01\ncopy: old\ncopyrev: 0123456789abcdef0123456789abcdef01234567\n\x01\nnew\n"), p1: -1, p2: -1, base: -2, comp: 'x'},
-		{text: []byte("\x01\ncopy: old\ncopyrev: zz\n\x01\nnew\n"), p1: 1, p2: -1, base: 1, comp: 'u'},
 	}
-	fl := &Filelog{build(t, revs, true, true).open(t)}
-	fr, err := fl.Read(0)
-	if err != nil || string(fr.Data) != "orig\n" || fr.CopyFrom != "" || fr.Meta != nil {
-		t.Errorf("rev 0: %+v %v", fr, err)
+	fl := build(t, revs, true, true).open(t)
+	read := func(rev int) (map[string]string, []byte, error) {
+		text, err := fl.Revision(rev)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ParseFileMeta(text)
 	}
-	fr, err = fl.Read(1)
-	if err != nil || string(fr.Data) != "new\n" || fr.CopyFrom != "old" || fr.CopyRev.String() != "0123456789abcdef0123456789abcdef01234567" {
-		t.Errorf("rev 1: %+v %v", fr, err)
+	meta, body, err := read(0)
+	if err != nil || string(body) != "orig\n" || meta["copy"] != "" || meta != nil {
+		t.Errorf("rev 0: %q %q %v", meta, body, err)
 	}
-	if n, err := fl.Size(1); err != nil || n != 4 {
-		t.Errorf("Size(1) = %d %v", n, err)
+	meta, body, err = read(1)
+	if err != nil || string(body) != "new\n" || meta["copy"] != "old" || meta["copyrev"] != "0123456789abcdef0123456789abcdef01234567" {
+		t.Errorf("rev 1: %q %q %v", meta, body, err)
 	}
-	if _, err := fl.Read(2); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("bad copyrev: %v", err)
+	if len(body) != 4 {
+		t.Errorf("rev 1: %d bytes of content", len(body))
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 )
 
 // ManifestEntry is one line of a manifest.
@@ -66,33 +65,6 @@ func ParseManifest(text []byte) ([]ManifestEntry, error) {
 			return nil, manifestError(line, "invalid node for %q: %v", path, err)
 		}
 		entries = append(entries, e)
-	}
-	return entries, nil
-}
-
-// Manifestlog is the root manifest revlog (00manifest.i), a thin typed
-// wrapper. Tree manifests (meta/<dir>/00manifest.i) open with Open and
-// parse with ParseManifest the same way.
-type Manifestlog struct{ *Revlog }
-
-// OpenManifestlog opens 00manifest.i in fsys (rooted at the store).
-func OpenManifestlog(fsys fs.FS) (*Manifestlog, error) {
-	r, err := Open(fsys, "00manifest.i")
-	if err != nil {
-		return nil, err
-	}
-	return &Manifestlog{r}, nil
-}
-
-// Read returns rev's parsed manifest; NullRev gives the empty manifest.
-func (m *Manifestlog) Read(rev int) ([]ManifestEntry, error) {
-	text, err := m.Revision(rev)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := ParseManifest(text)
-	if err != nil {
-		return nil, fmt.Errorf("%s rev %d: %w", m.Name(), rev, err)
 	}
 	return entries, nil
 }

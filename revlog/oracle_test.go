@@ -217,7 +217,7 @@ func TestOracleDebugindex(t *testing.T) {
 func TestOracleChangesets(t *testing.T) {
 	dir := fixtures(t)["zlib"]
 	st, _ := storeFS(dir)
-	cl, err := OpenChangelog(os.DirFS(st))
+	cl, err := Open(os.DirFS(st), "00changelog.i")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestOracleChangesets(t *testing.T) {
 	for _, rec := range recs {
 		f := strings.Split(rec, "\x1f")
 		rev, _ := strconv.Atoi(f[0])
-		cs, err := cl.Read(rev)
+		cs, err := readChangeset(cl, rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestOracleChangesets(t *testing.T) {
 			t.Errorf("rev %d: description %q, hg %q", rev, cs.Description, f[7])
 		}
 	}
-	last, _ := cl.Read(cl.Len() - 1)
+	last, _ := readChangeset(cl, cl.Len()-1)
 	if last.Branch() != "feature" || last.Extra["close"] != "1" || last.TZ != 19800 {
 		t.Errorf("tip: branch %q extra %v tz %d", last.Branch(), last.Extra, last.TZ)
 	}
@@ -274,18 +274,18 @@ func TestOracleManifestsAndFiles(t *testing.T) {
 	dir := fixtures(t)["zstd"]
 	st, _ := storeFS(dir)
 	fsys := os.DirFS(st)
-	cl, err := OpenChangelog(fsys)
+	cl, err := Open(fsys, "00changelog.i")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ml, err := OpenManifestlog(fsys)
+	ml, err := Open(fsys, "00manifest.i")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ml.Close()
 	for _, crev := range []int{cl.Len() - 3, cl.Len() - 2} {
-		cs, err := cl.Read(crev)
+		cs, err := readChangeset(cl, crev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,11 @@ func TestOracleManifestsAndFiles(t *testing.T) {
 		if !ok {
 			t.Fatalf("manifest %s not found", cs.Manifest)
 		}
-		entries, err := ml.Read(mrev)
+		text, err := ml.Revision(mrev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := ParseManifest(text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +325,7 @@ func TestOracleManifestsAndFiles(t *testing.T) {
 		}
 		testenv.Hg(t, dir, args...)
 		for _, e := range entries {
-			fl, err := OpenFilelog(fsys, encodeSimple(e.Path))
+			fl, err := Open(fsys, encodeSimple(e.Path))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,7 +333,7 @@ func TestOracleManifestsAndFiles(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: node %s not in filelog", e.Path, e.Node)
 			}
-			fr, err := fl.Read(frev)
+			text, err := fl.Revision(frev)
 			if e.Path == "secret.txt" && crev == cl.Len()-3 {
 				// hg cat aborts on it ("censored node"); so do we.
 				if !errors.Is(err, ErrCensored) {
@@ -341,30 +345,43 @@ func TestOracleManifestsAndFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			meta, data, err := ParseFileMeta(text)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want, err := os.ReadFile(filepath.Join(outDir, e.Path))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(fr.Data, want) {
-				t.Errorf("%s at %d: %d bytes, hg cat %d", e.Path, crev, len(fr.Data), len(want))
+			if !bytes.Equal(data, want) {
+				t.Errorf("%s at %d: %d bytes, hg cat %d", e.Path, crev, len(data), len(want))
 			}
 			switch {
 			case e.Path == "copy.txt" && crev == cl.Len()-2:
-				if fr.CopyFrom != "a.txt" || fr.CopyRev.IsNull() {
-					t.Errorf("copy.txt: copy info %q %s", fr.CopyFrom, fr.CopyRev)
+				if copyRev, err := ParseNode(meta["copyrev"]); meta["copy"] != "a.txt" || err != nil || copyRev.IsNull() {
+					t.Errorf("copy.txt: copy info %q %q", meta["copy"], meta["copyrev"])
 				}
 			case e.Path == "moved.dat":
-				if fr.CopyFrom != "bin.dat" {
-					t.Errorf("moved.dat: copy from %q", fr.CopyFrom)
+				if meta["copy"] != "bin.dat" {
+					t.Errorf("moved.dat: copy from %q", meta["copy"])
 				}
 			case e.Path == "meta.txt":
-				if !bytes.HasPrefix(fr.Data, []byte("\x01\n")) {
-					t.Errorf("meta.txt: escaped content not restored: %q", fr.Data)
+				if !bytes.HasPrefix(data, []byte("\x01\n")) {
+					t.Errorf("meta.txt: escaped content not restored: %q", data)
 				}
 			}
 			fl.Close()
 		}
 	}
+}
+
+// readChangeset reads and parses changelog revision rev.
+func readChangeset(cl *Revlog, rev int) (*Changeset, error) {
+	text, err := cl.Revision(rev)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeset(text)
 }
 
 // encodeSimple is the store encoding for the fixture's names (the store

@@ -81,21 +81,13 @@ func FromBytes(name string, index, data []byte) (*Revlog, error) {
 }
 
 func newRevlog(name string, index []byte) (*Revlog, error) {
-	hdr, err := parseHeader(name, index)
+	hdr, entries, inlinePos, err := loadIndex(name, index)
 	if err != nil {
 		return nil, err
 	}
-	r := &Revlog{index: index, version: hdr.version}
+	r := &Revlog{index: index, version: hdr.version, inlinePos: inlinePos}
 	r.init(name, strings.TrimSuffix(name, ".i")+".d", hdr.inline, hdr.generalDelta, r)
-	r.entries, r.inlinePos, err = parseIndex(index, hdr.inline)
-	if err != nil {
-		return nil, &CorruptError{File: name, Rev: -1, Offset: -1, Err: err}
-	}
-	for i := range r.entries {
-		if err := checkEntry(&r.entries[i], i, hdr.generalDelta); err != nil {
-			return nil, &CorruptError{File: name, Rev: i, Offset: r.entryOffset(i), Err: err}
-		}
-	}
+	r.entries = entries
 	if !hdr.inline {
 		r.index = nil // decoded into entries; keep one copy only
 	}
@@ -103,12 +95,7 @@ func newRevlog(name string, index []byte) (*Revlog, error) {
 }
 
 // entryOffset is the position of rev's index entry in the .i file.
-func (r *Revlog) entryOffset(rev int) int64 {
-	if r.inlinePos != nil {
-		return r.inlinePos[rev] - EntrySize
-	}
-	return int64(rev) * EntrySize
-}
+func (r *Revlog) entryOffset(rev int) int64 { return entryOffset(r.inlinePos, rev) }
 
 // Close releases the data file. Reads after Close fail with fs.ErrClosed.
 func (r *Revlog) Close() error {
@@ -354,13 +341,10 @@ func (r *Revlog) readChunks(revs []int) ([][]byte, bool, error) {
 	out := make([][]byte, len(revs))
 	if r.inlinePos != nil {
 		for i, rev := range revs {
-			pos, n := r.span(rev)
-			// hg reads an inline chunk at offset + (rev+1)*64; the index
-			// walk found it by chunk lengths. They agree in a sound file.
-			if pos != r.inlinePos[rev] {
-				return nil, false, r.corrupt(rev, r.entryOffset(rev), "data offset %d disagrees with inline position %d",
-					pos-int64(rev+1)*EntrySize, r.inlinePos[rev]-int64(rev+1)*EntrySize)
+			if err := checkInlinePos(r.name, &r.entries[rev], rev, r.inlinePos[rev]); err != nil {
+				return nil, false, err
 			}
+			pos, n := r.span(rev)
 			out[i] = r.index[pos : pos+n : pos+n]
 		}
 		return out, true, nil

@@ -194,29 +194,26 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 // load parses and checks an existing index, as Open does, and the data
 // file's size against it.
 func (w *Writer) load(b []byte) error {
-	hdr, err := parseHeader(w.name, b)
+	hdr, entries, inlinePos, err := loadIndex(w.name, b)
 	if err != nil {
 		return err
 	}
 	w.inline, w.generalDelta = hdr.inline, hdr.generalDelta
-	entries, inlinePos, err := parseIndex(b, hdr.inline)
-	if err != nil {
-		return &CorruptError{File: w.name, Rev: -1, Offset: -1, Err: err}
-	}
 	w.entries = entries
 	w.nodes = make(map[Node]int, len(entries))
 	for i := range entries {
 		e := &entries[i]
-		if err := checkEntry(e, i, hdr.generalDelta); err != nil {
-			return &CorruptError{File: w.name, Rev: i, Offset: -1, Err: err}
-		}
 		// Appending continues at the end of the previous chunk, as
-		// revlog.py end(prev) does: offsets must be contiguous.
-		if want := w.dataEnd(i); int64(e.offsetFlags>>16) != want {
-			return &CorruptError{File: w.name, Rev: i, Offset: -1, Err: fmt.Errorf("data offset %d, previous chunk ends at %d", e.offsetFlags>>16, want)}
+		// revlog.py end(prev) does: offsets must be contiguous. (In an
+		// inline index that is the reader's inline position check,
+		// made here for every entry.)
+		if inlinePos != nil {
+			if err := checkInlinePos(w.name, e, i, inlinePos[i]); err != nil {
+				return err
+			}
 		}
-		if inlinePos != nil && inlinePos[i] != int64(e.offsetFlags>>16)+int64(i+1)*EntrySize {
-			return &CorruptError{File: w.name, Rev: i, Offset: -1, Err: fmt.Errorf("data offset %d disagrees with inline position %d", e.offsetFlags>>16, inlinePos[i])}
+		if want := w.dataEnd(i); int64(e.offsetFlags>>16) != want {
+			return &CorruptError{File: w.name, Rev: i, Offset: entryOffset(inlinePos, i), Err: fmt.Errorf("data offset %d, previous chunk ends at %d", e.offsetFlags>>16, want)}
 		}
 		if _, dup := w.nodes[e.node]; !dup {
 			w.nodes[e.node] = i
@@ -464,12 +461,13 @@ func (w *Writer) AddDelta(node, p1, p2, base Node, delta []byte, linkRev int, fl
 		}
 	}
 	// As deltas.py _textfromdelta: no flag newRevInfo lets through
-	// exempts the text from its hash.
-	match := HashRevision(text, p1, p2) == node
-	switch {
-	case !match && !(ri.flags&FlagCensored != 0 && w.opt.Censorable && isCensoredText(text)):
-		return 0, false, corrupt("integrity check failed: text does not hash to its node")
-	case match && ri.flags&FlagCensored != 0:
+	// exempts the text from its hash, checked as a read checks it; a
+	// censorable revlog takes a tombstone with the censored flag.
+	switch err := checkNode(w.name, len(w.entries), node, p1, p2, ri.flags, w.opt.Censorable, text); {
+	case errors.Is(err, ErrCensored):
+	case err != nil:
+		return 0, false, err
+	case ri.flags&FlagCensored != 0:
 		return 0, false, corrupt("node is not censored")
 	}
 	ri.text = text

@@ -2,6 +2,7 @@ package revlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -859,5 +860,166 @@ func TestWriterReadsLikeRevlog(t *testing.T) {
 	_, _, err = w.AddDelta(node, b.nodes[1], NullNode, b.nodes[1], Diff(sampleRevs()[1].text, text), 3, 0)
 	if !errors.Is(err, ErrUnsupported) || w.Len() != 3 {
 		t.Errorf("AddDelta against the flagged revision: %v (%d revisions)", err, w.Len())
+	}
+}
+
+// TestReaderWriterSameErrors: a Revlog and a Writer over the same
+// corrupt revlog refuse it with the same words, at Open or when a text
+// is rebuilt: both load the index and rebuild texts with one
+// implementation (index.go loadIndex, inner.go). A Writer checks when it
+// opens what a Revlog checks on first read (an inline chunk's position);
+// it then fails with the words the Revlog gives at that read.
+func TestReaderWriterSameErrors(t *testing.T) {
+	// entry returns the position of rev's index entry.
+	entry := func(index []byte, inline bool, rev int) int {
+		if !inline {
+			return rev * EntrySize
+		}
+		pos := 0
+		for range rev {
+			pos += EntrySize + int(int32(binary.BigEndian.Uint32(index[pos+8:])))
+		}
+		return pos
+	}
+	// chunk returns the bytes holding rev's stored chunk.
+	chunk := func(index, data []byte, inline bool, rev int) []byte {
+		e := entry(index, inline, rev)
+		off := int(binary.BigEndian.Uint64(index[e:]) >> 16)
+		if rev == 0 {
+			off = 0
+		}
+		n := int(binary.BigEndian.Uint32(index[e+8:]))
+		if inline {
+			off += (rev + 1) * EntrySize
+			return index[off : off+n]
+		}
+		return data[off : off+n]
+	}
+	type corruption struct {
+		name   string
+		split  bool // applies to a split revlog only
+		inline bool // to an inline one only
+		edit   func(index, data []byte, inline bool) ([]byte, []byte)
+	}
+	put32 := func(field, rev int, v uint32) func(index, data []byte, inline bool) ([]byte, []byte) {
+		return func(index, data []byte, inline bool) ([]byte, []byte) {
+			binary.BigEndian.PutUint32(index[entry(index, inline, rev)+field:], v)
+			return index, data
+		}
+	}
+	flags := func(rev int, f uint16) func(index, data []byte, inline bool) ([]byte, []byte) {
+		return func(index, data []byte, inline bool) ([]byte, []byte) {
+			binary.BigEndian.PutUint16(index[entry(index, inline, rev)+6:], f)
+			return index, data
+		}
+	}
+	cases := []corruption{
+		{name: "parent out of range", edit: put32(24, 3, 5)},
+		{name: "delta base out of range", edit: put32(16, 4, 6)},
+		{name: "raw length", edit: put32(12, 0, 99)},
+		{name: "unknown flag", edit: flags(1, 1<<3)},
+		{name: "ellipsis flag", edit: flags(2, FlagEllipsis)},
+		{name: "extstored flag", edit: flags(4, FlagExtStored)},
+		{name: "censored flag, no tombstone", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			index, data = flags(1, FlagCensored)(index, data, inline)
+			index[entry(index, inline, 1)+32] ^= 1
+			return index, data
+		}},
+		{name: "node", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			index[entry(index, inline, 4)+32] ^= 1
+			return index, data
+		}},
+		{name: "chunk byte", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			c := chunk(index, data, inline, 1)
+			c[len(c)/2] ^= 0x55
+			return index, data
+		}},
+		{name: "compression marker", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			chunk(index, data, inline, 0)[0] = 'Q'
+			return index, data
+		}},
+		{name: "delta hunk", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			c := chunk(index, data, inline, 4) // 'u' + one hunk
+			binary.BigEndian.PutUint32(c[1:], 1000)
+			return index, data
+		}},
+		{name: "truncated index", edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			return index[:len(index)-5], data
+		}},
+		{name: "inline position", inline: true, edit: func(index, data []byte, inline bool) ([]byte, []byte) {
+			e := entry(index, inline, 2)
+			binary.BigEndian.PutUint64(index[e:], binary.BigEndian.Uint64(index[e:])+1<<16)
+			return index, data
+		}},
+	}
+	for _, inline := range []bool{false, true} {
+		b := build(t, sampleRevs(), inline, true)
+		for _, c := range cases {
+			if c.split && inline || c.inline && !inline {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/inline=%v", c.name, inline), func(t *testing.T) {
+				index, data := c.edit(bytes.Clone(b.index), bytes.Clone(b.data), inline)
+				dir := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "data", "x.i"), index, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if !inline {
+					if err := os.WriteFile(filepath.Join(dir, "data", "x.d"), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r, rerr := Open(os.DirFS(dir), "data/x.i")
+				w, werr := OpenWriter(dir, "data/x.i", WriterOptions{GeneralDelta: true, Censorable: true})
+				if rerr != nil || werr != nil {
+					if rerr != nil && werr != nil {
+						if rerr.Error() != werr.Error() {
+							t.Errorf("Open: %v\nOpenWriter: %v", rerr, werr)
+						}
+						return
+					}
+					if rerr != nil {
+						t.Fatalf("Open: %v; OpenWriter accepted the revlog", rerr)
+					}
+				}
+				defer r.Close()
+				if w != nil {
+					defer w.Discard()
+				}
+				failed := false
+				for rev := range r.Len() {
+					rt, rerr := r.Revision(rev)
+					if werr != nil {
+						// The writer refused at open what the reader
+						// refuses at its first failing read.
+						if rerr != nil {
+							if rerr.Error() != werr.Error() {
+								t.Errorf("Revision(%d): %v\nOpenWriter: %v", rev, rerr, werr)
+							}
+							return
+						}
+						continue
+					}
+					wt, werr := w.Revision(rev)
+					switch {
+					case (rerr == nil) != (werr == nil) || rerr != nil && rerr.Error() != werr.Error():
+						t.Errorf("rev %d: Revlog: %v\nWriter: %v", rev, rerr, werr)
+					case rerr == nil && !bytes.Equal(rt, wt):
+						t.Errorf("rev %d: Revlog read %q, Writer %q", rev, rt, wt)
+					case rerr != nil:
+						failed = true
+					}
+				}
+				if werr != nil {
+					t.Errorf("OpenWriter: %v; Open and every read accepted the revlog", werr)
+				}
+				if !failed {
+					t.Errorf("no read failed")
+				}
+			})
+		}
 	}
 }
