@@ -29,7 +29,6 @@ package mount
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -52,14 +51,9 @@ const CgofuseAvailable = true
 // noFh is what cgofuse passes as the file handle when there is none.
 const noFh = ^uint64(0)
 
-// Handles of the control directory's stats file, and the inode numbers it
-// reports, live in the top half of the 64-bit space; fsnode numbers its
-// handles and inodes up from 1.
-const (
-	virtualFhBase      = 1 << 63
-	cgoVirtualDirIno   = 1<<63 + 1
-	cgoVirtualStatsIno = 1<<63 + 2
-)
+// Handles of the control directory's files live in the top half of the
+// 64-bit space; fsnode numbers its handles up from 1.
+const virtualFhBase = 1 << 63
 
 // cgoFS is the path-based adapter: each cgofuse call resolves its path to
 // an fsnode inode (one Lookup per component, each reference dropped with
@@ -79,10 +73,9 @@ type cgoFS struct {
 	// isLibfuseHidden); on for libfuse, which cannot be told hard_remove
 	// through cgofuse.
 	libfuseHide bool
-	info        func() any
+	ctl         *control                 // MOUNTPOINT/.hgfs (control.go): stats only
 	caller      func() (uid, gid uint32) // fuseCaller; tests without FUSE replace it
-	start       time.Time
-	ready       chan struct{} // closed by Init: the file system is mounted
+	ready       chan struct{}            // closed by Init: the file system is mounted
 	readyOnce   sync.Once
 
 	mu       sync.Mutex
@@ -93,7 +86,7 @@ type cgoFS struct {
 }
 
 // cgoFile is an open file: an fsnode handle and its inode, or the bytes of
-// a stats file generated at open.
+// a control directory file read at open.
 type cgoFile struct {
 	h    fsnode.Handle
 	ino  fsnode.Ino
@@ -104,9 +97,8 @@ func newCgoFS(fsys *fsnode.FS, readOnly bool, info func() any) *cgoFS {
 	return &cgoFS{
 		fsys:     fsys,
 		readOnly: readOnly,
-		info:     info,
+		ctl:      newControl(info, virtualDirIno, nil),
 		caller:   fuseCaller,
-		start:    time.Now(),
 		ready:    make(chan struct{}),
 		files:    map[uint64]*cgoFile{},
 		hidden:   map[string]fsnode.Ino{},
@@ -352,8 +344,8 @@ func (a *cgoFS) newName(p string) error {
 		return syscall.EEXIST
 	}
 	name := parts[len(parts)-1]
-	if len(parts) == 1 && name == VirtualDirName || len(parts) > 1 && parts[0] == VirtualDirName {
-		return syscall.EPERM
+	if parts[0] == VirtualDirName {
+		return errControl
 	}
 	if a.libfuseHide && isLibfuseHidden(name) {
 		return syscall.EPERM
@@ -372,15 +364,24 @@ func (a *cgoFS) changing(p string) error {
 		return syscall.EROFS
 	}
 	if parts := cgoSplit(p); len(parts) > 0 && parts[0] == VirtualDirName {
-		return syscall.EPERM
+		return errControl
 	}
 	return nil
 }
 
-// isVirtualPath reports whether p is in the control directory.
-func isVirtualPath(p string) bool {
+// ctlNode resolves p if it is in the control directory (in is false
+// otherwise): a walk over control.lookup, which keeps no references.
+func (a *cgoFS) ctlNode(p string) (x ctlNode, in bool, err error) {
 	parts := cgoSplit(p)
-	return len(parts) > 0 && parts[0] == VirtualDirName
+	if len(parts) == 0 || parts[0] != VirtualDirName {
+		return ctlNode{}, false, nil
+	}
+	for _, name := range parts[1:] {
+		if x, err = a.ctl.lookup(x, name); err != nil {
+			return ctlNode{}, true, err
+		}
+	}
+	return x, true, nil
 }
 
 func cgoFillStat(attr fsnode.Attr, st *fuse.Stat_t) {
@@ -453,8 +454,16 @@ func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) int {
 }
 
 func (a *cgoFS) Getattr(p string, st *fuse.Stat_t, fh uint64) int {
-	if isVirtualPath(p) {
-		return a.virtGetattr(p, st)
+	if x, in, err := a.ctlNode(p); in {
+		var attr fsnode.Attr
+		if err == nil {
+			attr, _, err = a.ctl.attr(x)
+		}
+		if err != nil {
+			return toErrno(err)
+		}
+		cgoFillStat(attr, st)
+		return 0
 	}
 	if f := a.file(fh); f != nil && f.virt == nil {
 		attr, err := a.fsys.GetAttr(a.ctx(), f.ino)
@@ -560,8 +569,12 @@ func (a *cgoFS) Symlink(target, newpath string) int {
 }
 
 func (a *cgoFS) Readlink(p string) (int, string) {
-	if isVirtualPath(p) {
-		return -fuse.EINVAL, ""
+	if x, in, err := a.ctlNode(p); in {
+		var target string
+		if err == nil {
+			target, err = a.ctl.readlink(x)
+		}
+		return toErrno(err), target
 	}
 	attr, err := a.resolve(p)
 	if err != nil {
@@ -757,8 +770,19 @@ func (a *cgoFS) Open(p string, flags int) (int, uint64) {
 
 func (a *cgoFS) OpenEx(p string, fi *fuse.FileInfo_t) int {
 	flags := cgoOpenFlags(fi.Flags)
-	if isVirtualPath(p) {
-		return a.virtOpen(p, flags, fi)
+	if x, in, err := a.ctlNode(p); in {
+		var data []byte
+		if err == nil {
+			data, err = a.ctl.open(x, flags)
+		}
+		if err != nil {
+			return toErrno(err)
+		}
+		// Direct I/O: content generated at each open is read to its end
+		// whatever size the last getattr reported.
+		fi.Fh = a.addFile(&cgoFile{virt: append([]byte{}, data...)})
+		fi.DirectIo = true
+		return 0
 	}
 	if a.readOnly && (flags&accMode != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0) {
 		return -fuse.EROFS
@@ -848,11 +872,11 @@ func (a *cgoFS) Fsync(p string, datasync bool, fh uint64) int {
 // Opendir keeps a lookup reference on the directory until Releasedir, so
 // Readdir needs no path walk; the fh is the inode number.
 func (a *cgoFS) Opendir(p string) (int, uint64) {
-	if isVirtualPath(p) {
-		if len(cgoSplit(p)) == 1 {
-			return 0, noFh
+	if x, in, err := a.ctlNode(p); in {
+		if err == nil && !x.isDir() {
+			err = syscall.ENOTDIR
 		}
-		return -fuse.ENOTDIR, noFh
+		return toErrno(err), noFh
 	}
 	attr, err := a.resolve(p)
 	if err != nil {
@@ -879,11 +903,24 @@ func (a *cgoFS) Releasedir(p string, fh uint64) int {
 // carries its attributes (readdir-plus), sparing WinFsp a getattr per
 // file. The control directory is never listed.
 func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
-	if isVirtualPath(p) {
-		if ofst == 0 {
+	if x, in, err := a.ctlNode(p); in {
+		var ents []ctlEntry
+		if err == nil {
+			ents, err = a.ctl.entries(x)
+		}
+		if err != nil || ofst != 0 {
+			return toErrno(err)
+		}
+		for _, e := range ents {
 			var st fuse.Stat_t
-			a.virtGetattr("/"+VirtualDirName+"/stats", &st)
-			fill("stats", &st, 0)
+			if e.Node != nil {
+				if attr, _, err := a.ctl.attr(*e.Node); err == nil {
+					cgoFillStat(attr, &st)
+				}
+			}
+			if !fill(e.Name, &st, 0) {
+				break
+			}
 		}
 		return 0
 	}
@@ -945,57 +982,6 @@ func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) int {
 // WinFsp checks access against the security descriptor it builds from
 // the modes Getattr reports.
 func (a *cgoFS) Access(p string, mask uint32) int { return 0 }
-
-// virtGetattr answers for MOUNTPOINT/.hgfs and .hgfs/stats.
-func (a *cgoFS) virtGetattr(p string, st *fuse.Stat_t) int {
-	ts := fuse.NewTimespec(a.start)
-	*st = fuse.Stat_t{
-		Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()),
-		Atim: ts, Mtim: ts, Ctim: ts, Birthtim: ts, Blksize: 4096,
-	}
-	switch parts := cgoSplit(p); {
-	case len(parts) == 1:
-		st.Ino, st.Mode, st.Nlink = cgoVirtualDirIno, fuse.S_IFDIR|0o555, 2
-	case len(parts) == 2 && parts[1] == "stats":
-		// The size is that of the JSON now; opens serve a fresh copy with
-		// direct I/O, so readers read to EOF whatever the size.
-		st.Ino, st.Mode, st.Nlink = cgoVirtualStatsIno, fuse.S_IFREG|0o444, 1
-		if data, err := a.statsJSON(); err == nil {
-			st.Size = int64(len(data))
-		}
-	default:
-		return -fuse.ENOENT
-	}
-	return 0
-}
-
-func (a *cgoFS) statsJSON() ([]byte, error) {
-	data, err := json.MarshalIndent(a.info(), "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
-}
-
-func (a *cgoFS) virtOpen(p string, flags int, fi *fuse.FileInfo_t) int {
-	parts := cgoSplit(p)
-	if len(parts) != 2 || parts[1] != "stats" {
-		if len(parts) == 1 {
-			return -fuse.EISDIR
-		}
-		return -fuse.ENOENT
-	}
-	if flags&accMode != syscall.O_RDONLY {
-		return -fuse.EACCES
-	}
-	data, err := a.statsJSON()
-	if err != nil {
-		return toErrno(err)
-	}
-	fi.Fh = a.addFile(&cgoFile{virt: data})
-	fi.DirectIo = true
-	return 0
-}
 
 // CgofuseServer is a live mount served through cgofuse (WinFsp on
 // Windows, libfuse3 on Linux).

@@ -31,8 +31,12 @@
 //
 // # The control directory
 //
-// MOUNTPOINT/.hgfs is served by the adapter itself, with inode numbers in
-// the upper half of the 64-bit space, which fsnode never allocates. Lookup
+// MOUNTPOINT/.hgfs is described once, adapter-neutral, in control.go
+// (type control: names, modes, sizes, contents, what is refused), with
+// inode numbers in the upper half of the 64-bit space, which fsnode never
+// allocates; each adapter answers its requests on it in a few lines per
+// operation (virtual_linux.go for the raw adapter, viewNode in
+// views_linux.go for the node API, ctlNode in cgofuse.go). Lookup
 // finds it but no listing shows it, so hg status, find, tar and du never
 // see it; nothing can be created, renamed or removed under that name (an
 // entry of that name already in a cache is shadowed at the root). It holds
