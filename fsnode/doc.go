@@ -4,6 +4,14 @@
 // adapters (package mount) translate kernel requests into calls on *FS;
 // the clone sink (Sink) and the io/fs view (FS.FS) use it directly.
 //
+// It owns everything an adapter would otherwise decide for itself about
+// the cache's files: the walk of a path from the root for adapters that
+// name files by path (Walk, which takes the kernel reference an adapter
+// drops with Forget) and the permission check of access(2) from owner,
+// group and mode bits (Attr.CheckAccess, FS.Access). It knows nothing of
+// FUSE, kernels or the mount's control directory (package mount), and
+// must not: adapters convert, fsnode decides.
+//
 // # Terminology
 //
 //   - cache: a directory holding index.db and data-NNNN files.

@@ -6,8 +6,9 @@
 // API offers on Linux (-tags cgofuse,fuse3), where the tests run it.
 //
 // Paths: every call names its file by path ("/a/b"); the adapter walks it
-// from the root with fsnode.Lookup, dropping each reference with Forget
-// once the next is held, so it keeps no inode state of its own. Open
+// from the root with fsnode.Walk, which holds one reference on what it
+// finds until the call drops it with Forget, so it keeps no inode state
+// of its own. Paths in the control directory walk control.lookup. Open
 // files and directories are kept by handle (cgofuse's fh is fsnode's
 // Handle; a directory's is its inode, referenced until Releasedir), and a
 // call carrying a handle uses it rather than the path, which may name an
@@ -209,8 +210,7 @@ func cgoSplit(p string) []string {
 }
 
 // resolve walks p from the root and returns its attributes holding one
-// lookup reference on the inode (none for the root), which the caller
-// drops with a.put.
+// lookup reference on the inode, which the caller drops with a.put.
 func (a *cgoFS) resolve(p string) (fsnode.Attr, error) {
 	ctx := a.ctx()
 	if a.libfuseHide {
@@ -229,28 +229,13 @@ func (a *cgoFS) resolve(p string) (fsnode.Attr, error) {
 			return attr, err
 		}
 	}
-	attr, err := a.fsys.GetAttr(ctx, a.fsys.Root())
-	if err != nil {
-		return fsnode.Attr{}, err
-	}
-	for _, name := range cgoSplit(p) {
-		next, err := a.fsys.Lookup(ctx, attr.Ino, name)
-		a.put(attr.Ino)
-		if err != nil {
-			return fsnode.Attr{}, err
-		}
-		attr = next
-	}
-	return attr, nil
+	return a.fsys.Walk(ctx, strings.Trim(p, "/"))
 }
 
 // put drops the reference resolve (or a creating call) took on ino.
 // Lookup counts are interchangeable, so a reference lent from a hidden
 // entry may be returned by any put on the same inode.
 func (a *cgoFS) put(ino fsnode.Ino) {
-	if ino == a.fsys.Root() {
-		return
-	}
 	if a.libfuseHide {
 		a.mu.Lock()
 		lent := a.borrowed[ino] > 0
@@ -454,32 +439,32 @@ func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) int {
 }
 
 func (a *cgoFS) Getattr(p string, st *fuse.Stat_t, fh uint64) int {
-	if x, in, err := a.ctlNode(p); in {
-		var attr fsnode.Attr
-		if err == nil {
-			attr, _, err = a.ctl.attr(x)
-		}
-		if err != nil {
-			return toErrno(err)
-		}
-		cgoFillStat(attr, st)
-		return 0
-	}
-	if f := a.file(fh); f != nil && f.virt == nil {
-		attr, err := a.fsys.GetAttr(a.ctx(), f.ino)
-		if err != nil {
-			return toErrno(err)
-		}
-		cgoFillStat(attr, st)
-		return 0
-	}
-	attr, err := a.resolve(p)
+	attr, err := a.getattr(p, fh)
 	if err != nil {
 		return toErrno(err)
 	}
-	a.put(attr.Ino)
 	cgoFillStat(attr, st)
 	return 0
+}
+
+// getattr returns the attributes of p, or of the open file fh when there
+// is one.
+func (a *cgoFS) getattr(p string, fh uint64) (fsnode.Attr, error) {
+	if x, in, err := a.ctlNode(p); in {
+		if err != nil {
+			return fsnode.Attr{}, err
+		}
+		attr, _, err := a.ctl.attr(x)
+		return attr, err
+	}
+	if f := a.file(fh); f != nil && f.virt == nil {
+		return a.fsys.GetAttr(a.ctx(), f.ino)
+	}
+	attr, err := a.resolve(p)
+	if err == nil {
+		a.put(attr.Ino)
+	}
+	return attr, err
 }
 
 func (a *cgoFS) Mkdir(p string, mode uint32) int {
@@ -978,10 +963,30 @@ func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) int {
 	return toErrno(a.fsys.Sync(a.ctx()))
 }
 
-// Access: on Linux the kernel checks permissions (default_permissions);
-// WinFsp checks access against the security descriptor it builds from
-// the modes Getattr reports.
-func (a *cgoFS) Access(p string, mask uint32) int { return 0 }
+// Access answers access(2) with the raw adapter's check
+// (fsnode.Attr.CheckAccess). On Linux libfuse mounts with
+// default_permissions, so the kernel checks permissions from the modes
+// Getattr reports and sends no ACCESS; a call that comes anyway is
+// checked for the caller fuse.Getcontext names. On Windows WinFsp checks
+// every open against the security descriptor it builds from the owner
+// and mode Getattr reports, and names the caller only in the requests
+// that create (elsewhere its context reads uid 0 and gid 0, which would
+// pass as root). Decision: on Windows the check is made as the file's
+// owner, the user who mounted (uid=-1 in cgofuseArgs) and the one user
+// WinFsp's descriptor gives the owner bits to; so a file without write
+// bits refuses W_OK, as its descriptor refuses writing, and nothing
+// passes for lack of a caller.
+func (a *cgoFS) Access(p string, mask uint32) int {
+	attr, err := a.getattr(p, noFh)
+	if err != nil {
+		return toErrno(err)
+	}
+	uid, gid := attr.Uid, attr.Gid
+	if cgofuseCallerKnown {
+		uid, gid = a.caller()
+	}
+	return toErrno(attr.CheckAccess(mask, uid, gid))
+}
 
 // CgofuseServer is a live mount served through cgofuse (WinFsp on
 // Windows, libfuse3 on Linux).

@@ -279,6 +279,42 @@ func TestCgofuseAdapterErrors(t *testing.T) {
 	}
 }
 
+// TestCgofuseAccess checks that Access makes the real permission check
+// for the caller libfuse names (it used to allow everything): the kernel
+// never sends ACCESS to a default_permissions mount, so the adapter is
+// called directly.
+func TestCgofuseAccess(t *testing.T) {
+	a := newAdapter(t)
+	errc, fh := a.Create("/f", fuse.O_WRONLY, 0o640)
+	if errc != 0 {
+		t.Fatal(errc)
+	}
+	a.Release("/f", fh)
+	owner, group := uint32(os.Getuid()), uint32(os.Getgid())
+	for _, c := range []struct {
+		path     string
+		mask     uint32
+		uid, gid uint32
+		want     int
+	}{
+		{"/f", 6, owner, group, 0},
+		{"/f", 1, owner, group, -fuse.EACCES},
+		{"/f", 4, owner + 1000, group, 0},                   // group read
+		{"/f", 2, owner + 1000, group, -fuse.EACCES},        // group, no write bit
+		{"/f", 4, owner + 1000, group + 1000, -fuse.EACCES}, // other: nothing
+		{"/", 7, owner, group, 0},
+		{"/missing", 0, owner, group, -fuse.ENOENT},
+		{"/" + VirtualDirName + "/stats", 4, owner + 1000, group + 1000, 0},
+		{"/" + VirtualDirName + "/stats", 2, owner + 1000, group + 1000, -fuse.EACCES},
+		{"/" + VirtualDirName, 5, owner + 1000, group + 1000, 0},
+	} {
+		a.caller = func() (uint32, uint32) { return c.uid, c.gid }
+		if got := a.Access(c.path, c.mask); got != c.want {
+			t.Errorf("Access(%s, %o) as %d:%d = %d, want %d", c.path, c.mask, c.uid, c.gid, got, c.want)
+		}
+	}
+}
+
 // TestCgofuseUnmountFromOutside checks the lifecycle `hgfs unmount` and
 // cgofuse's own signal handler rely on: a mount detached by someone else
 // ends the file system loop (Wait returns), and a later Unmount is not an

@@ -100,6 +100,11 @@
 // in vfork, and a garbage collection starting then can stop neither, so
 // the server never answers.
 //
+// Access, in every adapter, is fsnode's check (fsnode.Attr.CheckAccess)
+// on the attributes the adapter reports; the adapters keep no permission
+// logic of their own. The cgofuse adapter's Access says how it names the
+// caller on Windows, where WinFsp reports none outside creating requests.
+//
 // # Request cost
 //
 // Every FUSE request is a round trip between two processes: tens of

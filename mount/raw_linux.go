@@ -413,49 +413,19 @@ func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 
 // Access is asked only when the mount runs without default_permissions,
 // that is for root alone (see rootOnly), for access(2) and chdir(2). It
-// answers as the kernel's generic check would: root may do anything but
-// execute a non-directory that has no execute bit; anyone else gets the
-// owner, group or other bits (the request carries no supplementary
-// groups, which only matters if a non-root caller ever gets in).
+// answers as the kernel's generic check would (fsnode.Attr.CheckAccess).
 func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	var mode, uid, gid uint32
+	var a fsnode.Attr
+	var err error
 	if r.virt.owns(in.NodeId) {
-		var out fuse.AttrOut
-		if st := r.virt.getAttr(in.NodeId, &out); st != fuse.OK {
-			return st
-		}
-		mode, uid, gid = out.Mode, out.Uid, out.Gid
+		a, err = r.virt.attr(in.NodeId)
 	} else {
-		a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
-		if err != nil {
-			return toStatus(err)
-		}
-		mode, uid, gid = a.Mode, a.Uid, a.Gid
+		a, err = r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
 	}
-	return accessStatus(in.Mask, mode, uid, gid, in.Uid, in.Gid)
-}
-
-// accessStatus is the kernel's generic_permission for an access(2) mask
-// (R_OK 4, W_OK 2, X_OK 1) without ACLs or supplementary groups.
-func accessStatus(mask, mode, uid, gid, callerUid, callerGid uint32) fuse.Status {
-	mask &= 7
-	if callerUid == 0 {
-		if mask&1 != 0 && mode&syscall.S_IFMT != syscall.S_IFDIR && mode&0o111 == 0 {
-			return fuse.EACCES
-		}
-		return fuse.OK
+	if err == nil {
+		err = a.CheckAccess(in.Mask, in.Uid, in.Gid)
 	}
-	perm := mode & 7
-	switch {
-	case callerUid == uid:
-		perm = mode >> 6 & 7
-	case callerGid == gid:
-		perm = mode >> 3 & 7
-	}
-	if mask&^perm != 0 {
-		return fuse.EACCES
-	}
-	return fuse.OK
+	return toStatus(err)
 }
 
 // OpenDir needs no state: fsnode's directory cookies are stable, so every

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
 )
 
 // virtualDir serves the control directory (control.go) to the raw
@@ -108,6 +110,16 @@ func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
 	out.SetTimeout(ctlAttrTimeout(x))
 	fillCtlAttr(a, &out.Attr)
 	return fuse.OK
+}
+
+// attr returns the attributes of the node numbered ino.
+func (v *virtualDir) attr(ino uint64) (fsnode.Attr, error) {
+	x, err := v.c.node(ino)
+	if err != nil {
+		return fsnode.Attr{}, err
+	}
+	a, _, err := v.c.attr(x)
+	return a, err
 }
 
 func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
