@@ -145,8 +145,10 @@
 //
 // The POSIX cases live in fsnode/posixtest, written against a small path
 // interface: this package runs them on the core (through a kernel-like
-// path adapter), package mount through a real FUSE mount. Every test
-// cache is Fsck'd at cleanup. The crash test SIGKILLs a writer child
+// path adapter), package mount through a real FUSE mount of every
+// backend (go-fuse, and cgofuse in builds with its tags: one shared
+// suite, mount/suite_linux_test.go). Every test cache is Fsck'd at
+// cleanup. The crash test SIGKILLs a writer child
 // (FSNODE_CRASH_ROUNDS rounds, default 10); the random-operation test
 // compares the core with the kernel's own file system step by step
 // (FSNODE_MODEL_SEEDS for more seeds).

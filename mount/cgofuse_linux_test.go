@@ -15,50 +15,32 @@ import (
 	"github.com/winfsp/cgofuse/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// newCgoMount creates a cache and mounts it in-process through cgofuse
-// and libfuse3, the adapter WinFsp runs, here over the Linux kernel; the
+// cgofuseBackend mounts in-process through cgofuse and libfuse3, the
+// adapter WinFsp runs, here over the Linux kernel. The shared suite
+// (TestBackends) runs on it too; after its POSIX cases no file libfuse
+// hid instead of unlinking it may be left.
+var cgofuseBackend = backend{
+	name: "cgofuse",
+	mount: func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return MountCgofuse(fsys, mp, opt)
+	},
+	afterPOSIX: func(t *testing.T, m *testMount) {
+		if out := runIn(t, m.mp, "find", ".", "-name", ".fuse_hidden*"); out != "" {
+			t.Errorf("libfuse hidden files on the mount:\n%s", out)
+		}
+	},
+}
+
+func init() { backends = append(backends, cgofuseBackend) }
+
+// newCgoMount creates a cache and mounts it through cgofuseBackend; the
 // cleanup is newMount's.
 func newCgoMount(t testing.TB) *testMount {
 	t.Helper()
-	return newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
-		return MountCgofuse(fsys, mp, opt)
-	})
-}
-
-// TestCgofuseConformance runs fsnode's POSIX conformance suite through
-// the kernel, libfuse3 and cgofuse, as TestConformance does for go-fuse.
-func TestCgofuseConformance(t *testing.T) {
-	m := newCgoMount(t)
-	posixtest.Run(t, func(t *testing.T) posixtest.FS {
-		dir := m.path(posixtest.DirName(t))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return posixtest.OS(dir)
-	})
-}
-
-// TestCgofusePOSIX runs the go-fuse mount's POSIX cases (posixCases) on a
-// cgofuse mount.
-func TestCgofusePOSIX(t *testing.T) {
-	m := newCgoMount(t)
-	for name, fn := range posixCases {
-		t.Run(name, func(t *testing.T) {
-			dir := m.path(name)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			fn(t, dir)
-		})
-	}
-	// No hidden files left behind by unlinking open files.
-	if out := runIn(t, m.mp, "find", ".", "-name", ".fuse_hidden*"); out != "" {
-		t.Errorf("libfuse hidden files on the mount:\n%s", out)
-	}
+	return newMountWith(t, cgofuseBackend.mount)
 }
 
 // TestCgofuseHg runs real hg (init, add, commit, mv, rm, update back and
@@ -116,38 +98,6 @@ func TestCgofuseHg(t *testing.T) {
 	testenv.Hg(t, pr, "verify", "-q")
 	if got := readFile(t, filepath.Join(pr, "new.txt")); got != "added through cgofuse\n" {
 		t.Errorf("new.txt after remount: %q", got)
-	}
-}
-
-// TestCgofuseControlDir checks MOUNTPOINT/.hgfs on the cgofuse mount:
-// found by name, never listed, never changeable, stats is this process.
-func TestCgofuseControlDir(t *testing.T) {
-	m := newCgoMount(t)
-	writeFile(t, m.path("a"), "x")
-	ents, err := os.ReadDir(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ents) != 1 || ents[0].Name() != "a" {
-		t.Fatalf("root lists %v, want only a", ents)
-	}
-	info, err := ReadInfo(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Pid != os.Getpid() || info.Kind != "cache" || info.Source != m.cache || info.Stats == nil {
-		t.Fatalf("info = %+v", info)
-	}
-	for _, err := range []error{
-		os.WriteFile(filepath.Join(m.mp, VirtualDirName, "x"), nil, 0o644),
-		os.WriteFile(StatsPath(m.mp), nil, 0o644),
-		os.Mkdir(filepath.Join(m.mp, VirtualDirName), 0o755),
-		os.Rename(m.path("a"), filepath.Join(m.mp, VirtualDirName)),
-		os.Remove(StatsPath(m.mp)),
-	} {
-		if err == nil {
-			t.Errorf("changing the control directory succeeded")
-		}
 	}
 }
 

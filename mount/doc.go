@@ -157,4 +157,12 @@
 // no_open read by path, loop_linux.go), the
 // working files are not shown, and the kernel enforces read-only ("ro").
 // It carries the same unlisted .hgfs/stats.
+//
+// # Tests
+//
+// One suite (suite_linux_test.go: fsnode's POSIX conformance cases, the
+// mount's own POSIX cases, the control directory) runs against every
+// backend: go-fuse, go-fuse with RootPermissions, and cgofuse in builds
+// with -tags cgofuse,fuse3. A new backend adds itself to the list rather
+// than copying cases.
 package mount
