@@ -3,7 +3,6 @@
 package mount
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,31 +50,8 @@ func TestCgofuseHg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping in -short mode: about 20 hg runs")
 	}
-	testenv.HgPath(t)
 	m := newCgoMount(t)
-	native := t.TempDir()
-	nativeDone := make(chan error, 1)
-	go func() { nativeDone <- hgScript(native) }()
-	// The native run is waited for either way: it must not outlive the
-	// test and write into its removed temporary directory.
-	mountErr, nativeErr := hgScript(m.mp), <-nativeDone
-	if mountErr != nil {
-		t.Fatal(mountErr)
-	}
-	if nativeErr != nil {
-		t.Fatal(nativeErr)
-	}
-	nr, mr := filepath.Join(native, "repo"), m.path("repo")
-	same := func(dir string, args []string, want []byte) {
-		t.Helper()
-		if got := testenv.Hg(t, dir, args...); !bytes.Equal(got, want) {
-			t.Errorf("hg %s in %s differs:\n--- native\n%s--- mount\n%s", strings.Join(args, " "), dir, want, got)
-		}
-	}
-	nativeLog := testenv.Hg(t, nr, "log", "--debug")
-	same(mr, []string{"log", "--debug"}, nativeLog)
-	same(mr, []string{"status", "--all"}, testenv.Hg(t, nr, "status", "--all"))
-	testenv.Hg(t, mr, "verify", "-q")
+	nr, mr, nativeLog, same := hgScriptOn(t, m)
 
 	// A clone into the mount by pull, updated to an older revision and
 	// back, then committed to.
