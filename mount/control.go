@@ -33,9 +33,8 @@ import (
 // directory of a cache mount is virtualDirIno, its stats the next number
 // (hgview leaves its root's number plus one to stats).
 const (
-	virtualBase     = 1 << 63
-	virtualDirIno   = virtualBase + 1
-	virtualStatsIno = virtualBase + 2
+	virtualBase   = 1 << 63
+	virtualDirIno = virtualBase + 1
 )
 
 // statsName is the control directory's stats file.
@@ -51,9 +50,9 @@ const (
 
 // ownerUID and ownerGID own the files the daemon makes up (the control
 // directory and its entries, the repository mount's root): the daemon's
-// own credentials, which do not change while it
-// runs. Read once: each os.Getuid is a system call, and a first walk of
-// a 20,000-file view made two per file (3% of the daemon's CPU).
+// own credentials, which do not change while it runs. Read once: each
+// os.Getuid is a system call, and a first walk of a 20,000-file view
+// made two per file (3% of the daemon's CPU).
 var ownerUID, ownerGID = uint32(os.Getuid()), uint32(os.Getgid())
 
 // control is one mount's control directory.
@@ -106,7 +105,7 @@ func (c *control) node(ino uint64) (ctlNode, error) {
 	switch {
 	case ino == c.dirIno:
 		return ctlNode{}, nil
-	case ino == c.dirIno+1:
+	case ino == c.ino(ctlNode{stats: true}):
 		return ctlNode{stats: true}, nil
 	case c.views == nil:
 		return ctlNode{}, syscall.ENOENT
@@ -166,6 +165,8 @@ func (c *control) attr(x ctlNode) (fsnode.Attr, []byte, error) {
 	}, data, nil
 }
 
+// viewAttr is attr in hgview's terms, which every node of the control
+// directory can be described in.
 func (c *control) viewAttr(x ctlNode) (hgview.Attr, []byte, error) {
 	switch {
 	case x.fixed() || x.n != nil && x.n.IsDir():
@@ -280,7 +281,8 @@ func (c *control) entries(dir ctlNode) ([]ctlEntry, error) {
 	}
 	var out []ctlEntry
 	if dir.n == nil {
-		out = append(out, ctlEntry{Name: statsName, Ino: c.dirIno + 1, Mode: syscall.S_IFREG, Node: &ctlNode{stats: true}})
+		stats := ctlNode{stats: true}
+		out = append(out, ctlEntry{Name: statsName, Ino: c.ino(stats), Mode: syscall.S_IFREG, Node: &stats})
 	}
 	if c.views == nil {
 		return out, nil
