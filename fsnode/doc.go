@@ -4,6 +4,14 @@
 // adapters (package mount) translate kernel requests into calls on *FS;
 // the clone sink (Sink) and the io/fs view (FS.FS) use it directly.
 //
+// It owns everything an adapter would otherwise decide for itself about
+// the cache's files: the walk of a path from the root for adapters that
+// name files by path (Walk, which takes the kernel reference an adapter
+// drops with Forget) and the permission check of access(2) from owner,
+// group and mode bits (Attr.CheckAccess, FS.Access). It knows nothing of
+// FUSE, kernels or the mount's control directory (package mount), and
+// must not: adapters convert, fsnode decides.
+//
 // # Terminology
 //
 //   - cache: a directory holding index.db and data-NNNN files.
@@ -137,8 +145,10 @@
 //
 // The POSIX cases live in fsnode/posixtest, written against a small path
 // interface: this package runs them on the core (through a kernel-like
-// path adapter), package mount through a real FUSE mount. Every test
-// cache is Fsck'd at cleanup. The crash test SIGKILLs a writer child
+// path adapter), package mount through a real FUSE mount of every
+// backend (go-fuse, and cgofuse in builds with its tags: one shared
+// suite, mount/suite_linux_test.go). Every test cache is Fsck'd at
+// cleanup. The crash test SIGKILLs a writer child
 // (FSNODE_CRASH_ROUNDS rounds, default 10); the random-operation test
 // compares the core with the kernel's own file system step by step
 // (FSNODE_MODEL_SEEDS for more seeds).

@@ -1,9 +1,10 @@
 package fsnode
 
-// Path-level helpers for the clone sink, the fs.FS view and tests. Paths
-// are slash-separated and relative to the root ("" and "." are the root);
-// components must be valid names other than "." and "..". They take no
-// kernel references.
+// Path-level helpers for path-based adapters, the clone sink, the fs.FS
+// view and tests. Paths are slash-separated and relative to the root (""
+// and "." are the root; a leading slash is ignored); components must be
+// valid names other than "." and "..". Only Walk takes a kernel
+// reference.
 
 import (
 	"context"
@@ -70,6 +71,21 @@ func (f *FS) resolve(p string) (Ino, error) {
 
 // LookupPath returns the attributes of the inode at path p.
 func (f *FS) LookupPath(ctx context.Context, p string) (Attr, error) {
+	return f.walk(p, false)
+}
+
+// Walk resolves the path p from the root, as a kernel's path walk of one
+// Lookup per component would, and returns the attributes of the inode it
+// names holding one kernel reference on it (the root's included), which
+// the caller drops with Forget. Adapters whose protocol names files by
+// path (package mount's cgofuse adapter) call it for every request; the
+// walk itself takes no reference on the directories it passes.
+func (f *FS) Walk(ctx context.Context, p string) (Attr, error) {
+	return f.walk(p, true)
+}
+
+// walk is LookupPath, and with ref Walk.
+func (f *FS) walk(p string, ref bool) (Attr, error) {
 	f.tree.RLock()
 	defer f.tree.RUnlock()
 	ino, err := f.resolve(p)
@@ -80,7 +96,13 @@ func (f *FS) LookupPath(ctx context.Context, p string) (Attr, error) {
 	if err != nil {
 		return Attr{}, err
 	}
-	return in.attr(), nil
+	if !ref {
+		return in.attr(), nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.lookups++
+	return in.attrLocked(), nil
 }
 
 // MkdirAll makes directory p and any missing parents (mode for new

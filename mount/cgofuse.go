@@ -6,8 +6,9 @@
 // API offers on Linux (-tags cgofuse,fuse3), where the tests run it.
 //
 // Paths: every call names its file by path ("/a/b"); the adapter walks it
-// from the root with fsnode.Lookup, dropping each reference with Forget
-// once the next is held, so it keeps no inode state of its own. Open
+// from the root with fsnode.Walk, which holds one reference on what it
+// finds until the call drops it with Forget, so it keeps no inode state
+// of its own. Paths in the control directory walk control.lookup. Open
 // files and directories are kept by handle (cgofuse's fh is fsnode's
 // Handle; a directory's is its inode, referenced until Releasedir), and a
 // call carrying a handle uses it rather than the path, which may name an
@@ -29,7 +30,6 @@ package mount
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -52,14 +52,9 @@ const CgofuseAvailable = true
 // noFh is what cgofuse passes as the file handle when there is none.
 const noFh = ^uint64(0)
 
-// Handles of the control directory's stats file, and the inode numbers it
-// reports, live in the top half of the 64-bit space; fsnode numbers its
-// handles and inodes up from 1.
-const (
-	virtualFhBase      = 1 << 63
-	cgoVirtualDirIno   = 1<<63 + 1
-	cgoVirtualStatsIno = 1<<63 + 2
-)
+// Handles of the control directory's files live in the top half of the
+// 64-bit space; fsnode numbers its handles up from 1.
+const virtualFhBase = 1 << 63
 
 // cgoFS is the path-based adapter: each cgofuse call resolves its path to
 // an fsnode inode (one Lookup per component, each reference dropped with
@@ -79,10 +74,9 @@ type cgoFS struct {
 	// isLibfuseHidden); on for libfuse, which cannot be told hard_remove
 	// through cgofuse.
 	libfuseHide bool
-	info        func() any
+	ctl         *control                 // MOUNTPOINT/.hgfs (control.go): stats only
 	caller      func() (uid, gid uint32) // fuseCaller; tests without FUSE replace it
-	start       time.Time
-	ready       chan struct{} // closed by Init: the file system is mounted
+	ready       chan struct{}            // closed by Init: the file system is mounted
 	readyOnce   sync.Once
 
 	mu       sync.Mutex
@@ -93,7 +87,7 @@ type cgoFS struct {
 }
 
 // cgoFile is an open file: an fsnode handle and its inode, or the bytes of
-// a stats file generated at open.
+// a control directory file read at open.
 type cgoFile struct {
 	h    fsnode.Handle
 	ino  fsnode.Ino
@@ -104,9 +98,8 @@ func newCgoFS(fsys *fsnode.FS, readOnly bool, info func() any) *cgoFS {
 	return &cgoFS{
 		fsys:     fsys,
 		readOnly: readOnly,
-		info:     info,
+		ctl:      newControl(info, virtualDirIno, nil),
 		caller:   fuseCaller,
-		start:    time.Now(),
 		ready:    make(chan struct{}),
 		files:    map[uint64]*cgoFile{},
 		hidden:   map[string]fsnode.Ino{},
@@ -217,8 +210,7 @@ func cgoSplit(p string) []string {
 }
 
 // resolve walks p from the root and returns its attributes holding one
-// lookup reference on the inode (none for the root), which the caller
-// drops with a.put.
+// lookup reference on the inode, which the caller drops with a.put.
 func (a *cgoFS) resolve(p string) (fsnode.Attr, error) {
 	ctx := a.ctx()
 	if a.libfuseHide {
@@ -237,28 +229,13 @@ func (a *cgoFS) resolve(p string) (fsnode.Attr, error) {
 			return attr, err
 		}
 	}
-	attr, err := a.fsys.GetAttr(ctx, a.fsys.Root())
-	if err != nil {
-		return fsnode.Attr{}, err
-	}
-	for _, name := range cgoSplit(p) {
-		next, err := a.fsys.Lookup(ctx, attr.Ino, name)
-		a.put(attr.Ino)
-		if err != nil {
-			return fsnode.Attr{}, err
-		}
-		attr = next
-	}
-	return attr, nil
+	return a.fsys.Walk(ctx, strings.Trim(p, "/"))
 }
 
 // put drops the reference resolve (or a creating call) took on ino.
 // Lookup counts are interchangeable, so a reference lent from a hidden
 // entry may be returned by any put on the same inode.
 func (a *cgoFS) put(ino fsnode.Ino) {
-	if ino == a.fsys.Root() {
-		return
-	}
 	if a.libfuseHide {
 		a.mu.Lock()
 		lent := a.borrowed[ino] > 0
@@ -352,8 +329,8 @@ func (a *cgoFS) newName(p string) error {
 		return syscall.EEXIST
 	}
 	name := parts[len(parts)-1]
-	if len(parts) == 1 && name == VirtualDirName || len(parts) > 1 && parts[0] == VirtualDirName {
-		return syscall.EPERM
+	if parts[0] == VirtualDirName {
+		return errControl
 	}
 	if a.libfuseHide && isLibfuseHidden(name) {
 		return syscall.EPERM
@@ -372,15 +349,24 @@ func (a *cgoFS) changing(p string) error {
 		return syscall.EROFS
 	}
 	if parts := cgoSplit(p); len(parts) > 0 && parts[0] == VirtualDirName {
-		return syscall.EPERM
+		return errControl
 	}
 	return nil
 }
 
-// isVirtualPath reports whether p is in the control directory.
-func isVirtualPath(p string) bool {
+// ctlNode resolves p if it is in the control directory (in is false
+// otherwise): a walk over control.lookup, which keeps no references.
+func (a *cgoFS) ctlNode(p string) (x ctlNode, in bool, err error) {
 	parts := cgoSplit(p)
-	return len(parts) > 0 && parts[0] == VirtualDirName
+	if len(parts) == 0 || parts[0] != VirtualDirName {
+		return ctlNode{}, false, nil
+	}
+	for _, name := range parts[1:] {
+		if x, err = a.ctl.lookup(x, name); err != nil {
+			return ctlNode{}, true, err
+		}
+	}
+	return x, true, nil
 }
 
 func cgoFillStat(attr fsnode.Attr, st *fuse.Stat_t) {
@@ -453,24 +439,32 @@ func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) int {
 }
 
 func (a *cgoFS) Getattr(p string, st *fuse.Stat_t, fh uint64) int {
-	if isVirtualPath(p) {
-		return a.virtGetattr(p, st)
-	}
-	if f := a.file(fh); f != nil && f.virt == nil {
-		attr, err := a.fsys.GetAttr(a.ctx(), f.ino)
-		if err != nil {
-			return toErrno(err)
-		}
-		cgoFillStat(attr, st)
-		return 0
-	}
-	attr, err := a.resolve(p)
+	attr, err := a.getattr(p, fh)
 	if err != nil {
 		return toErrno(err)
 	}
-	a.put(attr.Ino)
 	cgoFillStat(attr, st)
 	return 0
+}
+
+// getattr returns the attributes of p, or of the open file fh when there
+// is one.
+func (a *cgoFS) getattr(p string, fh uint64) (fsnode.Attr, error) {
+	if x, in, err := a.ctlNode(p); in {
+		if err != nil {
+			return fsnode.Attr{}, err
+		}
+		attr, _, err := a.ctl.attr(x)
+		return attr, err
+	}
+	if f := a.file(fh); f != nil && f.virt == nil {
+		return a.fsys.GetAttr(a.ctx(), f.ino)
+	}
+	attr, err := a.resolve(p)
+	if err == nil {
+		a.put(attr.Ino)
+	}
+	return attr, err
 }
 
 func (a *cgoFS) Mkdir(p string, mode uint32) int {
@@ -560,8 +554,12 @@ func (a *cgoFS) Symlink(target, newpath string) int {
 }
 
 func (a *cgoFS) Readlink(p string) (int, string) {
-	if isVirtualPath(p) {
-		return -fuse.EINVAL, ""
+	if x, in, err := a.ctlNode(p); in {
+		var target string
+		if err == nil {
+			target, err = a.ctl.readlink(x)
+		}
+		return toErrno(err), target
 	}
 	attr, err := a.resolve(p)
 	if err != nil {
@@ -757,8 +755,19 @@ func (a *cgoFS) Open(p string, flags int) (int, uint64) {
 
 func (a *cgoFS) OpenEx(p string, fi *fuse.FileInfo_t) int {
 	flags := cgoOpenFlags(fi.Flags)
-	if isVirtualPath(p) {
-		return a.virtOpen(p, flags, fi)
+	if x, in, err := a.ctlNode(p); in {
+		var data []byte
+		if err == nil {
+			data, err = a.ctl.open(x, flags)
+		}
+		if err != nil {
+			return toErrno(err)
+		}
+		// Direct I/O: content generated at each open is read to its end
+		// whatever size the last getattr reported.
+		fi.Fh = a.addFile(&cgoFile{virt: append([]byte{}, data...)})
+		fi.DirectIo = true
+		return 0
 	}
 	if a.readOnly && (flags&accMode != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0) {
 		return -fuse.EROFS
@@ -848,11 +857,11 @@ func (a *cgoFS) Fsync(p string, datasync bool, fh uint64) int {
 // Opendir keeps a lookup reference on the directory until Releasedir, so
 // Readdir needs no path walk; the fh is the inode number.
 func (a *cgoFS) Opendir(p string) (int, uint64) {
-	if isVirtualPath(p) {
-		if len(cgoSplit(p)) == 1 {
-			return 0, noFh
+	if x, in, err := a.ctlNode(p); in {
+		if err == nil && !x.isDir() {
+			err = syscall.ENOTDIR
 		}
-		return -fuse.ENOTDIR, noFh
+		return toErrno(err), noFh
 	}
 	attr, err := a.resolve(p)
 	if err != nil {
@@ -879,11 +888,24 @@ func (a *cgoFS) Releasedir(p string, fh uint64) int {
 // carries its attributes (readdir-plus), sparing WinFsp a getattr per
 // file. The control directory is never listed.
 func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
-	if isVirtualPath(p) {
-		if ofst == 0 {
+	if x, in, err := a.ctlNode(p); in {
+		var ents []ctlEntry
+		if err == nil {
+			ents, err = a.ctl.entries(x)
+		}
+		if err != nil || ofst != 0 {
+			return toErrno(err)
+		}
+		for _, e := range ents {
 			var st fuse.Stat_t
-			a.virtGetattr("/"+VirtualDirName+"/stats", &st)
-			fill("stats", &st, 0)
+			if e.Node != nil {
+				if attr, _, err := a.ctl.attr(*e.Node); err == nil {
+					cgoFillStat(attr, &st)
+				}
+			}
+			if !fill(e.Name, &st, 0) {
+				break
+			}
 		}
 		return 0
 	}
@@ -941,60 +963,29 @@ func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) int {
 	return toErrno(a.fsys.Sync(a.ctx()))
 }
 
-// Access: on Linux the kernel checks permissions (default_permissions);
-// WinFsp checks access against the security descriptor it builds from
-// the modes Getattr reports.
-func (a *cgoFS) Access(p string, mask uint32) int { return 0 }
-
-// virtGetattr answers for MOUNTPOINT/.hgfs and .hgfs/stats.
-func (a *cgoFS) virtGetattr(p string, st *fuse.Stat_t) int {
-	ts := fuse.NewTimespec(a.start)
-	*st = fuse.Stat_t{
-		Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()),
-		Atim: ts, Mtim: ts, Ctim: ts, Birthtim: ts, Blksize: 4096,
-	}
-	switch parts := cgoSplit(p); {
-	case len(parts) == 1:
-		st.Ino, st.Mode, st.Nlink = cgoVirtualDirIno, fuse.S_IFDIR|0o555, 2
-	case len(parts) == 2 && parts[1] == "stats":
-		// The size is that of the JSON now; opens serve a fresh copy with
-		// direct I/O, so readers read to EOF whatever the size.
-		st.Ino, st.Mode, st.Nlink = cgoVirtualStatsIno, fuse.S_IFREG|0o444, 1
-		if data, err := a.statsJSON(); err == nil {
-			st.Size = int64(len(data))
-		}
-	default:
-		return -fuse.ENOENT
-	}
-	return 0
-}
-
-func (a *cgoFS) statsJSON() ([]byte, error) {
-	data, err := json.MarshalIndent(a.info(), "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
-}
-
-func (a *cgoFS) virtOpen(p string, flags int, fi *fuse.FileInfo_t) int {
-	parts := cgoSplit(p)
-	if len(parts) != 2 || parts[1] != "stats" {
-		if len(parts) == 1 {
-			return -fuse.EISDIR
-		}
-		return -fuse.ENOENT
-	}
-	if flags&accMode != syscall.O_RDONLY {
-		return -fuse.EACCES
-	}
-	data, err := a.statsJSON()
+// Access answers access(2) with the raw adapter's check
+// (fsnode.Attr.CheckAccess). On Linux libfuse mounts with
+// default_permissions, so the kernel checks permissions from the modes
+// Getattr reports and sends no ACCESS; a call that comes anyway is
+// checked for the caller fuse.Getcontext names. On Windows WinFsp checks
+// every open against the security descriptor it builds from the owner
+// and mode Getattr reports, and names the caller only in the requests
+// that create (elsewhere its context reads uid 0 and gid 0, which would
+// pass as root). Decision: on Windows the check is made as the file's
+// owner, the user who mounted (uid=-1 in cgofuseArgs) and the one user
+// WinFsp's descriptor gives the owner bits to; so a file without write
+// bits refuses W_OK, as its descriptor refuses writing, and nothing
+// passes for lack of a caller.
+func (a *cgoFS) Access(p string, mask uint32) int {
+	attr, err := a.getattr(p, noFh)
 	if err != nil {
 		return toErrno(err)
 	}
-	fi.Fh = a.addFile(&cgoFile{virt: data})
-	fi.DirectIo = true
-	return 0
+	uid, gid := attr.Uid, attr.Gid
+	if cgofuseCallerKnown {
+		uid, gid = a.caller()
+	}
+	return toErrno(attr.CheckAccess(mask, uid, gid))
 }
 
 // CgofuseServer is a live mount served through cgofuse (WinFsp on

@@ -18,6 +18,8 @@ const (
 	// hard_remove is set, and cgofuse clears libfuse's configuration in
 	// its init callback, so the adapter undoes the hiding itself.
 	cgofuseLibfuseHide = true
+	// libfuse names the caller of every request (fuse.Getcontext).
+	cgofuseCallerKnown = true
 
 	fuseLibraryMissing = "libfuse3 (libfuse3.so.3) is not installed; install fuse3 (e.g. apt-get install fuse3)"
 )

@@ -3,7 +3,6 @@
 package mount
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,50 +14,32 @@ import (
 	"github.com/winfsp/cgofuse/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// newCgoMount creates a cache and mounts it in-process through cgofuse
-// and libfuse3, the adapter WinFsp runs, here over the Linux kernel; the
+// cgofuseBackend mounts in-process through cgofuse and libfuse3, the
+// adapter WinFsp runs, here over the Linux kernel. The shared suite
+// (TestBackends) runs on it too; after its POSIX cases no file libfuse
+// hid instead of unlinking it may be left.
+var cgofuseBackend = backend{
+	name: "cgofuse",
+	mount: func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return MountCgofuse(fsys, mp, opt)
+	},
+	afterPOSIX: func(t *testing.T, m *testMount) {
+		if out := runIn(t, m.mp, "find", ".", "-name", ".fuse_hidden*"); out != "" {
+			t.Errorf("libfuse hidden files on the mount:\n%s", out)
+		}
+	},
+}
+
+func init() { backends = append(backends, cgofuseBackend) }
+
+// newCgoMount creates a cache and mounts it through cgofuseBackend; the
 // cleanup is newMount's.
 func newCgoMount(t testing.TB) *testMount {
 	t.Helper()
-	return newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
-		return MountCgofuse(fsys, mp, opt)
-	})
-}
-
-// TestCgofuseConformance runs fsnode's POSIX conformance suite through
-// the kernel, libfuse3 and cgofuse, as TestConformance does for go-fuse.
-func TestCgofuseConformance(t *testing.T) {
-	m := newCgoMount(t)
-	posixtest.Run(t, func(t *testing.T) posixtest.FS {
-		dir := m.path(posixtest.DirName(t))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return posixtest.OS(dir)
-	})
-}
-
-// TestCgofusePOSIX runs the go-fuse mount's POSIX cases (posixCases) on a
-// cgofuse mount.
-func TestCgofusePOSIX(t *testing.T) {
-	m := newCgoMount(t)
-	for name, fn := range posixCases {
-		t.Run(name, func(t *testing.T) {
-			dir := m.path(name)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			fn(t, dir)
-		})
-	}
-	// No hidden files left behind by unlinking open files.
-	if out := runIn(t, m.mp, "find", ".", "-name", ".fuse_hidden*"); out != "" {
-		t.Errorf("libfuse hidden files on the mount:\n%s", out)
-	}
+	return newMountWith(t, cgofuseBackend.mount)
 }
 
 // TestCgofuseHg runs real hg (init, add, commit, mv, rm, update back and
@@ -69,31 +50,8 @@ func TestCgofuseHg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping in -short mode: about 20 hg runs")
 	}
-	testenv.HgPath(t)
 	m := newCgoMount(t)
-	native := t.TempDir()
-	nativeDone := make(chan error, 1)
-	go func() { nativeDone <- hgScript(native) }()
-	// The native run is waited for either way: it must not outlive the
-	// test and write into its removed temporary directory.
-	mountErr, nativeErr := hgScript(m.mp), <-nativeDone
-	if mountErr != nil {
-		t.Fatal(mountErr)
-	}
-	if nativeErr != nil {
-		t.Fatal(nativeErr)
-	}
-	nr, mr := filepath.Join(native, "repo"), m.path("repo")
-	same := func(dir string, args []string, want []byte) {
-		t.Helper()
-		if got := testenv.Hg(t, dir, args...); !bytes.Equal(got, want) {
-			t.Errorf("hg %s in %s differs:\n--- native\n%s--- mount\n%s", strings.Join(args, " "), dir, want, got)
-		}
-	}
-	nativeLog := testenv.Hg(t, nr, "log", "--debug")
-	same(mr, []string{"log", "--debug"}, nativeLog)
-	same(mr, []string{"status", "--all"}, testenv.Hg(t, nr, "status", "--all"))
-	testenv.Hg(t, mr, "verify", "-q")
+	nr, mr, nativeLog, same := hgScriptOn(t, m)
 
 	// A clone into the mount by pull, updated to an older revision and
 	// back, then committed to.
@@ -116,38 +74,6 @@ func TestCgofuseHg(t *testing.T) {
 	testenv.Hg(t, pr, "verify", "-q")
 	if got := readFile(t, filepath.Join(pr, "new.txt")); got != "added through cgofuse\n" {
 		t.Errorf("new.txt after remount: %q", got)
-	}
-}
-
-// TestCgofuseControlDir checks MOUNTPOINT/.hgfs on the cgofuse mount:
-// found by name, never listed, never changeable, stats is this process.
-func TestCgofuseControlDir(t *testing.T) {
-	m := newCgoMount(t)
-	writeFile(t, m.path("a"), "x")
-	ents, err := os.ReadDir(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ents) != 1 || ents[0].Name() != "a" {
-		t.Fatalf("root lists %v, want only a", ents)
-	}
-	info, err := ReadInfo(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Pid != os.Getpid() || info.Kind != "cache" || info.Source != m.cache || info.Stats == nil {
-		t.Fatalf("info = %+v", info)
-	}
-	for _, err := range []error{
-		os.WriteFile(filepath.Join(m.mp, VirtualDirName, "x"), nil, 0o644),
-		os.WriteFile(StatsPath(m.mp), nil, 0o644),
-		os.Mkdir(filepath.Join(m.mp, VirtualDirName), 0o755),
-		os.Rename(m.path("a"), filepath.Join(m.mp, VirtualDirName)),
-		os.Remove(StatsPath(m.mp)),
-	} {
-		if err == nil {
-			t.Errorf("changing the control directory succeeded")
-		}
 	}
 }
 
@@ -276,6 +202,42 @@ func TestCgofuseAdapterErrors(t *testing.T) {
 	}
 	if errc := a.Mkdir("/"+VirtualDirName, 0o755); errc != -fuse.EPERM {
 		t.Errorf("mkdir of the control directory: %d", errc)
+	}
+}
+
+// TestCgofuseAccess checks that Access makes the real permission check
+// for the caller libfuse names (it used to allow everything): the kernel
+// never sends ACCESS to a default_permissions mount, so the adapter is
+// called directly.
+func TestCgofuseAccess(t *testing.T) {
+	a := newAdapter(t)
+	errc, fh := a.Create("/f", fuse.O_WRONLY, 0o640)
+	if errc != 0 {
+		t.Fatal(errc)
+	}
+	a.Release("/f", fh)
+	owner, group := uint32(os.Getuid()), uint32(os.Getgid())
+	for _, c := range []struct {
+		path     string
+		mask     uint32
+		uid, gid uint32
+		want     int
+	}{
+		{"/f", 6, owner, group, 0},
+		{"/f", 1, owner, group, -fuse.EACCES},
+		{"/f", 4, owner + 1000, group, 0},                   // group read
+		{"/f", 2, owner + 1000, group, -fuse.EACCES},        // group, no write bit
+		{"/f", 4, owner + 1000, group + 1000, -fuse.EACCES}, // other: nothing
+		{"/", 7, owner, group, 0},
+		{"/missing", 0, owner, group, -fuse.ENOENT},
+		{"/" + VirtualDirName + "/stats", 4, owner + 1000, group + 1000, 0},
+		{"/" + VirtualDirName + "/stats", 2, owner + 1000, group + 1000, -fuse.EACCES},
+		{"/" + VirtualDirName, 5, owner + 1000, group + 1000, 0},
+	} {
+		a.caller = func() (uint32, uint32) { return c.uid, c.gid }
+		if got := a.Access(c.path, c.mask); got != c.want {
+			t.Errorf("Access(%s, %o) as %d:%d = %d, want %d", c.path, c.mask, c.uid, c.gid, got, c.want)
+		}
 	}
 }
 

@@ -17,6 +17,9 @@ const (
 	cgofuseWindowsNames = true
 	// WinFsp never hides files: Windows deletes on the last close.
 	cgofuseLibfuseHide = false
+	// WinFsp names the caller only in requests that create (see
+	// cgoFS.Access).
+	cgofuseCallerKnown = false
 
 	fuseLibraryMissing = "WinFsp is not installed; get it from https://winfsp.dev/rel/"
 )

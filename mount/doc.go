@@ -31,8 +31,12 @@
 //
 // # The control directory
 //
-// MOUNTPOINT/.hgfs is served by the adapter itself, with inode numbers in
-// the upper half of the 64-bit space, which fsnode never allocates. Lookup
+// MOUNTPOINT/.hgfs is described once, adapter-neutral, in control.go
+// (type control: names, modes, sizes, contents, what is refused), with
+// inode numbers in the upper half of the 64-bit space, which fsnode never
+// allocates; each adapter answers its requests on it in a few lines per
+// operation (virtual_linux.go for the raw adapter, viewNode in
+// views_linux.go for the node API, ctlNode in cgofuse.go). Lookup
 // finds it but no listing shows it, so hg status, find, tar and du never
 // see it; nothing can be created, renamed or removed under that name (an
 // entry of that name already in a cache is shadowed at the root). It holds
@@ -96,6 +100,11 @@
 // in vfork, and a garbage collection starting then can stop neither, so
 // the server never answers.
 //
+// Access, in every adapter, is fsnode's check (fsnode.Attr.CheckAccess)
+// on the attributes the adapter reports; the adapters keep no permission
+// logic of their own. The cgofuse adapter's Access says how it names the
+// caller on Windows, where WinFsp reports none outside creating requests.
+//
 // # Request cost
 //
 // Every FUSE request is a round trip between two processes: tens of
@@ -149,4 +158,12 @@
 // no_open read by path, loop_linux.go), the
 // working files are not shown, and the kernel enforces read-only ("ro").
 // It carries the same unlisted .hgfs/stats.
+//
+// # Tests
+//
+// One suite (suite_linux_test.go: fsnode's POSIX conformance cases, the
+// mount's own POSIX cases, the control directory) runs against every
+// backend: go-fuse, go-fuse with RootPermissions, and cgofuse in builds
+// with -tags cgofuse,fuse3. A new backend adds itself to the list rather
+// than copying cases.
 package mount

@@ -3,11 +3,9 @@
 package mount
 
 import (
-	"os"
 	"testing"
 
 	"github.com/hgfs/hgfs/fsnode"
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 )
 
 // checkFsck runs fsnode's consistency check on a closed cache, as bbolt's
@@ -22,17 +20,4 @@ func checkFsck(t testing.TB, dir string) {
 	if !rep.OK() {
 		t.Errorf("fsck %s:\n%s", dir, rep)
 	}
-}
-
-// TestConformance runs fsnode's POSIX conformance suite through the
-// kernel against one shared mount, each case in its own directory.
-func TestConformance(t *testing.T) {
-	m := newMount(t)
-	posixtest.Run(t, func(t *testing.T) posixtest.FS {
-		dir := m.path(posixtest.DirName(t))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return posixtest.OS(dir)
-	})
 }

@@ -69,14 +69,13 @@ func hgRun(dir string, args ...string) error {
 
 const logTemplate = "{rev}:{node} {p1node} {p2node} {manifest} {branch} {date|hgdate} {author} {files} {file_adds} {file_dels} {desc}\n"
 
-// TestHg runs real hg inside the mount and compares its view with the same
-// history made on the native filesystem.
-func TestHg(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping in -short mode: about 30 hg runs")
-	}
+// hgScriptOn runs hgScript in m and on the native file system at once,
+// and checks that hg log --debug, status --all and verify agree. It
+// returns the native repository, the mount's, the native log and the
+// comparison it used, for the caller's further checks.
+func hgScriptOn(t *testing.T, m *testMount) (nr, mr string, nativeLog []byte, same func(dir string, args []string, want []byte)) {
+	t.Helper()
 	testenv.HgPath(t)
-	m := newMount(t)
 	native := t.TempDir()
 	nativeDone := make(chan error, 1)
 	go func() { nativeDone <- hgScript(native) }()
@@ -89,19 +88,29 @@ func TestHg(t *testing.T) {
 	if nativeErr != nil {
 		t.Fatal(nativeErr)
 	}
-	nr, mr := filepath.Join(native, "repo"), m.path("repo")
-	nativeLog := testenv.Hg(t, nr, "log", "--debug")
-	nativeLogT := testenv.Hg(t, nr, "log", "-T", logTemplate)
-
-	sameLog := func(dir string, args []string, want []byte) {
+	nr, mr = filepath.Join(native, "repo"), m.path("repo")
+	same = func(dir string, args []string, want []byte) {
 		t.Helper()
 		if got := testenv.Hg(t, dir, args...); !bytes.Equal(got, want) {
 			t.Errorf("hg %s in %s differs:\n--- native\n%s--- mount\n%s", strings.Join(args, " "), dir, want, got)
 		}
 	}
-	sameLog(mr, []string{"log", "--debug"}, nativeLog)
-	sameLog(mr, []string{"status", "--all"}, testenv.Hg(t, nr, "status", "--all"))
+	nativeLog = testenv.Hg(t, nr, "log", "--debug")
+	same(mr, []string{"log", "--debug"}, nativeLog)
+	same(mr, []string{"status", "--all"}, testenv.Hg(t, nr, "status", "--all"))
 	testenv.Hg(t, mr, "verify", "-q")
+	return nr, mr, nativeLog, same
+}
+
+// TestHg runs real hg inside the mount and compares its view with the same
+// history made on the native filesystem.
+func TestHg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: about 30 hg runs")
+	}
+	m := newMount(t)
+	nr, mr, nativeLog, sameLog := hgScriptOn(t, m)
+	nativeLogT := testenv.Hg(t, nr, "log", "-T", logTemplate)
 
 	// Clones into the mount: by pull (changegroup application), by hg's
 	// local copy of the store files, and streamed.

@@ -33,15 +33,12 @@ package mount
 // revlog indexes) can no longer be read with direct I/O, so they report
 // their real size, their attributes are never cached (read(2) asks
 // GETATTR first) and every change of content gets a new mtime, which
-// makes the kernel drop the pages it holds (servedFiles).
+// makes the kernel drop the pages it holds (servedFiles, control.go).
 
 import (
-	"bytes"
 	"log"
 	"os"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -78,52 +75,6 @@ func primeNoOpen(k *kernel, mp string) {
 // movingTimeout is the attribute lifetime of files whose content moves:
 // none, so every read(2) refreshes size and mtime (see servedFiles).
 const movingTimeout = 0
-
-// served is one generation of a moving file's content.
-type served struct {
-	data  []byte
-	mtime time.Time
-}
-
-// servedFiles holds, per inode, the content last reported for a file
-// whose content moves. Attributes report its size and mtime; READ serves
-// the same bytes, so the kernel never reads content cut at another
-// generation's size. A new generation gets a new mtime, which makes the
-// kernel drop the previous one's pages (AUTO_INVAL_DATA). Entries go when
-// the kernel forgets the node.
-type servedFiles struct {
-	mu sync.Mutex
-	m  map[uint64]*served
-}
-
-// update records data as ino's content, keeping the previous
-// generation (and its mtime) if the bytes are the same.
-func (s *servedFiles) update(ino uint64, data []byte) *served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.m[ino]; old != nil && bytes.Equal(old.data, data) {
-		return old
-	}
-	if s.m == nil {
-		s.m = map[uint64]*served{}
-	}
-	sv := &served{data: data, mtime: time.Now()}
-	s.m[ino] = sv
-	return sv
-}
-
-// get returns the generation last reported for ino, if any.
-func (s *servedFiles) get(ino uint64) *served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[ino]
-}
-
-func (s *servedFiles) forget(ino uint64) {
-	s.mu.Lock()
-	delete(s.m, ino)
-	s.mu.Unlock()
-}
 
 // readAt answers a READ of size bytes at off from data.
 func readAt(data []byte, off uint64, size uint32) fuse.ReadResult {

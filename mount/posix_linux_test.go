@@ -4,7 +4,6 @@ package mount
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,46 +17,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/hgfs/hgfs/fsnode"
-	"github.com/hgfs/hgfs/testenv"
 )
 
-// TestPOSIX runs POSIX cases against one shared mount, each in its own
-// directory.
-func TestPOSIX(t *testing.T) {
-	m := newMount(t)
-	for name, fn := range posixCases {
-		t.Run(name, func(t *testing.T) {
-			dir := m.path(name)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			fn(t, dir)
-		})
-	}
-}
-
-// TestPOSIXRootPermissions runs the same cases on a mount with
-// Options.RootPermissions, which drops default_permissions when the tests
-// run as root (elsewhere it changes nothing). The cases start no
-// programs in the mount (see the option for why that matters).
-func TestPOSIXRootPermissions(t *testing.T) {
-	m := newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
-		opt.RootPermissions = true
-		return Mount(fsys, mp, opt)
-	})
-	for name, fn := range posixCases {
-		t.Run(name, func(t *testing.T) {
-			dir := m.path(name)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			fn(t, dir)
-		})
-	}
-}
-
+// posixCases are the mount's POSIX cases beyond fsnode's conformance
+// suite; the shared suite (suite_linux_test.go) runs them on every
+// backend.
 var posixCases = map[string]func(t *testing.T, dir string){
 	"SetgidDirectory": func(t *testing.T, dir string) {
 		// As on a local filesystem: entries made in a set-group-ID
@@ -633,54 +597,4 @@ var posixCases = map[string]func(t *testing.T, dir string){
 			t.Fatalf("statfs: %+v", st)
 		}
 	},
-}
-
-// TestControlDir checks MOUNTPOINT/.hgfs: found by name, never listed,
-// never creatable, stats is JSON naming this process.
-func TestControlDir(t *testing.T) {
-	m := newMount(t)
-	writeFile(t, m.path("a"), "x")
-	ents, err := os.ReadDir(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if e.Name() == VirtualDirName {
-			t.Fatalf("%s listed in the root directory", VirtualDirName)
-		}
-	}
-	info, err := ReadInfo(m.mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Pid != os.Getpid() || info.Kind != "cache" || info.Source != m.cache || info.Stats == nil {
-		t.Fatalf("info = %+v", info)
-	}
-	for _, err := range []error{
-		os.WriteFile(filepath.Join(m.mp, VirtualDirName, "x"), nil, 0o644),
-		os.WriteFile(StatsPath(m.mp), nil, 0o644),
-		os.Mkdir(filepath.Join(m.mp, VirtualDirName), 0o755),
-		os.Rename(m.path("a"), filepath.Join(m.mp, VirtualDirName)),
-		os.Remove(StatsPath(m.mp)),
-	} {
-		if err == nil {
-			t.Errorf("changing the control directory succeeded")
-		}
-	}
-	data, err := os.ReadFile(StatsPath(m.mp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatalf("stats is not JSON: %v\n%s", err, data)
-	}
-	// A repository at the mount root does not see it either.
-	testenv.Hg(t, m.mp, "init")
-	if got := string(testenv.Hg(t, m.mp, "status")); got != "? a\n" {
-		t.Errorf("hg status at the mount root:\n%s", got)
-	}
-	if _, err := ReadInfo(t.TempDir()); !errors.Is(err, ErrNotMounted) {
-		t.Fatalf("ReadInfo of a plain directory: %v", err)
-	}
 }

@@ -22,15 +22,13 @@ import (
 // of a large tree (find, then cat; hg's store walk, then its checkout)
 // takes longer than a few seconds. The hour bounds the damage should the
 // premise ever stop holding. The .hgfs control directory and its views
-// that follow commits use entryTimeout and attrTimeout instead.
+// that follow commits use entryTimeout instead (ctlEntryTimeout).
 const nodeTimeout = time.Hour
 
-// Kernel cache lifetimes of the control directory (.hgfs, its stats
-// file, and the views whose names move as commits are made).
-const (
-	entryTimeout = time.Second
-	attrTimeout  = time.Second
-)
+// entryTimeout is the kernel cache lifetime of the control directory's
+// names and attributes (.hgfs, and the views whose names move as commits
+// are made; see ctlEntryTimeout and ctlAttrTimeout).
+const entryTimeout = time.Second
 
 // openFlags are the kernel's instructions for every open file.
 //
@@ -66,7 +64,7 @@ func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
 		RawFileSystem: fuse.NewDefaultRawFileSystem(),
 		fsys:          fsys,
 		root:          fsys.Root(),
-		virt:          newVirtualDir(info, cacheViews(fsys)),
+		virt:          newVirtualDir(newControl(info, virtualDirIno, cacheViews(fsys))),
 		kernel:        k,
 	}
 }
@@ -75,7 +73,7 @@ func newRawFS(fsys *fsnode.FS, info func() any) *rawFS {
 // be declined (kernel.noOpen).
 func (r *rawFS) Init(s *fuse.Server) {
 	r.kernel.srv.Store(s)
-	r.virt.views.store = func(ino uint64, data []byte) bool {
+	r.virt.store = func(ino uint64, data []byte) bool {
 		return s.InodeNotifyStoreCache(ino, 0, data) == fuse.OK
 	}
 	r.RawFileSystem.Init(s)
@@ -83,7 +81,7 @@ func (r *rawFS) Init(s *fuse.Server) {
 
 // OnUnmount releases the .hgfs views' revlogs before the owner closes
 // the cache.
-func (r *rawFS) OnUnmount() { r.virt.views.close() }
+func (r *rawFS) OnUnmount() { r.virt.c.close() }
 
 // toStatus is the adapter's only error conversion.
 func toStatus(err error) fuse.Status {
@@ -153,7 +151,7 @@ func (r *rawFS) fillEntry(a fsnode.Attr, out *fuse.EntryOut) {
 func (r *rawFS) String() string { return "hgfs" }
 
 func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	if r.virt.owns(h.NodeId) || (h.NodeId == fuse.FUSE_ROOT_ID && name == VirtualDirName) {
+	if r.virt.ownsName(h.NodeId, name) {
 		return r.virt.lookup(h.NodeId, name, out)
 	}
 	a, err := r.fsys.Lookup(ctxOf(cancel), r.ino(h.NodeId), name)
@@ -172,7 +170,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 
 func (r *rawFS) Forget(nodeID, nlookup uint64) {
 	if r.virt.owns(nodeID) {
-		r.virt.views.forget(nodeID, nlookup)
+		r.virt.c.forget(nodeID, nlookup)
 		return
 	}
 	r.fsys.Forget(r.ino(nodeID), nlookup)
@@ -283,7 +281,7 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 
 func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
 	if r.virt.owns(in.NodeId) {
-		return r.virt.read(in, buf)
+		return r.virt.read(in)
 	}
 	if int(in.Size) < len(buf) {
 		buf = buf[:in.Size]
@@ -415,56 +413,26 @@ func (r *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 
 // Access is asked only when the mount runs without default_permissions,
 // that is for root alone (see rootOnly), for access(2) and chdir(2). It
-// answers as the kernel's generic check would: root may do anything but
-// execute a non-directory that has no execute bit; anyone else gets the
-// owner, group or other bits (the request carries no supplementary
-// groups, which only matters if a non-root caller ever gets in).
+// answers as the kernel's generic check would (fsnode.Attr.CheckAccess).
 func (r *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	var mode, uid, gid uint32
+	var a fsnode.Attr
+	var err error
 	if r.virt.owns(in.NodeId) {
-		var out fuse.AttrOut
-		if st := r.virt.getAttr(in.NodeId, &out); st != fuse.OK {
-			return st
-		}
-		mode, uid, gid = out.Mode, out.Uid, out.Gid
+		a, err = r.virt.attr(in.NodeId)
 	} else {
-		a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
-		if err != nil {
-			return toStatus(err)
-		}
-		mode, uid, gid = a.Mode, a.Uid, a.Gid
+		a, err = r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
 	}
-	return accessStatus(in.Mask, mode, uid, gid, in.Uid, in.Gid)
-}
-
-// accessStatus is the kernel's generic_permission for an access(2) mask
-// (R_OK 4, W_OK 2, X_OK 1) without ACLs or supplementary groups.
-func accessStatus(mask, mode, uid, gid, callerUid, callerGid uint32) fuse.Status {
-	mask &= 7
-	if callerUid == 0 {
-		if mask&1 != 0 && mode&syscall.S_IFMT != syscall.S_IFDIR && mode&0o111 == 0 {
-			return fuse.EACCES
-		}
-		return fuse.OK
+	if err == nil {
+		err = a.CheckAccess(in.Mask, in.Uid, in.Gid)
 	}
-	perm := mode & 7
-	switch {
-	case callerUid == uid:
-		perm = mode >> 6 & 7
-	case callerGid == gid:
-		perm = mode >> 3 & 7
-	}
-	if mask&^perm != 0 {
-		return fuse.EACCES
-	}
-	return fuse.OK
+	return toStatus(err)
 }
 
 // OpenDir needs no state: fsnode's directory cookies are stable, so every
 // READDIR resumes from its offset alone.
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	if r.virt.owns(in.NodeId) {
-		return r.virt.views.openDir(in.NodeId, out)
+		return r.virt.openDir(in.NodeId, out)
 	}
 	a, err := r.fsys.GetAttr(ctxOf(cancel), r.ino(in.NodeId))
 	if err != nil {
@@ -478,7 +446,7 @@ func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 
 func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
 	if r.virt.owns(in.NodeId) {
-		r.virt.views.releaseDir(in.Fh)
+		r.virt.releaseDir(in.Fh)
 	}
 }
 
@@ -507,7 +475,7 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 		if name == "." {
 			de.Ino = in.NodeId
 		}
-		if plus && out.AddDirLookupEntry(de) == nil || !plus && !out.AddDirEntry(de) {
+		if _, ok := addDirEntry(out, de, plus); !ok {
 			return fuse.OK
 		}
 		off = uint64(i + 1)
@@ -538,15 +506,12 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 	}
 	for _, e := range ents {
 		de := fuse.DirEntry{Name: e.Name, Ino: r.nodeID(e.Ino), Mode: e.Mode, Off: e.Off}
-		if !plus {
-			if !out.AddDirEntry(de) {
-				break
-			}
-			continue
-		}
-		eo := out.AddDirLookupEntry(de)
-		if eo == nil {
+		eo, ok := addDirEntry(out, de, plus)
+		if !ok {
 			break
+		}
+		if !plus {
+			continue
 		}
 		// The kernel links every entry carrying a node ID and counts it
 		// as a lookup; an entry gone since the listing stays at zero,
@@ -558,6 +523,17 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 		r.fillEntry(a, eo)
 	}
 	return fuse.OK
+}
+
+// addDirEntry adds de to a READDIR or READDIRPLUS reply; ok is false
+// once the reply is full. For READDIRPLUS, eo is the entry's lookup
+// answer to fill (left zero, the kernel links no node).
+func addDirEntry(out *fuse.DirEntryList, de fuse.DirEntry, plus bool) (eo *fuse.EntryOut, ok bool) {
+	if !plus {
+		return nil, out.AddDirEntry(de)
+	}
+	eo = out.AddDirLookupEntry(de)
+	return eo, eo != nil
 }
 
 // FsyncDir makes the directory's entries durable; fsnode has no finer

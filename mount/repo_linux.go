@@ -4,7 +4,6 @@ package mount
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +45,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 	info := func() any {
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: repo, Kind: "repo", ReadOnly: true}
 	}
-	root := &repoRoot{hg: loop, info: info, views: repoViews(repo)}
+	root := &repoRoot{hg: loop, ctl: newControl(info, repoViewRootIno, repoViews(repo, repoViewRootIno))}
 	timeout := time.Second
 	fsOpts := &fs.Options{
 		MountOptions: *mountOptions(opt),
@@ -60,7 +59,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	closeFiles := func() {
-		root.views.close()
+		root.ctl.close()
 		hgFile.Close()
 	}
 	go srv.Serve()
@@ -96,7 +95,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 // the kernel allows (noopen_linux.go): OPEN is declined and the FLUSH of
 // a file without a handle answered ENOSYS (no_flush), for every node
 // kind alike; each node kind reads without a handle (loopNode.Read,
-// viewNode.Read, statsNode.Read).
+// viewNode.Read).
 type repoFS struct {
 	fuse.RawFileSystem
 	kernel *kernel
@@ -125,9 +124,8 @@ func (r *repoFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 // unlisted control directory.
 type repoRoot struct {
 	fs.Inode
-	hg    fs.InodeEmbedder
-	info  func() any
-	views *views // .hgfs/ beside stats (views_linux.go)
+	hg  fs.InodeEmbedder
+	ctl *control // .hgfs (viewNode)
 }
 
 var (
@@ -138,9 +136,7 @@ var (
 
 func (r *repoRoot) OnAdd(ctx context.Context) {
 	r.AddChild(".hg", r.NewPersistentInode(ctx, r.hg, fs.StableAttr{Mode: syscall.S_IFDIR}), false)
-	stats := r.NewPersistentInode(ctx, &statsNode{info: r.info, served: &r.views.served}, fs.StableAttr{Mode: syscall.S_IFREG})
-	ctl := r.NewPersistentInode(ctx, &viewNode{w: r.views, stats: stats}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: repoViewRootIno})
-	ctl.AddChild("stats", stats, false)
+	ctl := r.NewPersistentInode(ctx, &viewNode{c: r.ctl}, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: r.ctl.dirIno})
 	r.AddChild(VirtualDirName, ctl, false)
 }
 
@@ -154,77 +150,4 @@ func (r *repoRoot) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 	out.Nlink = 3
 	out.Uid, out.Gid = ownerUID, ownerGID
 	return 0
-}
-
-// statsNode is MOUNTPOINT/.hgfs/stats of a repository view. Its
-// attributes report the content generated for them, which a READ
-// without a handle serves (servedFiles).
-type statsNode struct {
-	fs.Inode
-	info   func() any
-	served *servedFiles
-}
-
-var (
-	_ fs.NodeOpener    = (*statsNode)(nil)
-	_ fs.NodeGetattrer = (*statsNode)(nil)
-	_ fs.NodeReader    = (*statsNode)(nil)
-)
-
-func (n *statsNode) generate() (*served, syscall.Errno) {
-	data, err := json.MarshalIndent(n.info(), "", "  ")
-	if err != nil {
-		return nil, syscall.EIO
-	}
-	return n.served.update(n.StableAttr().Ino, append(data, '\n')), 0
-}
-
-func (n *statsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	sv, errno := n.generate()
-	if errno != 0 {
-		return errno
-	}
-	out.Mode = syscall.S_IFREG | 0o444
-	out.Uid, out.Gid = ownerUID, ownerGID
-	out.Size = uint64(len(sv.data))
-	out.SetTimes(&sv.mtime, &sv.mtime, &sv.mtime)
-	out.SetTimeout(movingTimeout)
-	return 0
-}
-
-func (n *statsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		return nil, 0, syscall.EACCES
-	}
-	sv, errno := n.generate()
-	if errno != 0 {
-		return nil, 0, errno
-	}
-	return bytesHandle(sv.data), fuse.FOPEN_DIRECT_IO, 0
-}
-
-func (n *statsNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if f != nil {
-		return f.(fs.FileReader).Read(ctx, dest, off)
-	}
-	sv := n.served.get(n.StableAttr().Ino)
-	if sv == nil {
-		var errno syscall.Errno
-		if sv, errno = n.generate(); errno != 0 {
-			return nil, errno
-		}
-	}
-	return readAt(sv.data, uint64(off), uint32(len(dest))), 0
-}
-
-type bytesHandle []byte
-
-var _ fs.FileReader = bytesHandle(nil)
-
-func (b bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if off >= int64(len(b)) {
-		return fuse.ReadResultData(nil), 0
-	}
-	end := min(off+int64(len(dest)), int64(len(b)))
-	return fuse.ReadResultData(b[off:end]), 0
 }

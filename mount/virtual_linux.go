@@ -3,180 +3,155 @@
 package mount
 
 import (
-	"encoding/json"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
 )
 
-// Virtual inode numbers live in the top half of the 64-bit space, which
-// fsnode never allocates (it counts up from the root).
-const (
-	virtualBase     = 1 << 63
-	virtualDirIno   = virtualBase + 1
-	virtualStatsIno = virtualBase + 2
-)
-
-// virtualDir is the adapter's control directory, MOUNTPOINT/.hgfs. Lookup
-// finds it but READDIR never lists it, so hg status, find, tar and du do
-// not see it. It holds one read-only file, "stats": a JSON object
-// describing the daemon (pid, cache, mountpoint) and the committer
-// (fsnode.Stats), generated when the file is opened. Everything else in
-// it is the repository's views (views_linux.go).
+// virtualDir serves the control directory (control.go) to the raw
+// adapter, which sends it every request on a virtual inode number (the
+// top half of the space, which fsnode never allocates) and on the name
+// .hgfs in the root. What it keeps of its own is what go-fuse's raw
+// protocol needs: the content of files opened with a handle (on a kernel
+// that requires OPEN) and the open changeset directories whose listed
+// files it stores in the page cache.
 type virtualDir struct {
-	info  func() any
-	views *views
-	start time.Time
-	uid   uint32
-	gid   uint32
+	c *control
+
+	// store puts a file's content in the kernel's page cache (nil
+	// until the server exists).
+	store func(ino uint64, data []byte) bool
 
 	nextFh  atomic.Uint64
 	mu      sync.Mutex
-	handles map[uint64][]byte
+	handles map[uint64][]byte   // open files, by handle
+	dirs    map[uint64]*listing // open changeset directories, by handle
 }
 
-func newVirtualDir(info func() any, views *views) *virtualDir {
-	return &virtualDir{
-		info:    info,
-		views:   views,
-		start:   time.Now(),
-		uid:     uint32(os.Getuid()),
-		gid:     uint32(os.Getgid()),
-		handles: map[uint64][]byte{},
-	}
+// listing is an open changeset directory: the files its last READDIRPLUS
+// reply linked, whose content is stored in the page cache once the
+// kernel has taken that reply (see viewDirHandle, the node API's twin).
+type listing struct {
+	mu      sync.Mutex
+	pending []uint64
+}
+
+func newVirtualDir(c *control) *virtualDir {
+	return &virtualDir{c: c, handles: map[uint64][]byte{}, dirs: map[uint64]*listing{}}
 }
 
 func (v *virtualDir) owns(nodeID uint64) bool { return nodeID >= virtualBase }
 
+// ownsName reports whether a request naming name in parent is the
+// control directory's.
+func (v *virtualDir) ownsName(parent uint64, name string) bool {
+	return v.owns(parent) || parent == fuse.FUSE_ROOT_ID && name == VirtualDirName
+}
+
 // refuse rejects changes inside the control directory and to its name.
 func (v *virtualDir) refuse(parent uint64, name string) fuse.Status {
-	if v.owns(parent) || (parent == fuse.FUSE_ROOT_ID && name == VirtualDirName) {
-		return fuse.EPERM
+	if v.ownsName(parent, name) {
+		return toStatus(errControl)
 	}
 	return fuse.OK
 }
 
-// attr fills the attributes of the control directory or stats; stats is
-// generated anew, and reports its size and the time its content last
-// changed (servedFiles).
-func (v *virtualDir) attr(ino uint64, out *fuse.Attr) fuse.Status {
-	*out = fuse.Attr{Ino: ino, Owner: fuse.Owner{Uid: v.uid, Gid: v.gid}, Blksize: 4096}
-	if ino == virtualDirIno {
-		out.Mode, out.Nlink = syscall.S_IFDIR|0o555, 2
-		out.SetTimes(&v.start, &v.start, &v.start)
-		return fuse.OK
-	}
-	sv, st := v.stats()
-	if st != fuse.OK {
-		return st
-	}
-	out.Mode, out.Nlink = syscall.S_IFREG|0o444, 1
-	out.Size, out.Blocks = uint64(len(sv.data)), uint64(len(sv.data)+511)/512
-	out.SetTimes(&sv.mtime, &sv.mtime, &sv.mtime)
-	return fuse.OK
-}
-
-// stats generates the stats file's content.
-func (v *virtualDir) stats() (*served, fuse.Status) {
-	b, err := json.MarshalIndent(v.info(), "", "  ")
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return v.views.served.update(virtualStatsIno, append(b, '\n')), fuse.OK
-}
-
-// timeout is the attribute lifetime of the control directory or stats.
-func timeout(ino uint64) time.Duration {
-	if ino == virtualStatsIno {
-		return movingTimeout
-	}
-	return attrTimeout
-}
-
+// lookup answers a LOOKUP of name in parent (the root for .hgfs); a view
+// node it answers is remembered until the kernel forgets it.
 func (v *virtualDir) lookup(parent uint64, name string, out *fuse.EntryOut) fuse.Status {
-	var ino uint64
-	switch {
-	case parent == fuse.FUSE_ROOT_ID && name == VirtualDirName:
-		ino = virtualDirIno
-	case parent == virtualDirIno && name == "stats":
-		ino = virtualStatsIno
-	case parent == virtualDirIno || v.views.owns(parent):
-		return v.views.lookup(parent, name, v.uid, v.gid, out)
-	default:
-		return fuse.ENOENT
+	var x ctlNode
+	if parent != fuse.FUSE_ROOT_ID {
+		dir, err := v.c.node(parent)
+		if err == nil {
+			x, err = v.c.lookup(dir, name)
+		}
+		if err != nil {
+			return toStatus(err)
+		}
 	}
-	*out = fuse.EntryOut{NodeId: ino}
-	out.SetEntryTimeout(entryTimeout)
-	out.SetAttrTimeout(timeout(ino))
-	return v.attr(ino, &out.Attr)
+	return v.entry(x, out)
+}
+
+// entry fills out with x's node and attributes, one kernel reference.
+func (v *virtualDir) entry(x ctlNode, out *fuse.EntryOut) fuse.Status {
+	a, _, err := v.c.attr(x)
+	if err != nil {
+		return toStatus(err)
+	}
+	if x.n != nil {
+		view, err := v.c.views.view()
+		if err == nil {
+			err = view.Remember(x.n)
+		}
+		if err != nil {
+			return toStatus(err)
+		}
+	}
+	*out = fuse.EntryOut{NodeId: uint64(a.Ino)}
+	out.SetEntryTimeout(ctlEntryTimeout(x))
+	out.SetAttrTimeout(ctlAttrTimeout(x))
+	fillCtlAttr(a, &out.Attr)
+	return fuse.OK
 }
 
 func (v *virtualDir) getAttr(ino uint64, out *fuse.AttrOut) fuse.Status {
-	if v.views.owns(ino) {
-		return v.views.getAttr(ino, v.uid, v.gid, out)
+	x, err := v.c.node(ino)
+	if err != nil {
+		return toStatus(err)
 	}
-	if ino != virtualDirIno && ino != virtualStatsIno {
-		return fuse.ENOENT
+	a, _, err := v.c.attr(x)
+	if err != nil {
+		return toStatus(err)
 	}
-	out.SetTimeout(timeout(ino))
-	return v.attr(ino, &out.Attr)
+	out.SetTimeout(ctlAttrTimeout(x))
+	fillCtlAttr(a, &out.Attr)
+	return fuse.OK
+}
+
+// attr returns the attributes of the node numbered ino.
+func (v *virtualDir) attr(ino uint64) (fsnode.Attr, error) {
+	x, err := v.c.node(ino)
+	if err != nil {
+		return fsnode.Attr{}, err
+	}
+	a, _, err := v.c.attr(x)
+	return a, err
 }
 
 func (v *virtualDir) open(in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if in.Flags&syscall.O_ACCMODE != syscall.O_RDONLY && in.NodeId != virtualDirIno {
-		return fuse.EACCES
+	x, err := v.c.node(in.NodeId)
+	if err != nil {
+		return toStatus(err)
 	}
-	var data []byte
-	flags := uint32(fuse.FOPEN_DIRECT_IO)
-	switch {
-	case in.NodeId == virtualStatsIno:
-		sv, st := v.stats()
-		if st != fuse.OK {
-			return st
-		}
-		data = sv.data
-	case in.NodeId == virtualDirIno:
-		return fuse.EISDIR
-	case v.views.owns(in.NodeId):
-		var st fuse.Status
-		if data, flags, st = v.views.content(in.NodeId); st != fuse.OK {
-			return st
-		}
-	default:
-		return fuse.ENOENT
+	data, err := v.c.open(x, int(in.Flags))
+	if err != nil {
+		return toStatus(err)
 	}
 	fh := v.nextFh.Add(1)
 	v.mu.Lock()
 	v.handles[fh] = data
 	v.mu.Unlock()
-	out.Fh, out.OpenFlags = fh, flags
+	out.Fh, out.OpenFlags = fh, ctlOpenFlags(x)
 	return fuse.OK
 }
 
 // read answers a READ: through the handle open made, or without one
-// (no_open) from the node: stats as its attributes last reported it.
-func (v *virtualDir) read(in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+// (no_open) from the node.
+func (v *virtualDir) read(in *fuse.ReadIn) (fuse.ReadResult, fuse.Status) {
 	if in.Fh == 0 {
-		switch {
-		case in.NodeId == virtualStatsIno:
-			sv := v.views.served.get(virtualStatsIno)
-			if sv == nil {
-				var st fuse.Status
-				if sv, st = v.stats(); st != fuse.OK {
-					return nil, st
-				}
-			}
-			return readAt(sv.data, in.Offset, in.Size), fuse.OK
-		case in.NodeId == virtualDirIno:
-			return nil, fuse.EISDIR
-		case v.views.owns(in.NodeId):
-			return v.views.read(in)
+		x, err := v.c.node(in.NodeId)
+		if err != nil {
+			return nil, toStatus(err)
 		}
-		return nil, fuse.ENOENT
+		data, err := v.c.read(x)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		return readAt(data, in.Offset, in.Size), fuse.OK
 	}
 	v.mu.Lock()
 	data, ok := v.handles[in.Fh]
@@ -193,13 +168,124 @@ func (v *virtualDir) release(fh uint64) {
 	v.mu.Unlock()
 }
 
-func (v *virtualDir) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	return v.views.readDir(in, out, plus)
+func (v *virtualDir) readlink(ino uint64) ([]byte, fuse.Status) {
+	x, err := v.c.node(ino)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	target, err := v.c.readlink(x)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return []byte(target), fuse.OK
 }
 
-func (v *virtualDir) readlink(ino uint64) ([]byte, fuse.Status) {
-	if v.views.owns(ino) {
-		return v.views.readlink(ino)
+func (v *virtualDir) openDir(ino uint64, out *fuse.OpenOut) fuse.Status {
+	x, err := v.c.node(ino)
+	if err != nil {
+		return toStatus(err)
 	}
-	return nil, fuse.EINVAL
+	if !x.isDir() {
+		return fuse.ENOTDIR
+	}
+	out.OpenFlags = ctlDirOpenFlags(x)
+	if x.n != nil && x.n.ListsFixed() {
+		if view, err := v.c.views.view(); err == nil {
+			view.Prefetch(x.n) // the next level, while this one is read
+		}
+		out.Fh = v.nextFh.Add(1)
+		v.mu.Lock()
+		v.dirs[out.Fh] = &listing{}
+		v.mu.Unlock()
+	}
+	return fuse.OK
+}
+
+// releaseDir stores what the last reply listed and forgets the listing.
+func (v *virtualDir) releaseDir(fh uint64) {
+	v.mu.Lock()
+	l := v.dirs[fh]
+	delete(v.dirs, fh)
+	v.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		v.push(l)
+		l.mu.Unlock()
+	}
+}
+
+// push stores the content of the files l's previous reply linked in the
+// kernel's page cache (see viewDirHandle.pushLocked); l.mu is held.
+func (v *virtualDir) push(l *listing) {
+	inos := l.pending
+	l.pending = nil
+	if v.store == nil || len(inos) == 0 || v.c.views == nil {
+		return
+	}
+	view, err := v.c.views.view()
+	if err != nil {
+		return
+	}
+	for _, ino := range inos {
+		n, ok := view.Node(ino)
+		if !ok {
+			continue // forgotten meanwhile
+		}
+		if data, ok := view.Cached(n); ok && len(data) <= maxPush {
+			v.store(ino, data)
+		}
+	}
+}
+
+// readDir answers READDIR and READDIRPLUS from offset in.Offset: "." and
+// ".." at offsets 1 and 2, then the entries. In a changeset's tree
+// (hgview.Node.ListsFixed) READDIRPLUS entries are full lookups (each one
+// a lookup the kernel will FORGET), so a walk sends no LOOKUP per file;
+// elsewhere they carry no node ID, and the kernel looks each up only
+// when it is used, so listing rev/ or a revlog reconstructs nothing.
+func (v *virtualDir) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	dir, err := v.c.node(in.NodeId)
+	if err != nil {
+		return toStatus(err)
+	}
+	ents, err := v.c.entries(dir)
+	if err != nil {
+		return toStatus(err)
+	}
+	full := plus && dir.n != nil && dir.n.ListsFixed()
+	v.mu.Lock()
+	l := v.dirs[in.Fh]
+	v.mu.Unlock()
+	if l != nil {
+		// A new request on the handle: the kernel took the previous
+		// reply and linked its nodes.
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		v.push(l)
+	}
+	all := append([]fuse.DirEntry{{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR}, {Name: "..", Mode: syscall.S_IFDIR}}, fuseEntries(ents)...)
+	for i := in.Offset; i < uint64(len(all)); i++ {
+		de := all[i]
+		de.Off = i + 1
+		eo, ok := addDirEntry(out, de, plus)
+		if !ok {
+			break
+		}
+		if full && i >= 2 {
+			var st fuse.Status
+			if e := ents[i-2]; e.Node != nil {
+				st = v.entry(*e.Node, eo)
+			} else {
+				st = v.lookup(in.NodeId, de.Name, eo)
+			}
+			if st != fuse.OK {
+				// A file that cannot be reconstructed is listed without
+				// attributes; its LOOKUP reports the error.
+				*eo = fuse.EntryOut{}
+			} else if l != nil && eo.Attr.Mode&syscall.S_IFMT == syscall.S_IFREG && eo.Attr.Size <= maxPush {
+				l.pending = append(l.pending, eo.NodeId)
+			}
+		}
+	}
+	return fuse.OK
 }
