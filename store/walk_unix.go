@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // maxDirFDs bounds the directories a walk keeps open between stats (a
@@ -28,7 +30,7 @@ import (
 // serves them; a huge store does not run out of descriptors.
 const maxDirFDs = 64
 
-// sysWalker is storeFS on a DirFS, through directory descriptors.
+// sysWalker is storeFS on a sysio.DirFS, through directory descriptors.
 type sysWalker struct {
 	dir    string // the store directory on disk
 	rootfd int
@@ -44,46 +46,28 @@ type sysWalker struct {
 // read whole instead of stat'ing (WalkRead; 0 for Walk).
 func (s *Store) walker(readBudget int64) storeFS {
 	fb := fsWalker{s.fsys}
-	d, ok := s.fsys.(*DirFS)
+	d, ok := s.fsys.(*sysio.DirFS)
 	if !ok {
 		return fb
 	}
-	fd, err := openDirAt(unix.AT_FDCWD, d.dir)
+	fd, err := sysio.OpenDir(d.Dir())
 	if err != nil {
 		return fb
 	}
-	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
+	return &sysWalker{dir: d.Dir(), rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
 }
 
 // fork returns a second walker of the same store for another goroutine:
 // its own descriptors and rings, and half of what is left of the read
 // budget. nil if the store cannot be opened again.
 func (w *sysWalker) fork() storeFS {
-	fd, err := openDirAt(unix.AT_FDCWD, w.dir)
+	fd, err := sysio.OpenDir(w.dir)
 	if err != nil {
 		return nil
 	}
 	half := w.budget / 2
 	w.budget -= half
 	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: make(map[string]int), ring: newStatRing(), budget: half}
-}
-
-func openDirAt(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-func fstatat(dirfd int, name string, st *unix.Stat_t, flags int) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, flags)
-		if err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 func (w *sysWalker) close() {
@@ -124,7 +108,7 @@ func (w *sysWalker) dirFD(rel string) int {
 	if fd, ok := w.dirs[rel]; ok {
 		return fd
 	}
-	fd, err := openDirAt(w.rootfd, rel)
+	fd, err := sysio.OpenDirAt(w.rootfd, rel)
 	if err != nil {
 		fd = -1
 	}
@@ -144,7 +128,7 @@ func (w *sysWalker) size(rel string) (int64, error) {
 		return w.fb.size(rel)
 	}
 	var st unix.Stat_t
-	if err := fstatat(dirfd, base, &st, 0); err != nil {
+	if err := sysio.Fstatat(dirfd, base, &st, 0); err != nil {
 		// What os.DirFS's Stat returns.
 		return 0, &fs.PathError{Op: "stat", Path: rel, Err: err}
 	}
@@ -186,7 +170,7 @@ func (w *sysWalker) list(rel string, keep func(string) bool) ([]dirEntry, error)
 	if name == "" {
 		name = "."
 	}
-	fd, err := openDirAt(w.rootfd, name)
+	fd, err := sysio.OpenDirAt(w.rootfd, name)
 	if err != nil {
 		return w.fb.list(rel, keep)
 	}
@@ -205,7 +189,7 @@ func (w *sysWalker) list(rel string, keep func(string) bool) ([]dirEntry, error)
 		d := dirEntry{name: e.Name(), regular: e.Type().IsRegular(), dir: e.IsDir()}
 		if d.regular && keep(d.name) {
 			var st unix.Stat_t
-			if err := fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err := sysio.Fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				if err == unix.ENOENT {
 					continue // removed since the listing
 				}
