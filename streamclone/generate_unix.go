@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // Opening snapshot files with plain system calls: openat(2) relative to
@@ -36,9 +38,7 @@ func openDirs(entries []genEntry) *dirHandles {
 		if _, ok := d.fds[dir]; ok || dir == "" {
 			continue
 		}
-		fd, err := retryEINTR(func() (int, error) {
-			return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		})
+		fd, err := sysio.OpenDir(dir)
 		if err != nil {
 			fd = -1
 		}
@@ -51,15 +51,6 @@ func (d *dirHandles) close() {
 	for _, fd := range d.fds {
 		if fd >= 0 {
 			unix.Close(fd)
-		}
-	}
-}
-
-func retryEINTR(f func() (int, error)) (int, error) {
-	for {
-		n, err := f()
-		if err != unix.EINTR {
-			return n, err
 		}
 	}
 }
@@ -113,9 +104,7 @@ func (c *dirCache) dirFD(root int, k dirKey) int {
 	fd, ok := c.fds[k]
 	if !ok {
 		var err error
-		fd, err = retryEINTR(func() (int, error) {
-			return unix.Openat(root, k.rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		})
+		fd, err = sysio.OpenDirAt(root, k.rel)
 		if err != nil {
 			fd = -1
 		}
@@ -129,8 +118,7 @@ func (c *dirCache) dirFD(root int, k dirKey) int {
 // and sendfile(2) from its file position (Read, SyscallConn): net's
 // sendfile support takes any syscall.Conn.
 type fdFile struct {
-	fd int
-	e  *genEntry // names the file in errors
+	sysio.File // named e.path() in errors, joined only for an error
 }
 
 // at returns the directory descriptor and name to open e by.
@@ -151,37 +139,18 @@ func (c *dirCache) at(e *genEntry) (dirfd int, name string) {
 func (c *dirCache) open(e *genEntry) (entryFile, error) {
 	c.trim()
 	dirfd, name := c.at(e)
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	})
+	fd, err := sysio.Openat(dirfd, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: e.path(), Err: err}
 	}
-	return &fdFile{fd: fd, e: e}, nil
+	return &fdFile{sysio.NewFile(fd, e.dir, e.rel)}, nil
 }
 
-func (f *fdFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := retryEINTR(func() (int, error) { return unix.Pread(f.fd, p, off) })
-	if err != nil {
-		return 0, &fs.PathError{Op: "read", Path: f.e.path(), Err: err}
-	}
-	if n == 0 && len(p) > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-func (f *fdFile) Close() error {
-	if err := unix.Close(f.fd); err != nil {
-		return &fs.PathError{Op: "close", Path: f.e.path(), Err: err}
-	}
-	return nil
-}
-
+// Read is one read(2) from the file position (which sendfile moves too).
 func (f *fdFile) Read(p []byte) (int, error) {
-	n, err := retryEINTR(func() (int, error) { return unix.Read(f.fd, p) })
+	n, err := sysio.Read(f.Fd(), p)
 	if err != nil {
-		return 0, &fs.PathError{Op: "read", Path: f.e.path(), Err: err}
+		return 0, &fs.PathError{Op: "read", Path: f.Name(), Err: err}
 	}
 	if n == 0 && len(p) > 0 {
 		return 0, io.EOF
@@ -190,7 +159,7 @@ func (f *fdFile) Read(p []byte) (int, error) {
 }
 
 // SyscallConn implements syscall.Conn, for sendfile.
-func (f *fdFile) SyscallConn() (syscall.RawConn, error) { return fdRawConn(f.fd), nil }
+func (f *fdFile) SyscallConn() (syscall.RawConn, error) { return fdRawConn(f.Fd()), nil }
 
 // fdRawConn is a blocking descriptor as a syscall.RawConn: it is always
 // ready.
