@@ -24,19 +24,13 @@ import (
 	"github.com/hgfs/hgfs/internal/sysio"
 )
 
-// maxDirFDs bounds the directories a walk keeps open between stats (a
-// chunk of statChunk files may open as many more): the fncache is
-// sorted, so files of one directory come together and a small cache
-// serves them; a huge store does not run out of descriptors.
-const maxDirFDs = 64
-
 // sysWalker is storeFS on a sysio.DirFS, through directory descriptors.
 type sysWalker struct {
 	dir    string // the store directory on disk
 	rootfd int
 	fb     fsWalker
-	dirs   map[string]int // open subdirectories by relative path; -1: use fb
-	ring   *statRing      // nil: stat with system calls
+	dirs   *sysio.Dirs // open subdirectories (-1: use fb); a chunk of statChunk files may open more than sysio.MaxDirs
+	ring   *statRing   // nil: stat with system calls
 
 	budget int64       // bytes WalkRead may still read
 	reader *fileReader // WalkRead's ring, made on first use; nil: none
@@ -54,7 +48,7 @@ func (s *Store) walker(readBudget int64) storeFS {
 	if err != nil {
 		return fb
 	}
-	return &sysWalker{dir: d.Dir(), rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
+	return &sysWalker{dir: d.Dir(), rootfd: fd, fb: fb, dirs: sysio.NewDirs(fd), ring: newStatRing(), budget: readBudget}
 }
 
 // fork returns a second walker of the same store for another goroutine:
@@ -67,7 +61,7 @@ func (w *sysWalker) fork() storeFS {
 	}
 	half := w.budget / 2
 	w.budget -= half
-	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: make(map[string]int), ring: newStatRing(), budget: half}
+	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: sysio.NewDirs(fd), ring: newStatRing(), budget: half}
 }
 
 func (w *sysWalker) close() {
@@ -77,43 +71,8 @@ func (w *sysWalker) close() {
 	if w.reader != nil {
 		w.reader.close()
 	}
-	w.closeDirs()
+	w.dirs.Close()
 	unix.Close(w.rootfd)
-}
-
-func (w *sysWalker) closeDirs() {
-	for _, fd := range w.dirs {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-	clear(w.dirs)
-}
-
-// trim closes the cached directories once there are maxDirFDs of them.
-// Only between uses: a descriptor dirFD returned must stay open until
-// the file is stat'ed.
-func (w *sysWalker) trim() {
-	if len(w.dirs) >= maxDirFDs {
-		w.closeDirs()
-	}
-}
-
-// dirFD returns an open descriptor of directory rel, or -1 when it
-// cannot be opened (the caller then goes through fb, for its error).
-func (w *sysWalker) dirFD(rel string) int {
-	if rel == "" {
-		return w.rootfd
-	}
-	if fd, ok := w.dirs[rel]; ok {
-		return fd
-	}
-	fd, err := sysio.OpenDirAt(w.rootfd, rel)
-	if err != nil {
-		fd = -1
-	}
-	w.dirs[rel] = fd
-	return fd
 }
 
 func (w *sysWalker) isDir(rel string) bool { return w.fb.isDir(rel) }
@@ -122,8 +81,8 @@ func (w *sysWalker) size(rel string) (int64, error) {
 	if !fs.ValidPath(rel) || rel == "." {
 		return w.fb.size(rel)
 	}
-	w.trim()
-	dirfd, base := w.at(rel)
+	w.dirs.Trim()
+	dirfd, base := w.dirs.At(rel)
 	if dirfd < 0 {
 		return w.fb.size(rel)
 	}
@@ -133,16 +92,6 @@ func (w *sysWalker) size(rel string) (int64, error) {
 		return 0, &fs.PathError{Op: "stat", Path: rel, Err: err}
 	}
 	return st.Size, nil
-}
-
-// at returns the directory descriptor and name to stat rel by (-1: use
-// fb).
-func (w *sysWalker) at(rel string) (int, string) {
-	dir, base := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dir, base = rel[:i], rel[i+1:]
-	}
-	return w.dirFD(dir), base
 }
 
 func (w *sysWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,62 +54,39 @@ func (d *dirHandles) close() {
 }
 
 // dirCache opens entries for one goroutine relative to their own
-// directory, opened once: the lookup of the path inside the store (three
-// components and more per file: data/, its subdirectories) is done once
-// per directory instead of once per file. Directories that cannot be
-// opened fall back to the path relative to the store, so errors are those
-// of opening the file. At most maxDirFDs directories stay open between
-// uses (batchFiles more during one batch).
+// directory, opened once (a sysio.Dirs per directory of dirHandles): the
+// lookup of the path inside the store (three components and more per
+// file: data/, its subdirectories) is done once per directory instead of
+// once per file. Directories that cannot be opened fall back to the path
+// relative to the store, so errors are those of opening the file. At
+// most sysio.MaxDirs directories per store or cache directory stay open
+// between uses (batchFiles more during one batch).
 type dirCache struct {
 	h    *dirHandles
-	last dirKey
-	fd   int // last's descriptor
-	fds  map[dirKey]int
+	dirs map[string]*sysio.Dirs // by genEntry.dir; nil: not opened, use absolute paths
 }
 
-type dirKey struct{ dir, rel string }
-
-const maxDirFDs = 64
-
 func (d *dirHandles) cache() *dirCache {
-	return &dirCache{h: d, fd: -1, fds: make(map[dirKey]int)}
+	return &dirCache{h: d, dirs: make(map[string]*sysio.Dirs)}
 }
 
 func (c *dirCache) close() {
-	for _, fd := range c.fds {
-		if fd >= 0 {
-			unix.Close(fd)
+	for _, d := range c.dirs {
+		if d != nil {
+			d.Close()
 		}
 	}
-	clear(c.fds)
-	c.last, c.fd = dirKey{}, -1
 }
 
-// trim closes the cached directories once there are maxDirFDs of them.
-// Only between uses: a descriptor at returned must stay open until the
-// file is opened.
+// trim closes the cached directories once there are sysio.MaxDirs of
+// them. Only between uses: a descriptor at returned must stay open until
+// the file is opened.
 func (c *dirCache) trim() {
-	if len(c.fds) >= maxDirFDs {
-		c.close()
-	}
-}
-
-// dirFD returns a descriptor of directory rel under root (-1: none).
-func (c *dirCache) dirFD(root int, k dirKey) int {
-	if k == c.last && c.fd >= 0 {
-		return c.fd
-	}
-	fd, ok := c.fds[k]
-	if !ok {
-		var err error
-		fd, err = sysio.OpenDirAt(root, k.rel)
-		if err != nil {
-			fd = -1
+	for _, d := range c.dirs {
+		if d != nil {
+			d.Trim()
 		}
-		c.fds[k] = fd
 	}
-	c.last, c.fd = k, fd
-	return fd
 }
 
 // fdFile is an entry's file read with pread(2) (ReadAt), or with read(2)
@@ -123,17 +98,20 @@ type fdFile struct {
 
 // at returns the directory descriptor and name to open e by.
 func (c *dirCache) at(e *genEntry) (dirfd int, name string) {
-	dirfd, ok := c.h.fds[e.dir]
-	name = e.rel
-	if !ok || dirfd < 0 {
+	d, ok := c.dirs[e.dir]
+	if !ok {
+		if root, ok := c.h.fds[e.dir]; ok && root >= 0 {
+			d = sysio.NewDirs(root)
+		}
+		c.dirs[e.dir] = d
+	}
+	if d == nil {
 		return unix.AT_FDCWD, e.path()
 	}
-	if i := strings.LastIndexByte(name, filepath.Separator); i > 0 {
-		if fd := c.dirFD(dirfd, dirKey{e.dir, name[:i]}); fd >= 0 {
-			return fd, name[i+1:]
-		}
+	if fd, base := d.At(e.rel); fd >= 0 {
+		return fd, base
 	}
-	return dirfd, name
+	return d.Root(), e.rel
 }
 
 func (c *dirCache) open(e *genEntry) (entryFile, error) {
