@@ -14,8 +14,9 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/hgfs/hgfs/internal/uring"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/uring"
 )
 
 // statRing is a walk's ring; not safe for concurrent use.
