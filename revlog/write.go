@@ -173,7 +173,7 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 	if w.bufSize <= 0 {
 		w.bufSize = defaultWriteBuffer
 	}
-	b, err := os.ReadFile(w.path(name))
+	b, err := sysio.ReadFile(w.path(name), math.MaxInt)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("revlog: %w", err)
 	}
