@@ -8,6 +8,8 @@
 //   - opening files and directories by path or relative to an open
 //     directory descriptor (Open, Openat, OpenDir, OpenDirAt, and on
 //     Linux OpenBeneath), and fstat/fstatat (Fstat, Fstatat);
+//   - Dirs, the directory descriptors below a root that files are opened
+//     or stat'ed relative to, each directory opened once;
 //   - the EINTR retry, one helper (Retry) that every call here goes
 //     through;
 //   - the read and write loops: PreadFull, PwriteFull, WriteFull;
@@ -29,10 +31,10 @@
 //
 // What it must not do: know anything of Mercurial (no store layout, no
 // revlog names, no hg error messages: callers wrap the errors returned
-// here with their own names), cache anything between calls, or add a
-// system call or an allocation per file or per read beyond the calls
-// named above; io_uring batches stay in internal/uring, whose callers
-// fall back to this package.
+// here with their own names); cache anything beyond the directory
+// descriptors a caller's Dirs holds; add a system call or an allocation
+// per file or per read beyond the calls named above. io_uring batches
+// stay in internal/uring, whose callers fall back to this package.
 //
 // Errors from the descriptor-level functions are the bare errno (a
 // unix.Errno), for the caller to wrap with the file's name; File, DirFS
