@@ -69,48 +69,34 @@ func Read(fd int, p []byte) (int, error) {
 // reads. Fewer bytes come with io.EOF at the end of the file; a failed
 // pread returns its errno, for the caller to wrap with the file's name.
 func PreadFull(fd int, p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := Pread(fd, p[n:], off+int64(n))
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			return n, io.EOF
-		}
-		n += m
-	}
-	return n, nil
+	return full(p, io.EOF, func(q []byte, done int64) (int, error) { return unix.Pread(fd, q, off+done) })
 }
 
 // PwriteFull writes all of p at off, retrying on EINTR and short
 // writes; a write that makes no progress is io.ErrShortWrite.
 func PwriteFull(fd int, p []byte, off int64) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := Retry(func() (int, error) { return unix.Pwrite(fd, p[n:], off+int64(n)) })
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			return n, io.ErrShortWrite
-		}
-		n += m
-	}
-	return n, nil
+	return full(p, io.ErrShortWrite, func(q []byte, done int64) (int, error) { return unix.Pwrite(fd, q, off+done) })
 }
 
 // WriteFull writes all of p at the file position, retrying on EINTR and
 // short writes; a write that makes no progress is io.ErrShortWrite.
 func WriteFull(fd int, p []byte) (int, error) {
+	return full(p, io.ErrShortWrite, func(q []byte, _ int64) (int, error) { return unix.Write(fd, q) })
+}
+
+// full is the loop of PreadFull, PwriteFull and WriteFull: op moves
+// bytes of q, what is left of p once done bytes are moved, and is called
+// again (through Retry) until all of p is; a call moving none ends the
+// loop with stop.
+func full(p []byte, stop error, op func(q []byte, done int64) (int, error)) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := Retry(func() (int, error) { return unix.Write(fd, p[n:]) })
+		m, err := Retry(func() (int, error) { return op(p[n:], int64(n)) })
 		if err != nil {
 			return n, err
 		}
 		if m == 0 {
-			return n, io.ErrShortWrite
+			return n, stop
 		}
 		n += m
 	}
