@@ -2,11 +2,7 @@
 
 package sysio
 
-import (
-	"io"
-	"math"
-	"os"
-)
+import "os"
 
 // File is an open file: an *os.File where there is no unix (see
 // file_unix.go).
@@ -33,15 +29,9 @@ func readFile(path, name string, max int64) ([]byte, error) {
 		return nil, pathError("read", name, err)
 	}
 	// What the file holds now, within max (a file grown since the stat
-	// is read to its end, as os.ReadFile does).
-	limit := max
-	if limit < math.MaxInt64 {
-		limit++ // one more, to tell a file that grew past max
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit))
-	if err == nil {
-		err = checkSize(int64(len(b)), max)
-	}
+	// is read to its end, as os.ReadFile does), into a buffer of the
+	// size the stat saw.
+	b, err := readAll(f.Read, int(st.Size()), max)
 	if err != nil {
 		return nil, pathError("read", name, err)
 	}

@@ -2,6 +2,7 @@ package sysio
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"syscall"
@@ -31,4 +32,27 @@ func pathError(op, path string, err error) error {
 		op, err = pe.Op, pe.Err
 	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// readAll reads with read to the end (a read of nothing, or io.EOF),
+// into a buffer of size bytes to start with (plus one, for the EOF),
+// failing past max bytes.
+func readAll(read func([]byte) (int, error), size int, max int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size, math.MaxInt-1)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if cerr := checkSize(int64(len(buf)), max); cerr != nil {
+			return nil, cerr
+		}
+		if err == io.EOF || (n == 0 && err == nil) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -135,7 +135,7 @@ func readWhole(fd int, st *unix.Stat_t, max int64) ([]byte, error) {
 		return nil, unix.EISDIR
 	case unix.S_IFREG:
 	default:
-		return readAll(fd, max)
+		return readAll(func(p []byte) (int, error) { return Read(fd, p) }, 0, max)
 	}
 	if err := checkSize(st.Size, max); err != nil {
 		return nil, err
@@ -152,25 +152,4 @@ func readWhole(fd int, st *unix.Stat_t, max int64) ([]byte, error) {
 		off += n
 	}
 	return buf, nil
-}
-
-// readAll reads fd to its EOF, failing past max bytes.
-func readAll(fd int, max int64) ([]byte, error) {
-	var buf []byte
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := Read(fd, buf[len(buf):cap(buf)])
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-		if err := checkSize(int64(len(buf)), max); err != nil {
-			return nil, err
-		}
-	}
 }
