@@ -382,7 +382,7 @@ func syncDir(dir string) error {
 }
 
 // sinkFile is what the directory sink writes through: a sysio.File
-// (createExcl), or a test's.
+// (createExcl).
 type sinkFile interface {
 	Write(p []byte) (int, error)
 	Sync() error
