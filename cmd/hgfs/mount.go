@@ -146,12 +146,12 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		RootPermissions: true,
 		Yield:           c.ui.tune.Enabled(tune.Yield),
 	}
-	// The go-fuse daemon's process-wide tricks (HGFS_TUNE): the
-	// scheduling policy now, GOMAXPROCS once mounted.
-	afterMount := func() {}
-	if b := c.opts.String("backend"); isRepo(source) || b == backendGoFuse || b == "" && defaultBackend() == backendGoFuse {
-		afterMount = tuneMountDaemon(c.ui)
-	}
+	// The go-fuse daemon's process-wide tricks (HGFS_TUNE), once the
+	// mount is up: a mount that fails changes nothing in this process.
+	goFuse := func() bool {
+		b := c.opts.String("backend")
+		return isRepo(source) || b == backendGoFuse || b == "" && defaultBackend() == backendGoFuse
+	}()
 	var (
 		srv  mounted
 		fsys *fsnode.FS
@@ -180,7 +180,9 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 			return err // an abort with its hint
 		}
 	}
-	afterMount()
+	if goFuse {
+		tuneMountDaemon(c.ui)
+	}
 	ready.ok()
 
 	select {
