@@ -54,12 +54,6 @@ func Fstatat(dirfd int, name string, st *unix.Stat_t, flags int) error {
 	return err
 }
 
-// Pread is one pread(2), retried on EINTR: it may read fewer than
-// len(p) bytes, and 0 at the end of the file.
-func Pread(fd int, p []byte, off int64) (int, error) {
-	return Retry(func() (int, error) { return unix.Pread(fd, p, off) })
-}
-
 // Read is one read(2) from the file position, retried on EINTR.
 func Read(fd int, p []byte) (int, error) {
 	return Retry(func() (int, error) { return unix.Read(fd, p) })
