@@ -372,3 +372,96 @@ func TestCompactENOSPC(t *testing.T) {
 	}
 	checkFsck(t, cache)
 }
+
+const compactCrashEnv = "FSNODE_COMPACT_CRASH"
+
+// TestCompactCrash kills (SIGKILL) a process compacting a cache at each
+// step a crash could follow: after copying, after the commit of the
+// copies, after detaching the old files, and after the commit that
+// unlists them but before their deletion. The cache must then open and
+// pass Fsck with every file intact, and the next compaction must finish
+// the job.
+func TestCompactCrash(t *testing.T) {
+	if os.Getenv(compactCrashEnv) != "" {
+		t.Skip("in the child")
+	}
+	for _, point := range []string{"copied", "committed", "detached", "unlisted"} {
+		t.Run(point, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			f, err := Create(cache, Options{InlineMax: 64, DataFileMax: 64 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]byte{}
+			for i := range 60 {
+				name := fmt.Sprintf("f%d", i)
+				data := bytes.Repeat([]byte{byte('a' + i%26)}, 5000+97*i)
+				createFile(t, f, RootIno, name, data)
+				want[name] = data
+			}
+			for i := range 60 {
+				if i%3 != 0 {
+					name := fmt.Sprintf("f%d", i)
+					f.Unlink(bg, RootIno, name)
+					delete(want, name)
+				}
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCompactCrashChild$", "-test.v")
+			cmd.Env = append(os.Environ(), compactCrashEnv+"="+point+":"+cache)
+			out, err := cmd.CombinedOutput()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+				t.Fatalf("child was not killed at %s (%v):\n%s", point, err, out)
+			}
+			checkFsck(t, cache)
+			f, err = Open(cache, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			check := func(when string) {
+				for name, data := range want {
+					if got, err := f.ReadFile(bg, name); err != nil || !bytes.Equal(got, data) {
+						t.Errorf("%s: %s: %d bytes, %v", when, name, len(got), err)
+					}
+				}
+				checkAccounting(t, f, when)
+			}
+			check("after the crash")
+			if _, err := f.CompactAll(bg); err != nil {
+				t.Fatal(err)
+			}
+			check("compacted again")
+			var live int64
+			for _, d := range want {
+				live += int64(len(d))
+			}
+			if st := f.Stats(); st.DeadBytes > live/2+64<<10 {
+				t.Errorf("after compacting again: %d dead bytes for %d live", st.DeadBytes, live)
+			}
+		})
+	}
+}
+
+// TestCompactCrashChild compacts and kills itself at the point named.
+func TestCompactCrashChild(t *testing.T) {
+	env := os.Getenv(compactCrashEnv)
+	if env == "" {
+		t.Skip("only run by TestCompactCrash")
+	}
+	point, cache, _ := strings.Cut(env, ":")
+	f, err := Open(cache, Options{InlineMax: 64, DataFileMax: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compactCrashHook = func(p string) {
+		if p == point {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+	st, err := f.CompactAll(bg)
+	t.Fatalf("compaction ended without reaching %s: %+v, %v", point, st, err)
+}
