@@ -66,7 +66,7 @@ var (
 	HgfsCompactGarbage            = Known{"hgfs", "compact-garbage", "0.2", "compaction is due when dead bytes exceed this fraction of the live bytes plus hgfs.compact-slack"}
 	HgfsCompactSlack              = Known{"hgfs", "compact-slack", "33554432", "dead bytes in a cache that never make compaction due"}
 	HgfsCompactIdle               = Known{"hgfs", "compact-idle", "2s", "how long a mounted cache goes without changes before background compaction starts"}
-	HgfsCompactRate               = Known{"hgfs", "compact-rate", "33554432", "bytes per second background compaction copies at most"}
+	HgfsCompactRate               = Known{"hgfs", "compact-rate", "33554432", "bytes per second background compaction reads and writes at most (a byte copied counts twice)"}
 	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 

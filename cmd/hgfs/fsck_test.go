@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgfs/hgfs/fsnode"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hgfs/hgfs/fsnode"
 )
 
 func TestFsckCommand(t *testing.T) {
