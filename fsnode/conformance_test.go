@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hgfs/hgfs/fsnode/posixtest"
+	"golang.org/x/sys/unix"
 )
 
 // TestConformance runs the POSIX suite on the core directly, through

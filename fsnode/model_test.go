@@ -16,9 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hgfs/hgfs/fsnode/posixtest"
+	"golang.org/x/sys/unix"
 )
 
 // TestRandomOpsAgainstKernel is model checking lite with the kernel's own

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-
 	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"

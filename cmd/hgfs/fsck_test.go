@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/hgfs/hgfs/fsnode"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestFsckCommand(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-
 	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"

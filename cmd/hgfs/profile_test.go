@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-
 	"github.com/hgfs/hgfs/testenv"
 )
 
