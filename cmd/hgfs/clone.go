@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/repo"
@@ -557,7 +558,7 @@ func applyError(ctx context.Context, u *ui, err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	var re *streamclone.RemoteError
+	var re *bundle2.RemoteError
 	var ue *store.UnsupportedError
 	switch {
 	case errors.As(err, &re) && re.Kind == "error:abort":
@@ -797,7 +798,7 @@ func samePath(a, b string) bool {
 // source is publishing, as hg's local copy does: streamclone._v2_walk)
 // and the bookmarks as a listkeys part.
 func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, books map[string]string, w io.Writer) error {
-	bw, err := streamclone.NewBundle2Writer(w)
+	bw, err := bundle2.NewWriter(w)
 	if err != nil {
 		return err
 	}
@@ -805,7 +806,7 @@ func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, boo
 		return err
 	}
 	if len(books) > 0 {
-		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: "bookmarks"}}, nil, streamclone.ListkeysPayload(books)); err != nil {
+		if err := bw.WritePart("listkeys", true, []bundle2.Param{{Name: "namespace", Value: "bookmarks"}}, nil, bundle2.EncodeKeys(books)); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package streamclone
+package bundle2
 
 import "strings"
 
