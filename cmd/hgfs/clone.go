@@ -486,18 +486,16 @@ func noStreamError() error {
 // and nodes come from the server: a newline would forge a line, so both
 // are checked.
 func formatBookmarks(books map[string]string) (string, error) {
-	marks := make(store.Bookmarks, len(books))
-	for n, node := range books {
+	for n := range books {
 		if !store.ValidBookmarkName(n) {
 			return "", fmt.Errorf("invalid bookmark name %q from the server", n)
 		}
-		b, err := hex.DecodeString(node)
-		if !wireproto.ValidHex(node) || err != nil || len(b) != 20 {
-			return "", fmt.Errorf("invalid node %q for bookmark %q from the server", node, n)
-		}
-		marks[n] = [20]byte(b)
 	}
-	content, err := marks.Format()
+	marks, err := bundle2.DecodeBookmarkKeys(books)
+	if err != nil {
+		return "", err
+	}
+	content, err := store.Bookmarks(marks).Format()
 	return string(content), err
 }
 
