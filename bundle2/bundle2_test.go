@@ -14,19 +14,12 @@ import (
 
 func be32(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
 
-// rawPart builds a part header block (with its size prefix).
+// rawPart builds a part header block (with its size prefix), the type
+// as it is, valid or not.
 func rawPart(typ string, id uint32, man, adv []Param) []byte {
-	h := []byte{byte(len(typ))}
-	h = append(h, typ...)
-	h = binary.BigEndian.AppendUint32(h, id)
-	h = append(h, byte(len(man)), byte(len(adv)))
-	all := append(append([]Param(nil), man...), adv...)
-	for _, kv := range all {
-		h = append(h, byte(len(kv.Name)), byte(len(kv.Value)))
-	}
-	for _, kv := range all {
-		h = append(h, kv.Name...)
-		h = append(h, kv.Value...)
+	h, err := appendPartHeader(nil, typ, id, man, adv)
+	if err != nil {
+		panic(err)
 	}
 	return append(be32(int32(len(h))), h...)
 }

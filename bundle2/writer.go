@@ -104,10 +104,18 @@ func encodePartHeader(typ string, mandatory bool, id uint32, man, adv []Param) (
 	} else {
 		typ = strings.ToLower(typ)
 	}
-	if len(typ) == 0 || len(typ) > 255 || len(man) > 255 || len(adv) > 255 || !validPartType(typ) {
+	if len(typ) == 0 || !validPartType(typ) {
 		return nil, fmt.Errorf("bundle2: invalid part %q", typ)
 	}
-	h := []byte{byte(len(typ))}
+	return appendPartHeader(nil, typ, id, man, adv)
+}
+
+// appendPartHeader appends a part header of a type taken as it is.
+func appendPartHeader(h []byte, typ string, id uint32, man, adv []Param) ([]byte, error) {
+	if len(typ) > 255 || len(man) > 255 || len(adv) > 255 {
+		return nil, fmt.Errorf("bundle2: invalid part %q", typ)
+	}
+	h = append(h, byte(len(typ)))
 	h = append(h, typ...)
 	h = binary.BigEndian.AppendUint32(h, id)
 	h = append(h, byte(len(man)), byte(len(adv)))
