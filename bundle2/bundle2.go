@@ -36,6 +36,7 @@ import (
 )
 
 const (
+	// Magic starts a bundle2 stream.
 	Magic = "HG20"
 	// PayloadChunkSize is the payload chunk size hg writes
 	// (bundle2.preferedchunksize); keep in sync with mercurial/bundle2.py.
@@ -66,8 +67,7 @@ type Reader struct {
 	cur *Part
 	// Interrupt handles an out-of-band part sent in the middle of another
 	// part's payload (chunk size -1). It must read the part to its end (or
-	// return an error). The default treats error:* parts as errors and
-	// skips advisory parts.
+	// return an error). nil means DefaultInterrupt.
 	Interrupt   func(*Part) error
 	inInterrupt bool
 	eof         bool
