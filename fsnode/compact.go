@@ -163,20 +163,15 @@ func (f *FS) relocate(ctx context.Context, ino Ino, id uint32) (int64, error) {
 		if e.File != id {
 			continue
 		}
-		for done := int64(0); done < e.Len; {
-			n := min(e.Len-done, 1<<20)
-			buf := make([]byte, n)
-			if err := f.data.readAt(id, buf, e.FileOff+done); err != nil {
-				return copied, fmt.Errorf("fsnode: compact inode %d: %w", ino, err)
-			}
-			nid, off, err := f.data.appendData(buf)
-			if err != nil {
-				return copied, err
-			}
-			in.exts = putExtent(in.exts, extent{Off: e.Off + done, File: nid, FileOff: off, Len: n})
-			done += n
-			copied += n
+		// Verified, with a new CRC, or copied whole when damaged.
+		copies, err := f.copyExtent(ino, e)
+		if err != nil {
+			return copied, fmt.Errorf("fsnode: compact inode %d: %w", ino, err)
 		}
+		for _, c := range copies {
+			in.exts = putExtent(in.exts, c)
+		}
+		copied += e.Len
 	}
 	if copied > 0 {
 		in.contentDirty = true
