@@ -164,13 +164,18 @@ func damaged(ino Ino, e extent, got uint32) error {
 }
 
 // readExtent reads p from extent e at data file offset foff (inside e),
-// verifying e's run unless in has verified it already.
+// verifying e's run unless in has verified it already. A run verified for
+// a read that wanted only part of it stays in runCache, where the next
+// reads of it (a file read in pieces) find it.
 func (f *FS) readExtent(in *inode, e extent, p []byte, foff int64) error {
 	k := e.key()
+	start := e.runStart()
 	if in.verified.has(k) {
+		if runs.read(k, p, foff-start) {
+			return nil
+		}
 		return f.data.readAt(e.File, p, foff)
 	}
-	start := e.runStart()
 	if foff == start && int64(len(p)) == e.Run {
 		if err := f.data.readAt(e.File, p, foff); err != nil {
 			return err
@@ -181,14 +186,70 @@ func (f *FS) readExtent(in *inode, e extent, p []byte, foff int64) error {
 		in.verified.add(k)
 		return nil
 	}
-	bp := runBufs.Get().(*[]byte)
-	defer runBufs.Put(bp)
-	run, err := f.readRun(in.ino, e, (*bp)[:e.Run])
+	err := runs.fill(k, func(buf []byte) error {
+		if _, err := f.readRun(in.ino, e, buf); err != nil {
+			return err
+		}
+		copy(p, buf[foff-start:])
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	copy(p, run[foff-start:])
 	in.verified.add(k)
+	return nil
+}
+
+// runCache holds the bytes of recently verified runs, for the reads that
+// follow of the rest of each: direct-mapped, runCacheSlots runs of up to
+// maxRunLen bytes (allocated when first used). Runs never change (data
+// files are append-only), so an entry is valid as long as it exists.
+type runCache struct {
+	slots [runCacheSlots]runSlot
+}
+
+const runCacheSlots = 16
+
+type runSlot struct {
+	mu  sync.RWMutex
+	key runKey
+	buf []byte
+}
+
+var runs runCache
+
+func (c *runCache) slot(k runKey) *runSlot {
+	h := uint64(k.file)*0x9e3779b97f4a7c15 ^ uint64(k.start)*0xbf58476d1ce4e5b9 ^ uint64(k.sum)
+	return &c.slots[(h>>32)%runCacheSlots]
+}
+
+// read copies run k's bytes from off into p if the cache holds them.
+func (c *runCache) read(k runKey, p []byte, off int64) bool {
+	s := c.slot(k)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.key != k || s.buf == nil {
+		return false
+	}
+	copy(p, s.buf[off:])
+	return true
+}
+
+// fill reads run k into its slot with read (which verifies it and copies
+// what its caller wants); the slot keeps it if read succeeds.
+func (c *runCache) fill(k runKey, read func(buf []byte) error) error {
+	s := c.slot(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.buf == nil {
+		s.buf = make([]byte, maxRunLen)
+	}
+	s.key = runKey{}
+	if err := read(s.buf[:k.len]); err != nil {
+		return err
+	}
+	s.buf = s.buf[:k.len]
+	s.key = k
 	return nil
 }
 
