@@ -120,7 +120,10 @@ func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
 // directory entry names an existing inode of the recorded type under an
 // existing directory; link counts match the entries; the tree from the
 // root is acyclic with each directory named once; every inode is reachable
-// (orphans excepted); inline sizes match. With repair, it fixes what it
+// (orphans excepted); inline sizes match; every extent's run matches its
+// CRC32C (damaged contents are reported by path, Problem.Damaged, and
+// never repaired). A version 1 cache is checked in its own layout, or
+// upgraded first with repair. With repair, it fixes what it
 // can: drops dangling entries and bad extents, fixes link counts, sizes
 // and counters, reclaims orphans and unreachable inodes, deletes stray
 // records and unlisted data files.
