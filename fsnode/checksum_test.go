@@ -14,6 +14,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hgfs/hgfs/testenv"
 )
 
 // pattern returns n bytes that differ from offset to offset.
@@ -28,19 +30,7 @@ func pattern(n int, seed byte) []byte {
 // flipByte flips one bit of data file id at off.
 func flipByte(t testing.TB, dir string, id uint32, off int64) {
 	t.Helper()
-	fh, err := os.OpenFile(filepath.Join(dir, dataFileName(id)), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	b := make([]byte, 1)
-	if _, err := fh.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x10
-	if _, err := fh.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
+	testenv.FlipBit(t, filepath.Join(dir, dataFileName(id)), off)
 }
 
 // extentsOf returns ino's extents as the index has them.

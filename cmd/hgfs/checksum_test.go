@@ -15,27 +15,6 @@ import (
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// flipDataByte flips a bit of byte off of the cache's first data file.
-func flipDataByte(t *testing.T, cache string, off int64) {
-	t.Helper()
-	fh, err := os.OpenFile(filepath.Join(cache, "data-0001"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	b := make([]byte, 1)
-	if _, err := fh.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x04
-	if _, err := fh.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	if err := fh.Sync(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestFsckCheckMount: a byte flipped in a data file under a mounted
 // cache makes cat of the file fail with an I/O error (another file still
 // reads), and after unmount `hgfs fsck` names the file, exits 1, and
@@ -64,7 +43,7 @@ func TestFsckCheckMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	fh.Close()
-	flipDataByte(t, cache, 1000)
+	testenv.FlipBit(t, filepath.Join(cache, "data-0001"), 1000)
 	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
 		t.Skipf("cannot drop the page cache (root needed): %v", err)
 	}
