@@ -166,12 +166,12 @@ func damaged(ino Ino, e extent, got uint32) error {
 // readExtent reads p from extent e at data file offset foff (inside e),
 // verifying e's run unless in has verified it already. A run verified for
 // a read that wanted only part of it stays in runCache, where the next
-// reads of it (a file read in pieces) find it.
+// reads of it (a file read in pieces) find it in f.runs.
 func (f *FS) readExtent(in *inode, e extent, p []byte, foff int64) error {
 	k := e.key()
 	start := e.runStart()
 	if in.verified.has(k) {
-		if runs.read(k, p, foff-start) {
+		if f.runs.read(k, p, foff-start) {
 			return nil
 		}
 		return f.data.readAt(e.File, p, foff)
@@ -186,7 +186,7 @@ func (f *FS) readExtent(in *inode, e extent, p []byte, foff int64) error {
 		in.verified.add(k)
 		return nil
 	}
-	err := runs.fill(k, func(buf []byte) error {
+	err := f.runs.fill(k, func(buf []byte) error {
 		if _, err := f.readRun(in.ino, e, buf); err != nil {
 			return err
 		}
@@ -200,9 +200,9 @@ func (f *FS) readExtent(in *inode, e extent, p []byte, foff int64) error {
 	return nil
 }
 
-// runCache holds the bytes of recently verified runs, for the reads that
-// follow of the rest of each: direct-mapped, runCacheSlots runs of up to
-// maxRunLen bytes (allocated when first used). Runs never change (data
+// runCache holds the bytes of recently verified runs of one FS, for the
+// reads that follow of the rest of each: direct-mapped, runCacheSlots runs
+// of up to maxRunLen bytes (allocated when first used). Runs never change (data
 // files are append-only), so an entry is valid as long as it exists.
 type runCache struct {
 	slots [runCacheSlots]runSlot
@@ -215,8 +215,6 @@ type runSlot struct {
 	key runKey
 	buf []byte
 }
-
-var runs runCache
 
 func (c *runCache) slot(k runKey) *runSlot {
 	h := uint64(k.file)*0x9e3779b97f4a7c15 ^ uint64(k.start)*0xbf58476d1ce4e5b9 ^ uint64(k.sum)

@@ -173,6 +173,8 @@ type FS struct {
 	uid, gid uint32
 	// compactMu serialises Compact runs.
 	compactMu sync.Mutex
+	// runs: bytes of recently verified runs (checksum.go).
+	runs runCache
 }
 
 // Create makes a new, empty cache in dir (created if missing). It fails
