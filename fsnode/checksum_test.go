@@ -99,7 +99,7 @@ func TestDamagedByteIsEIO(t *testing.T) {
 		}
 	}
 	// Any read touching it, even far from the flipped byte: EIO.
-	for _, off := range []int64{maxRunLen + 500000, maxRunLen - 10, maxRunLen + 12000} {
+	for _, off := range []int64{2*maxRunLen - 1000, maxRunLen - 10, maxRunLen + 12000} {
 		_, err := f.Read(bg, h, off, buf)
 		wantErrno(t, err, syscall.EIO)
 		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("inode %d", a.Ino)) {

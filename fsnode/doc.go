@@ -15,7 +15,7 @@
 //     there. Overwritten or deleted bytes are dead until Compact.
 //   - extent: file bytes [off, off+len) stored in data file F at offset O.
 //     Bytes of a file no extent covers are zeros (holes).
-//   - run: the bytes of a data file written together, at most 1 MiB
+//   - run: the bytes of a data file written together, at most 128 KiB
 //     (maxRunLen), with a CRC32C (Castagnoli) that the extent records
 //     carry. An extent is a run or, once an overwrite or truncate cut it,
 //     a piece of one (checksum.go).

@@ -133,7 +133,7 @@ func FuzzDecodeInode(f *testing.F) {
 
 func FuzzDecodeExtents(f *testing.F) {
 	f.Add(encodeExtents(nil))
-	f.Add(encodeExtents([]extent{ext(0, 1, 0, 10, 1), ext(4096, 2, 7, 1<<20, 2)}))
+	f.Add(encodeExtents([]extent{ext(0, 1, 0, 10, 1), ext(4096, 2, 7, maxRunLen, 2)}))
 	f.Add([]byte{0, 0, 0, 1})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
