@@ -1,12 +1,14 @@
 package fsnode
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -471,5 +473,69 @@ func TestUnfinishedIngestRefused(t *testing.T) {
 				t.Error("version changed")
 			}
 		})
+	}
+}
+
+const killedIngestEnv = "FSNODE_KILLED_INGEST_DIR"
+
+// TestKilledIngestRefused: a process filling a cache made by
+// CreateForIngest is killed (SIGKILL) mid-ingest, after some of its
+// batches committed; the cache it leaves is refused with ErrUnfinished.
+func TestKilledIngestRefused(t *testing.T) {
+	if os.Getenv(killedIngestEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := filepath.Join(t.TempDir(), "cache")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledIngestChild$")
+	cmd.Env = append(os.Environ(), killedIngestEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if line != "COMMITTED\n" {
+		t.Fatalf("child said %q", line)
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrUnfinished) {
+		t.Fatalf("Open of a killed ingest: %v, want ErrUnfinished", err)
+	}
+	if _, err := Fsck(dir, false); !errors.Is(err, ErrUnfinished) {
+		t.Fatalf("Fsck of a killed ingest: %v, want ErrUnfinished", err)
+	}
+}
+
+// TestKilledIngestChild ingests files until killed; it runs only under
+// TestKilledIngestRefused.
+func TestKilledIngestChild(t *testing.T) {
+	dir := os.Getenv(killedIngestEnv)
+	if dir == "" {
+		t.Skip("only run by TestKilledIngestRefused")
+	}
+	f, err := CreateForIngest(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.NewSink(bg)
+	for i := 0; ; i++ {
+		data := pattern(5000+i, byte(i))
+		w, err := s.Create(fmt.Sprintf("d%d/f%d", i%10, i), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 100 {
+			if err := f.Sync(bg); err != nil { // files committed, ingest going on
+				t.Fatal(err)
+			}
+			fmt.Println("COMMITTED")
+		}
 	}
 }
