@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 
@@ -55,6 +56,7 @@ func migrate(db *bolt.DB, dir string) error {
 		if ver != 1 {
 			return fmt.Errorf("%w: cannot upgrade format version %d", ErrCorrupt, ver)
 		}
+		log.Printf("hgfs: upgrading cache %s to format version %d (checksums: reading its data files once)", dir, formatVersion)
 		b := tx.Bucket(bucketExtents)
 		if b == nil {
 			return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, bucketExtents)
