@@ -50,6 +50,10 @@ type committer struct {
 	drop []*dataFile
 	// unsynced: the last commit skipped its fsyncs (ingest mode).
 	unsynced bool
+	// unfinished: the index holds the unfinished-ingest mark
+	// (CreateForIngest); finishing: a Sink.Finish asked the next batch to
+	// delete it.
+	unfinished, finishing bool
 
 	commits, batches, items, dataBytes, inlineBytes atomic.Uint64
 }
@@ -290,6 +294,7 @@ func (c *committer) commitOnce() {
 	durable := !f.opt.NoSync && (f.bulk.Load() == 0 || c.want >= snap || c.closing)
 	drops := c.drop
 	c.drop = nil
+	finish := c.unfinished && c.finishing
 	c.space.Broadcast()
 	c.mu.Unlock()
 	recs := make([]inodeSnap, 0, len(batch))
@@ -308,7 +313,7 @@ func (c *committer) commitOnce() {
 	c.mu.Lock()
 	unsynced := c.unsynced
 	c.mu.Unlock()
-	if err == nil && (len(recs) > 0 || len(drops) > 0 || (durable && unsynced)) {
+	if err == nil && (len(recs) > 0 || len(drops) > 0 || finish || (durable && unsynced)) {
 		slices.SortFunc(recs, func(a, b inodeSnap) int {
 			switch {
 			case a.ino < b.ino:
@@ -318,10 +323,13 @@ func (c *committer) commitOnce() {
 			}
 			return 0
 		})
-		err = f.writeBatch(recs, drops, lengths, nextIno, nextSeq, durable)
+		err = f.writeBatch(recs, drops, lengths, nextIno, nextSeq, durable, finish)
 		if err == nil {
 			c.mu.Lock()
 			c.unsynced = !durable && !f.opt.NoSync
+			if finish {
+				c.unfinished = false
+			}
 			c.mu.Unlock()
 		}
 		if err == nil && len(recs) > 0 {
@@ -371,7 +379,9 @@ func (c *committer) commitOnce() {
 //
 // A batch that is not durable (NoSync, or an ingest in progress) skips
 // both fsyncs; the next durable batch syncs everything written before it.
-func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]int64, nextIno, nextSeq uint64, durable bool) error {
+//
+// finish deletes the unfinished-ingest mark in the same transaction.
+func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]int64, nextIno, nextSeq uint64, durable, finish bool) error {
 	if durable {
 		if err := f.data.sync(); err != nil {
 			return err
@@ -436,6 +446,11 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 		}
 		for _, df := range drops {
 			if err := tx.Bucket(bucketDatafiles).Delete(fileKey(df.id)); err != nil {
+				return err
+			}
+		}
+		if finish {
+			if err := tx.Bucket(bucketMeta).Delete(metaIngest); err != nil {
 				return err
 			}
 		}

@@ -382,7 +382,9 @@ func (f *FS) relocate(ctx context.Context, ino Ino, id uint32, tb *tokenBucket) 
 				return copied, err
 			}
 		}
-		moved, err := f.copyExtent(piece)
+		// Verified, with new CRCs, or copied with its whole run and old
+		// CRC when damaged (checksum.go).
+		moved, err := f.copyExtent(ino, piece)
 		if err != nil {
 			return copied, fmt.Errorf("fsnode: compact inode %d: %w", ino, err)
 		}
@@ -415,24 +417,9 @@ func (f *FS) nextPiece(ino Ino, id uint32, pos int64) (extent, bool, error) {
 	return extent{}, false, nil
 }
 
-// copyExtent copies the bytes of e to the end of the current data file
-// and returns the extent that maps the same file range there. It is the
-// one place compaction copies file bytes.
-func (f *FS) copyExtent(e extent) (extent, error) {
-	buf := make([]byte, e.Len)
-	if err := f.data.readAt(e.File, buf, e.FileOff); err != nil {
-		return extent{}, err
-	}
-	id, off, err := f.data.appendData(buf)
-	if err != nil {
-		return extent{}, err
-	}
-	return extent{Off: e.Off, File: id, FileOff: off, Len: e.Len}, nil
-}
-
-// install points ino's range of old at moved if that range still maps to
-// old's bytes, and reports whether it did.
-func (f *FS) install(ino Ino, old, moved extent) bool {
+// install points ino's range of old at moved (copyExtent's extents for
+// it) if that range still maps to old's bytes, and reports whether it did.
+func (f *FS) install(ino Ino, old extent, moved []extent) bool {
 	f.tree.RLock()
 	defer f.tree.RUnlock()
 	in, err := f.getInode(ino)
@@ -445,8 +432,10 @@ func (f *FS) install(ino Ino, old, moved extent) bool {
 	if len(now) != 1 || now[0] != old {
 		return false // changed meanwhile: the copy is dead
 	}
-	f.data.addLive(moved.File, moved.Len)
-	in.exts = putExtent(in.exts, moved)
+	for _, m := range moved {
+		f.data.addLive(m.File, m.Len)
+		in.exts = putExtent(in.exts, m)
+	}
 	in.contentDirty = true
 	f.markDirtyLocked(in)
 	f.data.release(now)

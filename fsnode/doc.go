@@ -26,6 +26,10 @@
 //     counted in memory per data file; the rest of the file.
 //   - extent: file bytes [off, off+len) stored in data file F at offset O.
 //     Bytes of a file no extent covers are zeros (holes).
+//   - run: the bytes of a data file written together, at most 128 KiB
+//     (maxRunLen), with a CRC32C (Castagnoli) that the extent records
+//     carry. An extent is a run or, once an overwrite or truncate cut it,
+//     a piece of one (checksum.go).
 //   - inline: a regular file of at most InlineMax bytes (default 4 KiB;
 //     most revlog .i files) kept whole in the index; symlink targets too.
 //   - cookie: a directory entry's sequence number, assigned from one
@@ -43,14 +47,29 @@
 // # On-disk layout
 //
 //	cache/
-//	  index.db    bbolt: meta (format version, creation time, counters),
-//	              inodes, dirents + dirseq (entries by name and by cookie),
-//	              extents, inline, datafiles (committed lengths), orphans
+//	  index.db    bbolt: meta (format version, creation time, counters,
+//	              the unfinished-ingest mark), inodes, dirents + dirseq
+//	              (entries by name and by cookie), extents (with the CRC32C
+//	              of their runs), inline, datafiles (committed lengths),
+//	              orphans
 //	  data-0001   append-only file bytes
 //	  data-0002   a new one starts at Options.DataFileMax
 //
-// A cache records its format version; Open refuses a newer one with
-// ErrNewerFormat before writing anything.
+// A cache records its format version (2: checksummed extents); Open
+// refuses a newer one with ErrNewerFormat before writing anything, and
+// upgrades version 1 in one transaction (migrate.go). A cache made by
+// CreateForIngest is marked unfinished until a Sink's Finish; Open and
+// Fsck refuse a marked cache with ErrUnfinished (a clone that was killed).
+//
+// # Checksums
+//
+// Every byte read from a data file is verified against its run's CRC32C
+// (once per run per in-memory inode; checksum.go explains the costs): a
+// mismatch is EIO wrapping ErrDamaged, with a log line naming the inode
+// and the data file and offset. Fsck verifies every run and reports
+// damaged contents by path; repair cannot restore them and leaves the
+// file as it is. Inline contents live in the index, which has no
+// checksum of its own.
 //
 // # Durability
 //
@@ -92,7 +111,8 @@
 // # Compaction
 //
 // Compaction (compact.go) copies the live extents of mostly dead data
-// files into the current one, commits, then drops the old file from the
+// files into the current one (verifying each run: an intact piece gets a
+// new CRC, a damaged one is copied with its whole run and old CRC), commits, then drops the old file from the
 // index, commits, and deletes it; a file with no live bytes is dropped at
 // once. Each data file's live bytes are counted in memory (set at Open
 // from the extents, adjusted as extents change), so Stats and the
@@ -150,8 +170,8 @@
 // File system operations return syscall.Errno values, possibly wrapped
 // with context (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EINVAL,
 // ENAMETOOLONG, EPERM for a directory hard link, EBADF for a released or
-// wrongly opened handle, EFBIG past 1 PiB, EIO for a damaged index or a
-// failed commit). ToErrno extracts the errno; adapters use it. After a
+// wrongly opened handle, EFBIG past 1 PiB, EIO for a damaged index,
+// damaged file contents or a failed commit). ToErrno extracts the errno; adapters use it. After a
 // commit fails the cache refuses changes (EIO) until reopened. Cache-level
 // errors (Create, Open, Fsck) are the sentinels in errors.go.
 //

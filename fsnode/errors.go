@@ -12,6 +12,12 @@ var (
 	// ErrNewerFormat: the cache was written by a newer hgfs whose index
 	// format this one does not know. It is never modified.
 	ErrNewerFormat = errors.New("fsnode: cache format is newer than this hgfs supports")
+	// ErrUnfinished: the cache was being filled by a clone
+	// (CreateForIngest) that never finished; it is never modified.
+	ErrUnfinished = errors.New("fsnode: the cache holds an unfinished clone (interrupted)")
+	// ErrDamaged: file contents read from a data file do not match their
+	// checksum. Reads return it with EIO.
+	ErrDamaged = errors.New("fsnode: data damaged (checksum mismatch)")
 	// ErrCorrupt: an index record or data file does not decode or is
 	// inconsistent; Fsck says where.
 	ErrCorrupt = errors.New("fsnode: corrupt cache")

@@ -9,7 +9,11 @@ package fsnode
 //	          "nextino" -> u64 next inode number to allocate
 //	          "nextseq" -> u64 next directory-entry cookie to allocate
 //	inodes    ino(8) -> inode record (inodeRecordLen bytes, see encodeInode)
-//	extents   ino(8) -> u32 count, count x {u64 off, u32 file, u64 fileoff, u64 len}
+//	          "ingest"  -> i64 unix nanoseconds; present while the cache is
+//	                       being filled by a clone (CreateForIngest) and not
+//	                       finished: Open and Fsck refuse it (ErrUnfinished)
+//	extents   ino(8) -> u32 count, count x extent record (extentRecordLen
+//	                    bytes, see encodeExtents)
 //	inline    ino(8) -> file contents (regular files up to Options.InlineMax)
 //	                    or symlink target
 //	dirents   parent(8) name -> u64 child, u64 seq, u32 type bits
@@ -27,9 +31,14 @@ import (
 )
 
 // formatVersion is the index layout this code writes. Open refuses a cache
-// whose version is higher (ErrNewerFormat); a lower one would be upgraded
-// here when a version 2 exists.
-const formatVersion = 1
+// whose version is higher (ErrNewerFormat) and upgrades a lower one
+// (migrate.go).
+//
+// Versions:
+//
+//	1  extent records of 28 bytes, no checksums
+//	2  extent records of 40 bytes carrying a CRC32C of their run
+const formatVersion = 2
 
 var (
 	bucketMeta      = []byte("meta")
@@ -48,6 +57,7 @@ var (
 	metaCreated = []byte("created")
 	metaNextIno = []byte("nextino")
 	metaNextSeq = []byte("nextseq")
+	metaIngest  = []byte("ingest")
 )
 
 // inodeRecordLen is the size of an encoded inode record:
@@ -140,16 +150,50 @@ const maxFileSize = 1 << 50
 
 // extent maps file bytes [Off, Off+Len) to data file File at FileOff.
 // Bytes of a file not covered by any extent read as zeros (holes).
+//
+// Checksums: the bytes an extent names lie inside a run, bytes that were
+// written together and whose CRC32C (Castagnoli) is Sum: data file bytes
+// [FileOff-Head, FileOff-Head+Run). A run is at most maxRunLen bytes and is
+// never rewritten (data files are append-only). A new extent is a whole
+// run (Head 0, Run == Len); when an overwrite or a truncate cuts an
+// extent, the pieces that survive keep the run's Head, Run and Sum, so
+// cutting costs no I/O, and a read of a piece verifies the whole run it
+// lies in (checksum.go). Contiguous appends merge into one run while it
+// stays within maxRunLen (crc32Combine).
 type extent struct {
 	Off     int64
 	File    uint32
 	FileOff int64
 	Len     int64
+	Head    int64  // FileOff minus the start of the run
+	Run     int64  // length of the run
+	Sum     uint32 // CRC32C of the run
 }
 
 func (e extent) end() int64 { return e.Off + e.Len }
 
-const extentRecordLen = 28
+// runStart is the data file offset of the extent's run.
+func (e extent) runStart() int64 { return e.FileOff - e.Head }
+
+// whole reports whether the extent is its whole run.
+func (e extent) whole() bool { return e.Head == 0 && e.Run == e.Len }
+
+// extentRecordLen is the size of an encoded extent (format version 2):
+//
+//	off len
+//	0   8   file offset (Off)
+//	8   4   data file id
+//	12  8   data file offset (FileOff)
+//	20  8   length
+//	28  4   Head: FileOff minus the start of the checksummed run
+//	32  4   Run: the run's length (at most maxRunLen)
+//	36  4   Sum: CRC32C (Castagnoli) of the run
+//
+// Version 1 records were the first 28 bytes (extentRecordLenV1).
+const (
+	extentRecordLen   = 40
+	extentRecordLenV1 = 28
+)
 
 func encodeExtents(exts []extent) []byte {
 	b := make([]byte, 4+extentRecordLen*len(exts))
@@ -160,19 +204,34 @@ func encodeExtents(exts []extent) []byte {
 		binary.BigEndian.PutUint32(p[8:], e.File)
 		binary.BigEndian.PutUint64(p[12:], uint64(e.FileOff))
 		binary.BigEndian.PutUint64(p[20:], uint64(e.Len))
+		binary.BigEndian.PutUint32(p[28:], uint32(e.Head))
+		binary.BigEndian.PutUint32(p[32:], uint32(e.Run))
+		binary.BigEndian.PutUint32(p[36:], e.Sum)
 		p = p[extentRecordLen:]
 	}
 	return b
 }
 
 // decodeExtents decodes and validates an extent list: sorted by file
-// offset, non-overlapping, non-empty, within maxFileSize, data file ids > 0.
+// offset, non-overlapping, non-empty, within maxFileSize, data file ids > 0,
+// each inside a run of at most maxRunLen bytes.
 func decodeExtents(b []byte) ([]extent, error) {
+	return decodeExtentsVersion(b, formatVersion)
+}
+
+// decodeExtentsVersion decodes an extent list of format version ver (1 or
+// 2). Version 1 extents come back as whole runs with Sum 0 and may exceed
+// maxRunLen: only the migration and Fsck of a version 1 cache use them.
+func decodeExtentsVersion(b []byte, ver uint32) ([]extent, error) {
+	recLen := uint64(extentRecordLen)
+	if ver == 1 {
+		recLen = extentRecordLenV1
+	}
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: extent list is %d bytes, want at least 4", ErrCorrupt, len(b))
 	}
 	n := binary.BigEndian.Uint32(b)
-	if uint64(len(b)-4) != uint64(n)*extentRecordLen {
+	if uint64(len(b)-4) != uint64(n)*recLen {
 		return nil, fmt.Errorf("%w: extent list claims %d extents in %d bytes", ErrCorrupt, n, len(b))
 	}
 	exts := make([]extent, n)
@@ -185,7 +244,14 @@ func decodeExtents(b []byte) ([]extent, error) {
 			FileOff: int64(binary.BigEndian.Uint64(p[12:])),
 			Len:     int64(binary.BigEndian.Uint64(p[20:])),
 		}
-		p = p[extentRecordLen:]
+		if ver == 1 {
+			e.Run = e.Len
+		} else {
+			e.Head = int64(binary.BigEndian.Uint32(p[28:]))
+			e.Run = int64(binary.BigEndian.Uint32(p[32:]))
+			e.Sum = binary.BigEndian.Uint32(p[36:])
+		}
+		p = p[recLen:]
 		switch {
 		case e.Len <= 0 || e.Len > maxFileSize:
 			return nil, fmt.Errorf("%w: extent %d has length %d", ErrCorrupt, i, e.Len)
@@ -195,6 +261,8 @@ func decodeExtents(b []byte) ([]extent, error) {
 			return nil, fmt.Errorf("%w: extent %d names data file 0", ErrCorrupt, i)
 		case e.FileOff < 0 || e.FileOff > maxFileSize-e.Len:
 			return nil, fmt.Errorf("%w: extent %d data offset %d out of range", ErrCorrupt, i, e.FileOff)
+		case ver != 1 && (e.Run > maxRunLen || e.Head+e.Len > e.Run || e.Head > e.FileOff):
+			return nil, fmt.Errorf("%w: extent %d: %d bytes at %d of a run of %d at data offset %d", ErrCorrupt, i, e.Len, e.Head, e.Run, e.FileOff-e.Head)
 		}
 		prevEnd = e.end()
 		exts[i] = e

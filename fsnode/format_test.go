@@ -27,18 +27,28 @@ func TestInodeRoundTrip(t *testing.T) {
 	}
 }
 
+// ext is a whole-run extent with CRC sum.
+func ext(off int64, file uint32, foff, n int64, sum uint32) extent {
+	return extent{Off: off, File: file, FileOff: foff, Len: n, Run: n, Sum: sum}
+}
+
 func TestExtentsValidation(t *testing.T) {
-	good := []extent{{0, 1, 0, 10}, {10, 2, 5, 5}, {100, 1, 10, 1}}
+	piece := extent{Off: 100, File: 1, FileOff: 10, Len: 1, Head: 5, Run: 20, Sum: 7}
+	good := []extent{ext(0, 1, 0, 10, 1), ext(10, 2, 5, 5, 2), piece}
 	got, err := decodeExtents(encodeExtents(good))
-	if err != nil || len(got) != 3 || got[2] != good[2] {
+	if err != nil || len(got) != 3 || got[2] != good[2] || got[0] != good[0] {
 		t.Fatalf("round trip: %v, %v", got, err)
 	}
 	for name, exts := range map[string][]extent{
-		"overlap":    {{0, 1, 0, 10}, {5, 1, 20, 10}},
-		"zero len":   {{0, 1, 0, 0}},
-		"file 0":     {{0, 0, 0, 1}},
-		"huge":       {{maxFileSize, 1, 0, 1}},
-		"neg offset": {{0, 1, -1, 1}},
+		"overlap":       {ext(0, 1, 0, 10, 0), ext(5, 1, 20, 10, 0)},
+		"zero len":      {ext(0, 1, 0, 0, 0)},
+		"file 0":        {ext(0, 0, 0, 1, 0)},
+		"huge":          {ext(maxFileSize, 1, 0, 1, 0)},
+		"neg offset":    {ext(0, 1, -1, 1, 0)},
+		"run too long":  {ext(0, 1, 0, maxRunLen+1, 0)},
+		"past run":      {{Off: 0, File: 1, FileOff: 10, Len: 10, Head: 5, Run: 10}},
+		"run before 0":  {{Off: 0, File: 1, FileOff: 2, Len: 1, Head: 5, Run: 10}},
+		"no run at all": {{Off: 0, File: 1, FileOff: 0, Len: 1}},
 	} {
 		if _, err := decodeExtents(encodeExtents(exts)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
@@ -51,23 +61,53 @@ func TestExtentsValidation(t *testing.T) {
 }
 
 func TestPutExtent(t *testing.T) {
+	data := []byte("0123456789abcdefghijklmnopqrst")
+	sum := func(p []byte) uint32 { return checksum(p) }
 	var exts []extent
-	exts = putExtent(exts, extent{0, 1, 0, 10})
-	exts = putExtent(exts, extent{10, 1, 10, 5}) // contiguous: merged
-	if len(exts) != 1 || exts[0].Len != 15 {
-		t.Fatalf("merge: %v", exts)
+	exts = putExtent(exts, ext(0, 1, 0, 10, sum(data[:10])))
+	exts = putExtent(exts, ext(10, 1, 10, 5, sum(data[10:15]))) // contiguous: merged
+	if len(exts) != 1 || exts[0] != ext(0, 1, 0, 15, sum(data[:15])) {
+		t.Fatalf("merge: %+v", exts)
 	}
-	exts = putExtent(exts, extent{5, 2, 100, 3}) // splits
-	want := []extent{{0, 1, 0, 5}, {5, 2, 100, 3}, {8, 1, 8, 7}}
+	exts = putExtent(exts, ext(5, 2, 100, 3, 9)) // splits; the pieces keep the run
+	want := []extent{
+		{Off: 0, File: 1, FileOff: 0, Len: 5, Head: 0, Run: 15, Sum: sum(data[:15])},
+		ext(5, 2, 100, 3, 9),
+		{Off: 8, File: 1, FileOff: 8, Len: 7, Head: 8, Run: 15, Sum: sum(data[:15])},
+	}
 	if len(exts) != 3 || exts[0] != want[0] || exts[1] != want[1] || exts[2] != want[2] {
-		t.Fatalf("split: %v", exts)
+		t.Fatalf("split: %+v", exts)
 	}
-	exts = putExtent(exts, extent{0, 3, 0, 20}) // covers all
-	if len(exts) != 1 || exts[0] != (extent{0, 3, 0, 20}) {
-		t.Fatalf("cover: %v", exts)
+	// A piece is not whole: no merge with what follows it on disk.
+	exts = putExtent(exts, ext(15, 1, 15, 5, sum(data[15:20])))
+	if len(exts) != 4 {
+		t.Fatalf("merge with a piece: %+v", exts)
 	}
-	if got := cutExtents([]extent{{0, 1, 0, 10}, {20, 1, 50, 10}}, 25); len(got) != 2 || got[1].Len != 5 {
-		t.Fatalf("cut: %v", got)
+	exts = putExtent(exts, ext(0, 3, 0, 20, 5)) // covers all
+	if len(exts) != 1 || exts[0] != ext(0, 3, 0, 20, 5) {
+		t.Fatalf("cover: %+v", exts)
+	}
+	// No merge past maxRunLen.
+	exts = putExtent(nil, ext(0, 1, 0, maxRunLen-1, 1))
+	if exts = putExtent(exts, ext(maxRunLen-1, 1, maxRunLen-1, 2, 2)); len(exts) != 2 {
+		t.Fatalf("merged past maxRunLen: %+v", exts)
+	}
+	got := cutExtents([]extent{ext(0, 1, 0, 10, 1), ext(20, 1, 50, 10, 2)}, 25)
+	if len(got) != 2 || got[1].Len != 5 || got[1].Run != 10 || got[1].Head != 0 || got[1].Sum != 2 {
+		t.Fatalf("cut: %+v", got)
+	}
+}
+
+func TestCRC32Combine(t *testing.T) {
+	data := make([]byte, 3<<20)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	for _, cut := range []int{0, 1, 7, 4096, 65537, 1 << 20, len(data) - 1, len(data)} {
+		a, b := data[:cut], data[cut:]
+		if got, want := crc32Combine(checksum(a), checksum(b), int64(len(b))), checksum(data); got != want {
+			t.Errorf("cut at %d: combine %08x, want %08x", cut, got, want)
+		}
 	}
 }
 
@@ -93,7 +133,7 @@ func FuzzDecodeInode(f *testing.F) {
 
 func FuzzDecodeExtents(f *testing.F) {
 	f.Add(encodeExtents(nil))
-	f.Add(encodeExtents([]extent{{0, 1, 0, 10}, {4096, 2, 7, 1 << 20}}))
+	f.Add(encodeExtents([]extent{ext(0, 1, 0, 10, 1), ext(4096, 2, 7, maxRunLen, 2)}))
 	f.Add([]byte{0, 0, 0, 1})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -109,7 +149,7 @@ func FuzzDecodeExtents(f *testing.F) {
 		}
 		var prev int64
 		for _, e := range exts {
-			if e.Off < prev || e.Len <= 0 || e.end() > maxFileSize {
+			if e.Off < prev || e.Len <= 0 || e.end() > maxFileSize || e.Run > maxRunLen || e.Head+e.Len > e.Run {
 				t.Fatalf("invalid extent accepted: %+v", e)
 			}
 			prev = e.end()

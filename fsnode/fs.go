@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -226,11 +227,24 @@ type FS struct {
 	cstats  compactCounters
 	// compactor is the background compactor (Options.AutoCompact).
 	compactor *compactor
+	// runs: bytes of recently verified runs (checksum.go).
+	runs runCache
 }
 
 // Create makes a new, empty cache in dir (created if missing). It fails
 // with ErrExist if dir already holds one.
-func Create(dir string, opt Options) (*FS, error) {
+func Create(dir string, opt Options) (*FS, error) { return create(dir, opt, false) }
+
+// CreateForIngest is Create for a cache that a Sink is about to fill (hgfs
+// clone --mount). The cache is marked unfinished in the transaction that
+// creates it; the commit of the first Sink.Finish clears the mark, in the
+// same transaction as the sink's last files. Until then Open and Fsck
+// refuse the cache with ErrUnfinished: a clone that was killed leaves a
+// cache that says so instead of one that mounts with part of a
+// repository.
+func CreateForIngest(dir string, opt Options) (*FS, error) { return create(dir, opt, true) }
+
+func create(dir string, opt Options, ingest bool) (*FS, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -266,6 +280,11 @@ func Create(dir string, opt Options) (*FS, error) {
 		if err := m.Put(metaNextSeq, u64(firstSeq)); err != nil {
 			return err
 		}
+		if ingest {
+			if err := m.Put(metaIngest, u64(uint64(now))); err != nil {
+				return err
+			}
+		}
 		uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 		root := diskInode{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Uid: uid, Gid: gid,
 			Atime: now, Mtime: now, Ctime: now, Parent: RootIno}
@@ -283,14 +302,19 @@ func Create(dir string, opt Options) (*FS, error) {
 			return nil, err
 		}
 	}
-	return Open(dir, opt)
+	return open(dir, opt, ingest)
 }
 
 // Open opens an existing cache. Orphan inodes left by a crash (unlinked
 // while open) are reclaimed, and data file bytes past the last commit are
 // cut off. A cache with a newer format version is refused with
-// ErrNewerFormat and left untouched.
-func Open(dir string, opt Options) (*FS, error) {
+// ErrNewerFormat and one left by an unfinished clone with ErrUnfinished,
+// both untouched; an older one is upgraded first (migrate.go).
+func Open(dir string, opt Options) (*FS, error) { return open(dir, opt, false) }
+
+// open is Open; ingest accepts (and remembers) the unfinished-ingest
+// mark that CreateForIngest just made.
+func open(dir string, opt Options, ingest bool) (*FS, error) {
 	opt = opt.withDefaults()
 	path := filepath.Join(dir, indexName)
 	if _, err := os.Stat(path); err != nil {
@@ -299,7 +323,8 @@ func Open(dir string, opt Options) (*FS, error) {
 		}
 		return nil, err
 	}
-	if err := checkVersion(path, opt.LockTimeout); err != nil {
+	ver, err := checkVersion(path, opt.LockTimeout, ingest)
+	if err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
@@ -308,6 +333,12 @@ func Open(dir string, opt Options) (*FS, error) {
 			return nil, fmt.Errorf("fsnode: cache %s is in use by another process", dir)
 		}
 		return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
+	if ver < formatVersion {
+		if err := migrate(db, dir); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	f := &FS{
 		dir:     dir,
@@ -318,6 +349,7 @@ func Open(dir string, opt Options) (*FS, error) {
 		uid:     uint32(os.Getuid()),
 		gid:     uint32(os.Getgid()),
 	}
+	f.c.unfinished = ingest
 	if err := f.load(); err != nil {
 		db.Close()
 		if f.data != nil {
@@ -336,32 +368,50 @@ func Open(dir string, opt Options) (*FS, error) {
 }
 
 // checkVersion reads the format version read-only, so that a cache from a
-// newer hgfs is refused before anything (even bbolt's freelist) is written.
-func checkVersion(path string, timeout time.Duration) error {
+// newer hgfs, or one left by an unfinished clone (unless ingest), is
+// refused before anything (even bbolt's freelist) is written.
+func checkVersion(path string, timeout time.Duration, ingest bool) (uint32, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
+			return 0, fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
 		}
-		return fmt.Errorf("fsnode: open %s: %w", path, err)
+		return 0, fmt.Errorf("fsnode: open %s: %w", path, err)
 	}
 	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
+	var ver uint32
+	err = db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
 			return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
 		}
-		v := m.Get(metaVersion)
-		if len(v) != 4 {
-			return fmt.Errorf("%w: %s: format version record is %d bytes", ErrCorrupt, path, len(v))
+		var err error
+		if ver, err = readVersion(m); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		ver := uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
 		if ver > formatVersion {
 			return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
 				ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
 		}
+		if m.Get(metaIngest) != nil && !ingest {
+			return fmt.Errorf("%w: %s", ErrUnfinished, filepath.Dir(path))
+		}
 		return nil
 	})
+	return ver, err
+}
+
+// readVersion decodes the format version record.
+func readVersion(m *bolt.Bucket) (uint32, error) {
+	v := m.Get(metaVersion)
+	if len(v) != 4 {
+		return 0, fmt.Errorf("%w: format version record is %d bytes", ErrCorrupt, len(v))
+	}
+	ver := binary.BigEndian.Uint32(v)
+	if ver == 0 {
+		return 0, fmt.Errorf("%w: format version 0", ErrCorrupt)
+	}
+	return ver, nil
 }
 
 // load reads the counters and data file table, opens the data files

@@ -66,7 +66,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	if !errors.Is(err, ErrNewerFormat) {
 		t.Fatalf("Open = %v, want ErrNewerFormat", err)
 	}
-	if want := "format version 2, this hgfs reads up to 1"; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+	if want := fmt.Sprintf("format version %d, this hgfs reads up to %d", formatVersion+1, formatVersion); !bytes.Contains([]byte(err.Error()), []byte(want)) {
 		t.Errorf("message %q lacks %q", err, want)
 	}
 	if _, err := Fsck(dir, true); !errors.Is(err, ErrNewerFormat) {
@@ -495,7 +495,7 @@ func TestFsckFindsAndRepairs(t *testing.T) {
 		di, _ := decodeInode(tx.Bucket(bucketInodes).Get(inoKey(b.Ino)))
 		di.Nlink = 5
 		tx.Bucket(bucketInodes).Put(inoKey(b.Ino), encodeInode(&di))
-		tx.Bucket(bucketExtents).Put(inoKey(a.Ino), encodeExtents([]extent{{0, 1, 1 << 20, 100}}))
+		tx.Bucket(bucketExtents).Put(inoKey(a.Ino), encodeExtents([]extent{ext(0, 1, 1<<20, 100, 0)}))
 		ci, _ := decodeInode(tx.Bucket(bucketInodes).Get(inoKey(c.Ino)))
 		ci.Size = 77
 		tx.Bucket(bucketInodes).Put(inoKey(c.Ino), encodeInode(&ci))

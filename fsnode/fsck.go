@@ -24,6 +24,10 @@ type Problem struct {
 	Ino      Ino
 	What     string
 	Repaired bool
+	// Damaged: file contents do not match their checksum. Repair cannot
+	// restore them: the file is left as it is (its reads of the damaged
+	// run fail with EIO), to be restored from elsewhere or removed.
+	Damaged bool
 }
 
 func (p Problem) String() string {
@@ -42,6 +46,7 @@ type FsckReport struct {
 	LiveBytes                     int64 // bytes extents refer to
 	GarbageBytes                  int64 // data file bytes past committed lengths (cut on Open)
 	Orphans                       int   // unlinked-while-open inodes (reclaimed on Open or repair)
+	Damaged                       int   // extents whose contents fail their checksum
 	Problems                      []Problem
 }
 
@@ -77,6 +82,12 @@ type fsck struct {
 	sizes   map[uint32]int64 // actual sizes
 	// fixes run inside the write transaction when repairing.
 	fixes []func(*bolt.Tx) error
+	// version is the cache's format version; checksums are verified
+	// from version 2 on (verified: runs checked so far, open: data files).
+	version  uint32
+	dir      string
+	verified map[runKey]error
+	open     map[uint32]*os.File
 }
 
 func (c *fsck) problem(path string, ino Ino, fix func(*bolt.Tx) error, format string, args ...any) {
@@ -109,7 +120,10 @@ func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
 // directory entry names an existing inode of the recorded type under an
 // existing directory; link counts match the entries; the tree from the
 // root is acyclic with each directory named once; every inode is reachable
-// (orphans excepted); inline sizes match. With repair, it fixes what it
+// (orphans excepted); inline sizes match; every extent's run matches its
+// CRC32C (damaged contents are reported by path, Problem.Damaged, and
+// never repaired). A version 1 cache is checked in its own layout, or
+// upgraded first with repair. With repair, it fixes what it
 // can: drops dangling entries and bad extents, fixes link counts, sizes
 // and counters, reclaims orphans and unreachable inodes, deletes stray
 // records and unlisted data files.
@@ -118,7 +132,8 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCache, dir, err)
 	}
-	if err := checkVersion(path, time.Second); err != nil {
+	ver, err := checkVersion(path, time.Second, false)
+	if err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
@@ -129,8 +144,18 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
 	}
 	defer db.Close()
+	if repair && ver < formatVersion {
+		// Repair upgrades, as Open would; a plain check reads the old
+		// layout (without checksums to verify).
+		if err := migrate(db, dir); err != nil {
+			return nil, err
+		}
+		ver = formatVersion
+	}
 	c := &fsck{r: &FsckReport{}, repair: repair, inodes: map[Ino]*diskInode{}, paths: map[Ino]string{RootIno: "/"},
-		files: map[uint32]int64{}, sizes: map[uint32]int64{}}
+		files: map[uint32]int64{}, sizes: map[uint32]int64{}, version: ver, dir: dir,
+		verified: map[runKey]error{}, open: map[uint32]*os.File{}}
+	defer c.closeFiles()
 	var unlisted []string
 	err = db.View(func(tx *bolt.Tx) error {
 		c.tx = tx
@@ -459,7 +484,7 @@ func (c *fsck) checkInodes() {
 			if ev == nil {
 				continue
 			}
-			exts, err := decodeExtents(ev)
+			exts, err := decodeExtentsVersion(ev, c.version)
 			if err != nil {
 				c.problem(p, ino, func(tx *bolt.Tx) error { return tx.Bucket(bucketExtents).Put(k, encodeExtents(nil)) }, "%v", err)
 				continue
@@ -481,6 +506,7 @@ func (c *fsck) checkInodes() {
 				default:
 					good = append(good, e)
 					c.r.LiveBytes += e.Len
+					c.checkSum(p, ino, e)
 					continue
 				}
 				bad = true
@@ -489,7 +515,7 @@ func (c *fsck) checkInodes() {
 				// Bad extents become holes; the file keeps its size.
 				c.fixes = append(c.fixes, func(tx *bolt.Tx) error { return tx.Bucket(bucketExtents).Put(k, encodeExtents(good)) })
 				for i := first; i < len(c.r.Problems); i++ {
-					c.r.Problems[i].Repaired = true
+					c.r.Problems[i].Repaired = !c.r.Problems[i].Damaged
 				}
 			}
 		}
@@ -530,5 +556,62 @@ func (c *fsck) checkCounters() {
 		v := u64(max(maxSeq+1, firstSeq))
 		c.problem("meta", 0, func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaNextSeq, v) },
 			"next cookie %d not above the highest %d", nextSeq, maxSeq)
+	}
+}
+
+// checkSum verifies the run of extent e of the file at path p, once per
+// run, and reports damaged contents by path. Repair leaves them alone:
+// the bytes cannot be restored, and dropping or re-checksumming them
+// would hide the damage from whoever reads the file; the problem stays
+// unrepaired ("cannot be repaired").
+func (c *fsck) checkSum(p string, ino Ino, e extent) {
+	if c.version < 2 {
+		return
+	}
+	k := e.key()
+	err, done := c.verified[k]
+	if !done {
+		err = c.verifyRun(e)
+		c.verified[k] = err
+	}
+	if err == nil {
+		return
+	}
+	what := fmt.Sprintf("data damaged (extent at offset %d, %s at %d): %v", e.Off, dataFileName(e.File), e.runStart(), err)
+	if c.repair {
+		what += "; cannot be repaired: restore the file or remove it"
+	}
+	c.r.Problems = append(c.r.Problems, Problem{Path: p, Ino: ino, What: what, Damaged: true})
+	c.r.Damaged++
+}
+
+// verifyRun reads e's run from its data file and checks its CRC.
+func (c *fsck) verifyRun(e extent) error {
+	fh, ok := c.open[e.File]
+	if !ok {
+		var err error
+		if fh, err = os.Open(filepath.Join(c.dir, dataFileName(e.File))); err != nil {
+			fh = nil
+		}
+		c.open[e.File] = fh
+	}
+	if fh == nil {
+		return fmt.Errorf("%s cannot be opened", dataFileName(e.File))
+	}
+	buf := make([]byte, e.Run)
+	if n, err := fh.ReadAt(buf, e.runStart()); n != len(buf) {
+		return fmt.Errorf("reading %s: %v", dataFileName(e.File), err)
+	}
+	if sum := checksum(buf); sum != e.Sum {
+		return fmt.Errorf("CRC32C %08x, want %08x", sum, e.Sum)
+	}
+	return nil
+}
+
+func (c *fsck) closeFiles() {
+	for _, fh := range c.open {
+		if fh != nil {
+			fh.Close()
+		}
 	}
 }

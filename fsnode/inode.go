@@ -28,6 +28,8 @@ type inode struct {
 	inline []byte
 	exts   []extent // contents of a regular file when not inline
 	dir    *dirState
+	// verified: runs of exts read and found intact (checksum.go).
+	verified verifiedRuns
 
 	// chunk: data file space reserved for this file's appends
 	// (appendToChunk): chunkLen bytes at chunkOff.
@@ -268,7 +270,7 @@ func (f *FS) readAtLocked(in *inode, buf []byte, off int64) (int, error) {
 	for ; i < len(in.exts) && in.exts[i].Off < end; i++ {
 		e := in.exts[i]
 		from, to := max(e.Off, off), min(e.end(), end)
-		if err := f.data.readAt(e.File, buf[from-off:to-off], e.FileOff+(from-e.Off)); err != nil {
+		if err := f.readExtent(in, e, buf[from-off:to-off], e.FileOff+(from-e.Off)); err != nil {
 			return 0, fmt.Errorf("inode %d: %w: %w", in.ino, err, syscall.EIO)
 		}
 	}
@@ -315,7 +317,9 @@ func (f *FS) writeAtLocked(in *inode, data []byte, off int64) (int, error) {
 	}
 	old := overlapping(in.exts, off, end)
 	f.data.addLive(id, int64(len(data)))
-	in.exts = putExtent(in.exts, extent{Off: off, File: id, FileOff: foff, Len: int64(len(data))})
+	for _, e := range newRuns(off, id, foff, data) {
+		in.exts = putExtent(in.exts, e)
+	}
 	in.d.Size = uint64(size)
 	f.c.addBytes(uint64(len(data)))
 	f.touchContent(in)
@@ -323,14 +327,20 @@ func (f *FS) writeAtLocked(in *inode, data []byte, off int64) (int, error) {
 	return len(data), nil
 }
 
-// overlapping returns the parts of exts within [off, end), clipped.
+// overlapping returns the parts of exts within [off, end), clipped as
+// putExtent cuts them.
 func overlapping(exts []extent, off, end int64) []extent {
 	var out []extent
 	i := sort.Search(len(exts), func(i int) bool { return exts[i].end() > off })
 	for ; i < len(exts) && exts[i].Off < end; i++ {
 		e := exts[i]
 		from, to := max(e.Off, off), min(e.end(), end)
-		out = append(out, extent{Off: from, File: e.File, FileOff: e.FileOff + (from - e.Off), Len: to - from})
+		// The piece keeps its run (Head moves with it), so it can be
+		// verified and compared as putExtent would have cut it.
+		e.Head += from - e.Off
+		e.FileOff += from - e.Off
+		e.Off, e.Len = from, to-from
+		out = append(out, e)
 	}
 	return out
 }
@@ -380,7 +390,7 @@ func (f *FS) spillLocked(in *inode) error {
 		}
 		f.c.addBytes(uint64(len(in.inline)))
 		f.data.addLive(id, int64(len(in.inline)))
-		exts = []extent{{Off: 0, File: id, FileOff: foff, Len: int64(len(in.inline))}}
+		exts = newRuns(0, id, foff, in.inline)
 	}
 	in.exts = exts
 	in.inline = nil
@@ -445,13 +455,18 @@ func (f *FS) touchContent(in *inode) {
 }
 
 // putExtent replaces the range of n in exts with n, merging with the
-// previous extent when both are contiguous in the file and on disk.
+// previous extent when both are whole runs, contiguous in the file and on
+// disk, and the merged run stays within maxRunLen. Pieces of a cut extent
+// keep its run (see extent).
 func putExtent(exts []extent, n extent) []extent {
 	if len(exts) == 0 || exts[len(exts)-1].end() <= n.Off {
 		if len(exts) > 0 {
 			last := &exts[len(exts)-1]
-			if last.end() == n.Off && last.File == n.File && last.FileOff+last.Len == n.FileOff {
+			if last.end() == n.Off && last.File == n.File && last.FileOff+last.Len == n.FileOff &&
+				last.whole() && n.whole() && last.Len+n.Len <= maxRunLen {
+				last.Sum = crc32Combine(last.Sum, n.Sum, n.Len)
 				last.Len += n.Len
+				last.Run = last.Len
 				return exts
 			}
 		}
@@ -474,7 +489,9 @@ func putExtent(exts []extent, n extent) []extent {
 		}
 		// e overlaps n: keep the parts outside n.
 		if e.Off < n.Off {
-			out = append(out, extent{Off: e.Off, File: e.File, FileOff: e.FileOff, Len: n.Off - e.Off})
+			left := e
+			left.Len = n.Off - e.Off
+			out = append(out, left)
 		}
 		if !placed {
 			out = append(out, n)
@@ -482,7 +499,9 @@ func putExtent(exts []extent, n extent) []extent {
 		}
 		if e.end() > n.end() {
 			d := n.end() - e.Off
-			out = append(out, extent{Off: n.end(), File: e.File, FileOff: e.FileOff + d, Len: e.Len - d})
+			right := e
+			right.Off, right.FileOff, right.Len, right.Head = n.end(), e.FileOff+d, e.Len-d, e.Head+d
+			out = append(out, right)
 		}
 	}
 	if !placed {

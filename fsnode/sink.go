@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -138,6 +139,10 @@ type sinkFile struct {
 	df      *dataFile // else: the reservation
 	off     int64
 	closed  bool
+	// sums: the CRC32C of each complete run (maxRunLen bytes of the file
+	// from offset 0); crc: that of the run being written.
+	sums []uint32
+	crc  uint32
 }
 
 func (w *sinkFile) Write(p []byte) (int, error) {
@@ -154,6 +159,7 @@ func (w *sinkFile) Write(p []byte) (int, error) {
 			return 0, fmt.Errorf("fsnode: sink file %q: %w", w.name, err)
 		}
 		w.s.f.data.wrote(w.df)
+		w.sum(p)
 		// Start writeback every few MiB so that Finish's fsync finds
 		// little left to write.
 		if w.s.unhinted.Add(int64(len(p))) > writebackEvery {
@@ -163,6 +169,20 @@ func (w *sinkFile) Write(p []byte) (int, error) {
 	}
 	w.written += int64(len(p))
 	return len(p), nil
+}
+
+// sum adds p, just written at w.written, to the runs' checksums.
+func (w *sinkFile) sum(p []byte) {
+	for pos := w.written; len(p) > 0; {
+		n := min(int64(len(p)), maxRunLen-pos%maxRunLen)
+		w.crc = crc32.Update(w.crc, castagnoli, p[:n])
+		pos += n
+		p = p[n:]
+		if pos%maxRunLen == 0 {
+			w.sums = append(w.sums, w.crc)
+			w.crc = 0
+		}
+	}
 }
 
 // Close links the complete file into its directory (replacing an existing
@@ -210,7 +230,15 @@ func (w *sinkFile) Close() error {
 		in.inline = nil
 		if w.size > 0 {
 			f.data.addLive(w.df.id, w.size)
-			in.exts = []extent{{Off: 0, File: w.df.id, FileOff: w.off, Len: w.size}}
+			if w.size%maxRunLen != 0 {
+				w.sums = append(w.sums, w.crc)
+			}
+			in.exts = make([]extent, 0, len(w.sums))
+			for i, sum := range w.sums {
+				off := int64(i) * maxRunLen
+				n := min(w.size-off, maxRunLen)
+				in.exts = append(in.exts, extent{Off: off, File: w.df.id, FileOff: w.off + off, Len: n, Run: n, Sum: sum})
+			}
 		}
 		f.c.addBytes(uint64(w.size))
 	}
@@ -228,7 +256,15 @@ func (w *sinkFile) Close() error {
 }
 
 // Finish waits until everything the sink made is committed and durable.
+// On a cache made by CreateForIngest, the same commit deletes the
+// unfinished-ingest mark.
 func (s *Sink) Finish() error {
+	c := &s.f.c
+	c.mu.Lock()
+	// Every file of the sink is queued (closed) by now: the next snapshot
+	// holds them all, or they are committed already.
+	c.finishing = true
+	c.mu.Unlock()
 	// Sync before leaving ingest mode, so that its batch is the durable one.
 	err := s.f.Sync(s.ctx)
 	s.end()

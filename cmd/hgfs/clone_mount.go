@@ -86,7 +86,10 @@ func (cl *cloner) prepareMount() error {
 		cl.removeCache(t)
 		return err
 	}
-	fsys, err := fsnode.Create(dir, copt)
+	// Marked unfinished until the sink's Finish: a clone killed before
+	// then leaves a cache that mount and fsck refuse with a message that
+	// says so (see unfinishedClone).
+	fsys, err := fsnode.CreateForIngest(dir, copt)
 	if err != nil {
 		cl.removeCache(t)
 		return abortf("cannot create cache '%s': %v", dir, err)
@@ -198,4 +201,13 @@ func (cl *cloner) newSink() (streamclone.Sink, error) {
 		return nil, abortf("cannot create destination '%s': %v", cl.dest, errorsCause(err))
 	}
 	return s, nil
+}
+
+// unfinishedClone is the abort for a cache a killed "hgfs clone --mount"
+// left (fsnode.ErrUnfinished), or nil for any other error.
+func unfinishedClone(dir string, err error) error {
+	if !errors.Is(err, fsnode.ErrUnfinished) {
+		return nil
+	}
+	return abortf("the cache at %s holds an unfinished clone (interrupted); remove it and clone again", dir)
 }

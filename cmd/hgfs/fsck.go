@@ -15,8 +15,13 @@ func init() {
 		help: `check (and repair) an hgfs cache
 
 Checks every index record, extent, directory entry and link count of the
-cache, which must not be mounted. Each problem is printed as "PATH: what".
-With --repair, what can be fixed is fixed and marked "(repaired)".
+cache, which must not be mounted, and reads every byte of file contents
+to verify its checksum. Each problem is printed as "PATH: what"; damaged
+contents as "PATH: data damaged (extent at offset N, ...)". With --repair,
+what can be fixed is fixed and marked "(repaired)". Damaged contents
+cannot be repaired: the file is left as it is (reading the damaged part
+fails with an I/O error); restore it from elsewhere or remove it.
+--repair also upgrades a cache of an older format, as mounting it does.
 
 Returns 0 if the cache is clean (or every problem was repaired), 1 if
 problems remain.`,
@@ -31,6 +36,8 @@ problems remain.`,
 				a := abortf("%v", err)
 				if errors.Is(err, fsnode.ErrNotCache) {
 					a = abortf("%s is not an hgfs cache", args[0])
+				} else if u := unfinishedClone(dir, err); u != nil {
+					return u
 				} else if strings.Contains(err.Error(), "in use") {
 					a.withHint("unmount it first (hgfs unmount MOUNTPOINT)")
 				}

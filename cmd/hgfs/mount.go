@@ -170,6 +170,9 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		var err error
 		fsys, err = openOrCreateCache(c.ui.cfg, source)
 		if err != nil {
+			if a := unfinishedClone(source, err); a != nil {
+				return a
+			}
 			return abortf("cache %s: %v", source, err)
 		}
 		srv, err = mountBackend(c.opts.String("backend"), fsys, mp, opt)
