@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/fsnode/posixtest"
 )
 
 // TestConformance runs the POSIX suite on the core directly, through

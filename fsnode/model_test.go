@@ -16,8 +16,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/fsnode/posixtest"
 )
 
 // TestRandomOpsAgainstKernel is model checking lite with the kernel's own
