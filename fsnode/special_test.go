@@ -170,7 +170,8 @@ func TestXattrs(t *testing.T) {
 	wantErrno(t, f.Setxattr(bg, ino, "user.empty", nil, XattrCreate), 0)
 	wantErrno(t, f.Setxattr(bg, ino, "trusted.t", []byte{0, 1, 2}, 0), 0)
 	wantErrno(t, f.Setxattr(bg, ino, "security.capability", []byte("cap"), 0), 0)
-	wantErrno(t, f.Setxattr(bg, ino, "system.posix_acl_access", []byte{2, 0, 0, 0}, 0), 0)
+	wantErrno(t, f.Setxattr(bg, ino, "system.posix_acl_access", []byte{2, 0, 0, 0}, 0), syscall.EINVAL)
+	wantErrno(t, f.Setxattr(bg, ino, "system.posix_acl_access", testACL(6, 4, 0, 4), 0), 0)
 	wantErrno(t, f.Setxattr(bg, ino, "other.x", nil, 0), syscall.EOPNOTSUPP)
 	wantErrno(t, f.Setxattr(bg, ino, "system.other", nil, 0), syscall.EOPNOTSUPP)
 	wantErrno(t, f.Setxattr(bg, ino, "user.", nil, 0), syscall.EOPNOTSUPP)
@@ -302,5 +303,56 @@ func TestFsckXattrsAndRdev(t *testing.T) {
 	defer f.Close()
 	if names := must[[]string](t)(f.Listxattr(bg, a.Ino)); !slices.Equal(names, []string{"user.x"}) {
 		t.Errorf("after repair: %q", names)
+	}
+}
+
+// testACL is an access ACL with owner, named user 1000, group, mask (if
+// mask >= 0) and other entries.
+func testACL(user, named, group, other uint16, mask ...uint16) []byte {
+	b := []byte{2, 0, 0, 0}
+	add := func(tag, perm uint16, id uint32) {
+		b = append(b, byte(tag), byte(tag>>8), byte(perm), byte(perm>>8), byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	add(aclUserObj, user, ^uint32(0))
+	if named > 0 {
+		add(aclUser, named, 1000)
+	}
+	add(aclGroupObj, group, ^uint32(0))
+	for _, m := range mask {
+		add(aclMask, m, ^uint32(0))
+	}
+	add(aclOther, other, ^uint32(0))
+	return b
+}
+
+func TestACLMode(t *testing.T) {
+	f := newTestFS(t, Options{})
+	a := createFile(t, f, RootIno, "f", nil)
+	mode := func() uint32 { return must[Attr](t)(f.GetAttr(bg, a.Ino)).Mode &^ syscall.S_IFMT }
+	// A minimal ACL is the mode: applied, not stored (cp -a's way of
+	// setting the mode).
+	wantErrno(t, f.Setxattr(bg, a.Ino, aclAccess, testACL(7, 0, 5, 1), 0), 0)
+	if m := mode(); m != 0o751 {
+		t.Fatalf("mode %#o after a minimal ACL, want 0751", m)
+	}
+	_, err := f.Getxattr(bg, a.Ino, aclAccess)
+	wantErrno(t, err, syscall.ENODATA)
+	// An extended one is stored; the group bits are the mask's.
+	acl := testACL(6, 4, 4, 0, 6)
+	wantErrno(t, f.Setxattr(bg, a.Ino, aclAccess, acl, 0), 0)
+	if m := mode(); m != 0o660 {
+		t.Fatalf("mode %#o after an extended ACL, want 0660", m)
+	}
+	// chmod rewrites its owner, mask and other entries.
+	m := uint32(0o4705)
+	must[Attr](t)(f.SetAttr(bg, a.Ino, SetAttr{Mode: &m}))
+	if got := must[[]byte](t)(f.Getxattr(bg, a.Ino, aclAccess)); !bytes.Equal(got, testACL(7, 4, 4, 5, 0)) {
+		t.Fatalf("ACL after chmod %x, want %x", got, testACL(7, 4, 4, 5, 0))
+	}
+	if m := mode(); m != 0o4705 {
+		t.Fatalf("mode %#o after chmod", m)
+	}
+	for _, bad := range [][]byte{testACL(8, 0, 0, 0), {3, 0, 0, 0}, testACL(6, 0, 4, 4)[:12], append(testACL(6, 0, 4, 4), testACL(6, 0, 4, 4)[4:12]...)} {
+		wantErrno(t, f.Setxattr(bg, a.Ino, aclAccess, bad, 0), syscall.EINVAL)
 	}
 }

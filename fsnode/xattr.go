@@ -231,6 +231,18 @@ func (f *FS) Setxattr(ctx context.Context, ino Ino, name string, value []byte, f
 	if total > maxXattrTotal {
 		return syscall.ENOSPC
 	}
+	if name == aclAccess {
+		mode, minimal, err := aclMode(value)
+		if err != nil {
+			return err
+		}
+		in.d.Mode = in.d.Mode&^0o777 | mode
+		if minimal { // the mode says it all (see acl.go)
+			delete(in.xattrs, name)
+			f.xattrsChangedLocked(in)
+			return nil
+		}
+	}
 	if in.xattrs == nil {
 		in.xattrs = map[string][]byte{}
 	}
