@@ -25,6 +25,17 @@
 //     Bytes of a file no extent covers are zeros (holes).
 //   - inline: a regular file of at most InlineMax bytes (default 4 KiB;
 //     most revlog .i files) kept whole in the index; symlink targets too.
+//   - special file: a FIFO, Unix socket or character or block device
+//     (Mknod). It has attributes and names but no contents: the kernel
+//     implements its I/O (pipe, socket, the device's driver) itself. A
+//     device's number (rdev) is in the rdev bucket.
+//   - extended attributes: name -> value pairs of an inode (xattr.go), in
+//     the xattrs bucket, in the user., trusted., security. and
+//     system.posix_acl_* namespaces. They change with the inode: a
+//     snapshot carries the inode's whole set, committed in the same
+//     transaction as its inode record, so a crash keeps either the old
+//     set or the new one; they follow links and renames and go with the
+//     inode. An access ACL keeps the mode in step (acl.go).
 //   - cookie: a directory entry's sequence number, assigned from one
 //     increasing counter when the entry is made. ReadDir returns entries by
 //     cookie and resumes "after cookie N", so offsets stay valid however
@@ -42,12 +53,27 @@
 //	cache/
 //	  index.db    bbolt: meta (format version, creation time, counters),
 //	              inodes, dirents + dirseq (entries by name and by cookie),
-//	              extents, inline, datafiles (committed lengths), orphans
+//	              extents, inline, datafiles (committed lengths), orphans,
+//	              rdev (device numbers), xattrs (extended attributes)
 //	  data-0001   append-only file bytes
 //	  data-0002   a new one starts at Options.DataFileMax
 //
 // A cache records its format version; Open refuses a newer one with
-// ErrNewerFormat before writing anything.
+// ErrNewerFormat before writing anything. Open creates the rdev and
+// xattrs buckets (format 2's) in a cache made before them.
+//
+// # Allocation
+//
+// Fallocate (special.go) offers mode 0, KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE
+// and ZERO_RANGE (with or without KEEP_SIZE); other modes are
+// EOPNOTSUPP. Unwritten bytes are holes, so allocating writes nothing
+// and reserves nothing: data files grow only by appending, and space set
+// aside now could not be given to the writes that come later. Mode 0
+// fails with ENOSPC only when the growth exceeds the disk's free space
+// at the time; a later write can still meet a full disk (as on many
+// FUSE file systems; glibc's posix_fallocate gets the same success
+// without writing zeros). A punched or zeroed range drops its extents:
+// their data file bytes become dead, for compaction.
 //
 // # Durability
 //
@@ -147,7 +173,11 @@
 // interface: this package runs them on the core (through a kernel-like
 // path adapter), package mount through a real FUSE mount of every
 // backend (go-fuse, and cgofuse in builds with its tags: one shared
-// suite, mount/suite_linux_test.go). Every test cache is Fsck'd at
+// suite, mount/suite_linux_test.go), and TestNative and TestNativeTmpfs
+// on ext4 and tmpfs to show the cases are the kernel's behaviour. The
+// cases of FIFOs, sockets, devices, fallocate and extended attributes use
+// the kernel's calls on host paths, so they run on the native file
+// systems and the mounts only. Every test cache is Fsck'd at
 // cleanup. The crash test SIGKILLs a writer child
 // (FSNODE_CRASH_ROUNDS rounds, default 10); the random-operation test
 // compares the core with the kernel's own file system step by step
