@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"bytes"
+	"io/fs"
 	"slices"
 	"strings"
 	"syscall"
@@ -53,6 +54,13 @@ func TestMknodTypes(t *testing.T) {
 		}
 		if len(ents) != len(types) {
 			t.Errorf("%d entries, want %d", len(ents), len(types))
+		}
+		for name, want := range map[string]fs.FileMode{"fifo": fs.ModeNamedPipe, "sock": fs.ModeSocket,
+			"chr": fs.ModeDevice | fs.ModeCharDevice, "blk": fs.ModeDevice, "reg": 0} {
+			fi := must[fs.FileInfo](t)(fs.Stat(f.FS(), name))
+			if fi.Mode().Type() != want {
+				t.Errorf("io/fs view of %s: type %v, want %v", name, fi.Mode().Type(), want)
+			}
 		}
 		fifo := must[Attr](t)(f.LookupPath(bg, "fifo"))
 		_, err := f.WriteInode(bg, fifo.Ino, 0, []byte("x"), 0)
