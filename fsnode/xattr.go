@@ -199,21 +199,16 @@ func (f *FS) Setxattr(ctx context.Context, ino Ino, name string, value []byte, f
 	if flags&^(XattrCreate|XattrReplace) != 0 {
 		return syscall.EINVAL
 	}
-	if err := checkXattrName(name); err != nil {
-		return err
-	}
-	if len(value) > maxXattrValue {
+	if len(value) > maxXattrValue && checkXattrName(name) == nil {
 		return syscall.E2BIG
 	}
-	if err := f.c.admit(ctx); err != nil {
-		return err
-	}
-	in, err := f.xattrInode(ino)
-	if err != nil {
-		return err
-	}
-	defer f.tree.RUnlock()
-	defer in.mu.Unlock()
+	return f.changeXattrs(ctx, ino, name, func(in *inode) error {
+		return f.setxattrLocked(in, name, value, flags)
+	})
+}
+
+// setxattrLocked is Setxattr on the loaded, write-locked inode.
+func (f *FS) setxattrLocked(in *inode, name string, value []byte, flags int) error {
 	old, exists := in.xattrs[name]
 	switch {
 	case exists && flags&XattrCreate != 0:
@@ -254,6 +249,19 @@ func (f *FS) Setxattr(ctx context.Context, ino Ino, name string, value []byte, f
 
 // Removexattr removes attribute name of ino; ENODATA if it has none.
 func (f *FS) Removexattr(ctx context.Context, ino Ino, name string) error {
+	return f.changeXattrs(ctx, ino, name, func(in *inode) error {
+		if _, ok := in.xattrs[name]; !ok {
+			return errNoData
+		}
+		delete(in.xattrs, name)
+		f.xattrsChangedLocked(in)
+		return nil
+	})
+}
+
+// changeXattrs checks name, waits for room in the queue and runs change
+// on ino, loaded and locked for writing.
+func (f *FS) changeXattrs(ctx context.Context, ino Ino, name string, change func(*inode) error) error {
 	if err := checkXattrName(name); err != nil {
 		return err
 	}
@@ -266,12 +274,7 @@ func (f *FS) Removexattr(ctx context.Context, ino Ino, name string) error {
 	}
 	defer f.tree.RUnlock()
 	defer in.mu.Unlock()
-	if _, ok := in.xattrs[name]; !ok {
-		return errNoData
-	}
-	delete(in.xattrs, name)
-	f.xattrsChangedLocked(in)
-	return nil
+	return change(in)
 }
 
 // xattrsChangedLocked records a change of in's attributes: ctime now,

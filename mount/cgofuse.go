@@ -475,6 +475,14 @@ func (a *cgoFS) getattr(p string, fh uint64) (fsnode.Attr, error) {
 }
 
 func (a *cgoFS) Mkdir(p string, mode uint32) int {
+	return a.makeNode(p, func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error) {
+		return a.fsys.Mkdir(ctx, dir, name, mode&0o7777)
+	})
+}
+
+// makeNode creates p with mk, given the caller's context, the parent
+// directory and the new name; the reference mk takes is dropped.
+func (a *cgoFS) makeNode(p string, mk func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error)) int {
 	if err := a.newName(p); err != nil {
 		return toErrno(err)
 	}
@@ -483,7 +491,7 @@ func (a *cgoFS) Mkdir(p string, mode uint32) int {
 		return toErrno(err)
 	}
 	defer a.put(dir)
-	attr, err := a.fsys.Mkdir(a.creatorCtx(), dir, name, mode&0o7777)
+	attr, err := mk(a.creatorCtx(), dir, name)
 	if err != nil {
 		return toErrno(err)
 	}

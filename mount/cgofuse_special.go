@@ -9,6 +9,8 @@ package mount
 // has no fallocate while the go-fuse one has every mode fsnode offers.
 
 import (
+	"context"
+
 	"github.com/winfsp/cgofuse/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -18,20 +20,9 @@ import (
 // raw adapter's Mknod. libfuse passes the kernel's device number through
 // unchanged in both directions.
 func (a *cgoFS) Mknod(p string, mode uint32, dev uint64) int {
-	if err := a.newName(p); err != nil {
-		return toErrno(err)
-	}
-	dir, name, err := a.parent(p)
-	if err != nil {
-		return toErrno(err)
-	}
-	defer a.put(dir)
-	attr, err := a.fsys.Mknod(a.creatorCtx(), dir, name, mode, dev)
-	if err != nil {
-		return toErrno(err)
-	}
-	a.put(attr.Ino)
-	return 0
+	return a.makeNode(p, func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error) {
+		return a.fsys.Mknod(ctx, dir, name, mode, dev)
+	})
 }
 
 // xattrIno resolves p for an xattr call; in is true for the control
