@@ -8,8 +8,8 @@ package changegroup
 //	       "HG10" then the raw bzip2 stream, and its reader feeds "BZ" back
 //	       to the decompressor: _TruncatedBZ2CompressedStreamReader);
 //	       "ZS": zstd (accepted by hg's cg1unpacker, never written by it)
-//	"HG20" + bundle2 stream (streamclone.Bundle2Reader; its Compression
-//	       parameter covers the parts)
+//	"HG20" + bundle2 stream (bundle2.Reader; its Compression parameter
+//	       covers the parts)
 //	"HGS1" packed1 stream bundle               -> ErrStreamBundle
 //	"HG2x" other, "HGxx" other                 -> ErrUnsupported
 //
@@ -20,21 +20,14 @@ package changegroup
 // mercurial/bundle2.py and mercurial/utils/compression.py.
 
 import (
-	"compress/bzip2"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/hgfs/hgfs/streamclone"
-	"github.com/klauspost/compress/zstd"
+	"github.com/hgfs/hgfs/bundle2"
 )
-
-// maxZstdWindow bounds a zstd decoder's memory for untrusted bundles.
-const maxZstdWindow = 64 << 20
 
 // knownParts maps the bundle2 part types this package hands to its caller
 // to the parameters their hg handler declares (a mandatory parameter
@@ -59,13 +52,13 @@ type Bundle struct {
 	// stream parameter, "" when absent).
 	Compression string
 	// Params are the HG20 stream parameters.
-	Params []streamclone.Param
+	Params []bundle2.Param
 
 	src     *sourceReader
 	body    io.Reader // HG10: the decompressed changegroup
 	closer  io.Closer
-	b2      *streamclone.Bundle2Reader
-	pending *streamclone.Part // HG20: first part, read by OpenBundle
+	b2      *bundle2.Reader
+	pending *bundle2.Part // HG20: first part, read by OpenBundle
 	done    bool
 }
 
@@ -137,33 +130,27 @@ func (b *Bundle) openV1() (*Bundle, error) {
 	}
 	b.Compression = string(alg[:])
 	b.Type = "HG10" + b.Compression
-	var body io.Reader
+	var src io.Reader = b.src
 	switch b.Compression {
-	case "UN":
-		body = b.src
-	case "GZ":
-		// zlib, despite the name; opened lazily so a bad header is a read
-		// error with the rest of the stream's.
-		body = &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(b.src) }}
+	case "UN", "GZ", "ZS":
+		// GZ is zlib, despite the name; opened lazily so a bad header is a
+		// read error with the rest of the stream's.
 	case "BZ":
-		body = bzip2.NewReader(io.MultiReader(strings.NewReader("BZ"), b.src))
-	case "ZS":
-		d, err := zstd.NewReader(b.src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(maxZstdWindow))
-		if err != nil {
-			return nil, fmt.Errorf("zstd decoder: %w", err)
-		}
-		b.closer = closerFunc(d.Close)
-		body = d
+		src = io.MultiReader(strings.NewReader("BZ"), b.src)
 	default:
 		return nil, unsupportedf("unknown stream compression type: %q", b.Compression)
 	}
+	body, closer, err := bundle2.Decompress(b.Compression, src)
+	if err != nil {
+		return nil, err
+	}
+	b.closer = closer
 	b.body = &decodedReader{r: body, b: b}
 	return b, nil
 }
 
 func (b *Bundle) openV2(magic string) (*Bundle, error) {
-	br, err := streamclone.NewBundle2Reader(io.MultiReader(strings.NewReader(magic), b.src))
+	br, err := bundle2.NewReader(io.MultiReader(strings.NewReader(magic), b.src))
 	if err != nil {
 		return nil, b.classify(err)
 	}
@@ -198,7 +185,7 @@ func (b *Bundle) Close() error {
 // NextPart returns the next part the caller may need to handle, or io.EOF
 // after the last. Advisory parts without a handler are skipped; mandatory
 // ones are refused with ErrUnsupported ("missing support for ..."); error
-// parts come back as *streamclone.RemoteError.
+// parts come back as *bundle2.RemoteError.
 func (b *Bundle) NextPart() (*BundlePart, error) {
 	if b.done {
 		return nil, io.EOF
@@ -238,8 +225,8 @@ func (b *Bundle) NextPart() (*BundlePart, error) {
 }
 
 // part turns a bundle2 part into a BundlePart; nil for a skipped part.
-func (b *Bundle) part(p *streamclone.Part) (*BundlePart, error) {
-	if err := remoteError(p); err != nil {
+func (b *Bundle) part(p *bundle2.Part) (*BundlePart, error) {
+	if err := p.RemoteError(); err != nil {
 		return nil, err
 	}
 	if p.Type == "stream2" {
@@ -252,22 +239,15 @@ func (b *Bundle) part(p *streamclone.Part) (*BundlePart, error) {
 		}
 		return nil, nil
 	}
-	var unknown []string
-	for _, kv := range p.MandatoryParams {
-		if !contains(known, kv.Name) {
-			unknown = append(unknown, kv.Name)
-		}
-	}
-	if len(unknown) > 0 {
+	if unknown := p.UnknownParams(known); len(unknown) > 0 {
 		if p.Mandatory {
-			sort.Strings(unknown)
 			return nil, unsupportedf("missing support for %s - %s", p.Type, strings.Join(unknown, ", "))
 		}
 		return nil, nil
 	}
 	bp := &BundlePart{Type: p.Type, Mandatory: p.Mandatory, Params: map[string]string{},
 		NbChanges: -1, TargetPhase: -1}
-	for _, l := range [][]streamclone.Param{p.MandatoryParams, p.AdvisoryParams} {
+	for _, l := range [][]bundle2.Param{p.MandatoryParams, p.AdvisoryParams} {
 		for _, kv := range l {
 			bp.Params[kv.Name] = kv.Value
 		}
@@ -280,14 +260,14 @@ func (b *Bundle) part(p *streamclone.Part) (*BundlePart, error) {
 	case "phase-heads":
 		bp.PhaseHeads, err = DecodePhaseHeads(payload)
 	case "bookmarks":
-		bp.Bookmarks, bp.DeletedBookmarks, err = DecodeBookmarks(payload)
+		bp.Bookmarks, bp.DeletedBookmarks, err = bundle2.DecodeBookmarks(payload)
 	case "listkeys":
-		bp.Listkeys, err = DecodeListkeys(payload)
+		bp.Listkeys, err = bundle2.DecodeKeys(payload)
 	default:
 		bp.Payload = payload
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bundle2 part %q: %w", p.Type, err)
+		return nil, b.classify(fmt.Errorf("bundle2 part %q: %w", p.Type, err))
 	}
 	return bp, nil
 }
@@ -328,49 +308,11 @@ func (b *Bundle) changegroupPart(bp *BundlePart, payload io.Reader) error {
 	return nil
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// remoteError turns error:* parts into a *streamclone.RemoteError, as
-// bundle2.py's error handlers raise them.
-func remoteError(p *streamclone.Part) error {
-	if !strings.HasPrefix(p.Type, "error:") {
-		return nil
-	}
-	get := func(k string) string { v, _ := p.Param(k); return v }
-	e := &streamclone.RemoteError{Kind: p.Type}
-	switch p.Type {
-	case "error:abort":
-		e.Message, e.Hint = get("message"), get("hint")
-	case "error:pushraced":
-		e.Message = get("message")
-	case "error:unsupportedcontent":
-		e.Message = get("parttype")
-		if e.Message == "" {
-			e.Message = "Stream Parameter"
-		}
-		if ps := get("params"); ps != "" {
-			e.Message += " - " + strings.Join(strings.Split(ps, "\x00"), ", ")
-		}
-	case "error:pushkey":
-		e.Message = fmt.Sprintf("pushkey failed (namespace %s, key %s)", get("namespace"), get("key"))
-	default:
-		e.Message = "unknown remote error " + p.Type
-	}
-	return e
-}
-
 // classify maps errors of the layers below (bundle2 framing,
 // decompressors) to this package's sentinels. Errors of the underlying
 // reader (I/O) pass through unchanged.
 func (b *Bundle) classify(err error) error {
-	var re *streamclone.RemoteError
+	var re *bundle2.RemoteError
 	switch {
 	case err == nil || err == io.EOF:
 		return err
@@ -378,9 +320,9 @@ func (b *Bundle) classify(err error) error {
 		return err
 	case errors.As(err, &re):
 		return err
-	case errors.Is(err, streamclone.ErrCorrupt):
+	case errors.Is(err, bundle2.ErrMalformed), errors.Is(err, bundle2.ErrMalformedKeys):
 		return also(ErrCorrupt, err)
-	case errors.Is(err, streamclone.ErrUnsupportedPart):
+	case errors.Is(err, bundle2.ErrUnsupported):
 		return also(ErrUnsupported, err)
 	case b.src.err != nil && errors.Is(err, b.src.err):
 		return err
@@ -415,23 +357,3 @@ func (d *decodedReader) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
 	return n, d.b.classify(err)
 }
-
-type lazyReader struct {
-	open func() (io.Reader, error)
-	r    io.Reader
-	err  error
-}
-
-func (l *lazyReader) Read(p []byte) (int, error) {
-	if l.r == nil && l.err == nil {
-		l.r, l.err = l.open()
-	}
-	if l.err != nil {
-		return 0, l.err
-	}
-	return l.r.Read(p)
-}
-
-type closerFunc func()
-
-func (f closerFunc) Close() error { f(); return nil }

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
-	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -342,13 +342,13 @@ func FuzzOpenBundle(f *testing.F) {
 		}
 		f.Add(buf.Bytes())
 	}
-	f.Add(bundle2(f, cgPart(f, Version3, ""),
+	f.Add(encodeBundle2(f, cgPart(f, Version3, ""),
 		testPart{typ: "phase-heads", data: EncodePhaseHeads([]PhaseHead{{PhaseDraft, node(1)}})},
 		testPart{typ: "listkeys", man: param("namespace", "bookmarks"), data: []byte("a\t01")}))
 	f.Add([]byte("HGS1UN"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, err := readBundle(bytes.NewReader(data))
-		var re *streamclone.RemoteError
+		var re *bundle2.RemoteError
 		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupported) &&
 			!errors.Is(err, ErrStreamBundle) && !errors.As(err, &re) {
 			t.Fatalf("unclassified error: %v", err)

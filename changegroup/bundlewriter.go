@@ -12,7 +12,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // BundleOptions selects what NewBundleWriter writes.
@@ -64,15 +64,15 @@ func NewBundleWriter(w io.Writer, opt BundleOptions) (*Writer, error) {
 	if version == "" {
 		version = Version2
 	}
-	bw, err := streamclone.NewBundle2Writer(w)
+	bw, err := bundle2.NewWriter(w)
 	if err != nil {
 		return nil, err
 	}
-	var adv []streamclone.Param
+	var adv []bundle2.Param
 	if opt.NbChanges > 0 {
-		adv = append(adv, streamclone.Param{Name: "nbchanges", Value: strconv.Itoa(opt.NbChanges)})
+		adv = append(adv, bundle2.Param{Name: "nbchanges", Value: strconv.Itoa(opt.NbChanges)})
 	}
-	pw, err := bw.NewPart("changegroup", true, []streamclone.Param{{Name: "version", Value: version}}, adv)
+	pw, err := bw.NewPart("changegroup", true, []bundle2.Param{{Name: "version", Value: version}}, adv)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func NewBundleWriter(w io.Writer, opt BundleOptions) (*Writer, error) {
 			}
 		}
 		if len(opt.Bookmarks) > 0 {
-			data, err := EncodeBookmarks(opt.Bookmarks, nil)
+			data, err := bundle2.EncodeBookmarks(opt.Bookmarks, nil)
 			if err != nil {
 				return err
 			}

@@ -27,8 +27,9 @@
 //
 // Files: reader.go (Reader, the chunk framing), writer.go (Writer),
 // bundle.go (OpenBundle and bundle2 part dispatch), bundlewriter.go
-// (NewBundleWriter), parts.go (phase-heads, bookmarks and listkeys
-// payloads), generate.go (a changegroup of a whole local repository, or of a set
+// (NewBundleWriter), parts.go (the phase-heads payload; package bundle2
+// has the bundle2 framing and the bookmarks and listkeys payloads),
+// generate.go (a changegroup of a whole local repository, or of a set
 // of its changesets: GenerateSet).
 //
 // # Errors
@@ -39,19 +40,20 @@
 // ErrUnsupported: valid input this package does not handle (cg4, tree
 // manifests, unknown bundle versions or compressions, unknown mandatory
 // bundle2 parts or parameters: hg's "missing support for ..."). Errors
-// from bundle2 framing (streamclone) and from decompressors are mapped to
-// these sentinels while keeping their message; errors of the underlying
+// of package bundle2 (framing, bookmarks and listkeys payloads: "malformed
+// bundle2 data: ...", "malformed listkeys data: ...") and of
+// decompressors are mapped to these sentinels while keeping their message; errors of the underlying
 // io.Reader pass through unchanged, so a network failure is not reported
 // as a corrupt bundle. ErrStreamBundle marks stream clone bundles (HGS1,
 // stream2), which a changegroup reader cannot apply. Error parts sent by
-// a server come back as *streamclone.RemoteError. Decoders never panic
+// a server come back as *bundle2.RemoteError. Decoders never panic
 // and check each delta's framing but not its hunks or its hash: the
 // revlog writer does, when it applies the delta.
 //
 // Memory: a chunk length is untrusted until its bytes arrive. Delta
 // buffers grow at most 1 MiB ahead of the data actually read, file names
-// are bounded (64 KiB), listkeys payloads too (256 MiB), zstd windows to
-// 64 MiB. A Reader reuses one buffer for all deltas, so Delta.Data is
+// are bounded (64 KiB), bookmarks and listkeys payloads too (256 MiB,
+// bundle2.MaxKeysPayload), zstd windows to 64 MiB. A Reader reuses one buffer for all deltas, so Delta.Data is
 // valid only until the next NextDelta call.
 //
 // # Concurrency

@@ -8,21 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 type testPart struct {
 	typ       string
 	mandatory bool
-	man, adv  []streamclone.Param
+	man, adv  []bundle2.Param
 	data      []byte
 }
 
-// bundle2 encodes an uncompressed HG20 bundle of the given parts.
-func bundle2(t testing.TB, parts ...testPart) []byte {
+// encodeBundle2 encodes an uncompressed HG20 bundle of the given parts.
+func encodeBundle2(t testing.TB, parts ...testPart) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&buf)
+	bw, err := bundle2.NewWriter(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func bundle2(t testing.TB, parts ...testPart) []byte {
 	return buf.Bytes()
 }
 
-func param(kv ...string) []streamclone.Param {
-	var out []streamclone.Param
+func param(kv ...string) []bundle2.Param {
+	var out []bundle2.Param
 	for i := 0; i < len(kv); i += 2 {
-		out = append(out, streamclone.Param{Name: kv[i], Value: kv[i+1]})
+		out = append(out, bundle2.Param{Name: kv[i], Value: kv[i+1]})
 	}
 	return out
 }
@@ -52,11 +52,11 @@ func cgPart(t testing.TB, version string, extra string) testPart {
 
 func TestBundle2Parts(t *testing.T) {
 	heads := []PhaseHead{{PhasePublic, node(1)}, {PhaseSecret, node(2)}}
-	books, err := EncodeBookmarks(map[string][20]byte{"b": node(2), "a": node(1)}, []string{"gone"})
+	books, err := bundle2.EncodeBookmarks(map[string][20]byte{"b": node(2), "a": node(1)}, []string{"gone"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := bundle2(t,
+	data := encodeBundle2(t,
 		cgPart(t, Version3, ""),
 		testPart{typ: "cache:rev-branch-cache", data: []byte("ignored")},
 		testPart{typ: "unknown-advisory", data: []byte("skipped")},
@@ -94,7 +94,7 @@ func TestBundle2Parts(t *testing.T) {
 
 // TestBundle2Skip: a changegroup part left unread is skipped by NextPart.
 func TestBundle2Skip(t *testing.T) {
-	data := bundle2(t, cgPart(t, Version2, ""), testPart{typ: "phase-heads", data: EncodePhaseHeads([]PhaseHead{{PhaseDraft, node(9)}})})
+	data := encodeBundle2(t, cgPart(t, Version2, ""), testPart{typ: "phase-heads", data: EncodePhaseHeads([]PhaseHead{{PhaseDraft, node(9)}})})
 	b, err := OpenBundle(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestBundle2Skip(t *testing.T) {
 }
 
 func TestBundle2BadParts(t *testing.T) {
-	var remote *streamclone.RemoteError
+	var remote *bundle2.RemoteError
 	cases := []struct {
 		name  string
 		parts []testPart
@@ -133,12 +133,12 @@ func TestBundle2BadParts(t *testing.T) {
 		{"bad listkeys", []testPart{{typ: "listkeys", man: param("namespace", "x"), data: []byte("novalue")}}, ErrCorrupt},
 	}
 	for _, c := range cases {
-		_, err := readBundle(bytes.NewReader(bundle2(t, c.parts...)))
+		_, err := readBundle(bytes.NewReader(encodeBundle2(t, c.parts...)))
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 		}
 	}
-	_, err := readBundle(bytes.NewReader(bundle2(t, testPart{typ: "error:abort", adv: param("message", "nope", "hint", "try again")})))
+	_, err := readBundle(bytes.NewReader(encodeBundle2(t, testPart{typ: "error:abort", adv: param("message", "nope", "hint", "try again")})))
 	if !errors.As(err, &remote) || remote.Message != "nope" || remote.Hint != "try again" {
 		t.Errorf("error:abort part: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestBundle2BadParts(t *testing.T) {
 
 // TestBundle2Corrupt: errors of the bundle2 layer read as ErrCorrupt.
 func TestBundle2Corrupt(t *testing.T) {
-	data := bundle2(t, cgPart(t, Version2, ""))
+	data := encodeBundle2(t, cgPart(t, Version2, ""))
 	bad := bytes.Clone(data)
 	bad[9] = 0xff // first part header size: negative
 	_, err := readBundle(bytes.NewReader(bad))
@@ -183,17 +183,10 @@ func TestIOErrorsPassThrough(t *testing.T) {
 	var gz bytes.Buffer
 	w, _ := NewBundleWriter(&gz, BundleOptions{Type: "HG10GZ"})
 	w.Close()
-	for name, data := range map[string][]byte{"HG20": bundle2(t, cgPart(t, Version2, "")), "HG10GZ": gz.Bytes()} {
+	for name, data := range map[string][]byte{"HG20": encodeBundle2(t, cgPart(t, Version2, "")), "HG10GZ": gz.Bytes()} {
 		_, err := readBundle(&errReader{r: bytes.NewReader(data), n: 8, err: ioErr})
 		if !errors.Is(err, ioErr) || errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want the I/O error and not ErrCorrupt", name, err)
 		}
-	}
-}
-
-func TestDecodeListkeysLines(t *testing.T) {
-	m, err := DecodeListkeys(strings.NewReader("a\t1\r\nb\t2\rc\t"))
-	if err != nil || fmt.Sprint(m) != "map[a:1 b:2 c:]" {
-		t.Errorf("%v %v", m, err)
 	}
 }

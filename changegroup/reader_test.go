@@ -189,7 +189,7 @@ func TestCG1Base(t *testing.T) {
 func TestCheckPath(t *testing.T) {
 	// The longest path whose filelog name hg can store, and one byte more.
 	longest := strings.Repeat("x", store.MaxNameLen-len("data/.i"))
-	if store.ValidateStoreName("data/"+longest+".i") != nil || store.ValidateStoreName("data/"+longest+"x.i") == nil {
+	if store.ValidateName("data/"+longest+".i") != nil || store.ValidateName("data/"+longest+"x.i") == nil {
 		t.Fatal("maxPathLen does not follow store.MaxNameLen")
 	}
 	for _, ok := range []string{"a", "a/b", ".hgtags", "a/.hg/b", "..a", "a..", "a b", longest} {

@@ -62,6 +62,11 @@ var (
 	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "50ms", "how long the background committer gathers changes into one index commit"}
 	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
 	HgfsWriteBatch                = Known{"hgfs", "write-batch", "8388608", "bytes of finished filelogs unbundle and pull keep in memory before writing them together (fewer writes; 0 writes each filelog when its group ends)"}
+	HgfsCompact                   = Known{"hgfs", "compact", "true", "compact a mounted cache in the background: copy live bytes out of mostly dead data files and delete them while the mount is idle"}
+	HgfsCompactGarbage            = Known{"hgfs", "compact-garbage", "0.2", "compaction is due when dead bytes exceed this fraction of the live bytes plus hgfs.compact-slack"}
+	HgfsCompactSlack              = Known{"hgfs", "compact-slack", "33554432", "dead bytes in a cache that never make compaction due"}
+	HgfsCompactIdle               = Known{"hgfs", "compact-idle", "2s", "how long a mounted cache goes without changes before background compaction starts"}
+	HgfsCompactRate               = Known{"hgfs", "compact-rate", "33554432", "bytes per second background compaction reads and writes at most (a byte copied counts twice)"}
 	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 
@@ -72,7 +77,8 @@ func All() []Known {
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
-		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch}
+		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
+		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/txn"
@@ -66,13 +67,15 @@ func (s *Session) writeBookmarks() error {
 	return s.tx.WriteFileIn(loc, "bookmarks", data)
 }
 
+// decodeHexBookmarks decodes the bookmarks pushkey namespace (name -> hex
+// node) a remote listed.
 func decodeHexBookmarks(keys map[string]string) (map[string]revlog.Node, error) {
-	out := make(map[string]revlog.Node, len(keys))
-	for name, h := range keys {
-		n, err := parseHex(h)
-		if err != nil {
-			return nil, fmt.Errorf("bookmark %q: %w", name, err)
-		}
+	marks, err := bundle2.DecodeBookmarkKeys(keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]revlog.Node, len(marks))
+	for name, n := range marks {
 		out[name] = n
 	}
 	return out, nil

@@ -77,6 +77,7 @@ func (c *committer) poke() {
 
 // markDirtyLocked queues in for the next commit; in.mu is held.
 func (f *FS) markDirtyLocked(in *inode) {
+	f.changes.Add(1)
 	if in.dirty {
 		return
 	}
@@ -338,6 +339,9 @@ func (c *committer) commitOnce() {
 		}
 	}
 	if err == nil {
+		if len(drops) > 0 {
+			crashPoint("unlisted")
+		}
 		for _, df := range drops {
 			df.f.Close()
 			// A failure here is harmless and needs no report: the file is

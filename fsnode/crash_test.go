@@ -391,7 +391,11 @@ func TestCrashChild(t *testing.T) {
 			orphan = h
 		}
 		if step%50 == 49 && rng.IntN(3) == 0 {
-			if _, err := f.Compact(bg); err != nil {
+			compact := f.Compact
+			if rng.IntN(2) == 0 {
+				compact = f.CompactAll // the current data file too
+			}
+			if _, err := compact(bg); err != nil {
 				t.Fatal(err)
 			}
 		}

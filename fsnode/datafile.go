@@ -27,6 +27,11 @@ type dataFile struct {
 	// pending counts sink reservations not yet linked into an inode;
 	// Compact leaves such a file alone.
 	pending atomic.Int64
+	// live counts the bytes of this file that inodes' extents refer to,
+	// in memory (committed or not; see the accounting in compact.go).
+	// size - live is dead: overwritten, truncated, deleted, or reserved
+	// and not yet used.
+	live atomic.Int64
 }
 
 type dataFiles struct {
@@ -121,6 +126,17 @@ func (d *dataFiles) reserve(n int64) (*dataFile, int64, error) {
 	off := df.size
 	df.size += n
 	return df, off, nil
+}
+
+// rotate starts a new current data file if id is still the current one
+// and not empty, so that compaction can take the old one.
+func (d *dataFiles) rotate(id uint32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cur == nil || d.cur.id != id || d.cur.size == 0 {
+		return nil
+	}
+	return d.newFileLocked()
 }
 
 // wrote records that bytes were written to df, for the next sync.
@@ -246,6 +262,35 @@ func (d *dataFiles) startWriteback(extra *os.File) {
 	for _, f := range files {
 		startWriteback(f)
 	}
+}
+
+// addLive counts n more (or, negative, fewer) live bytes in data file id.
+func (d *dataFiles) addLive(id uint32, n int64) {
+	if df := d.get(id); df != nil {
+		df.live.Add(n)
+	}
+}
+
+// release counts the bytes of exts as dead. Callers release after the
+// inode that dropped them is marked dirty, so that a data file seen
+// with no live bytes is dropped in a batch that also commits the inode
+// (see compact.go).
+func (d *dataFiles) release(exts []extent) {
+	for _, e := range exts {
+		d.addLive(e.File, -e.Len)
+	}
+}
+
+// space returns the live and dead bytes of all data files.
+func (d *dataFiles) space() (live, dead int64) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, df := range d.files {
+		l := df.live.Load()
+		live += l
+		dead += df.size - l
+	}
+	return live, dead
 }
 
 func (d *dataFiles) count() int {

@@ -20,7 +20,10 @@
 //     data files' committed lengths, orphans (format.go documents every
 //     record).
 //   - data file: data-NNNN, append-only; file bytes above InlineMax live
-//     there. Overwritten or deleted bytes are dead until Compact.
+//     there. Overwritten, truncated or deleted bytes are dead until
+//     compaction copies the live ones out and deletes the file.
+//   - live / dead bytes: the bytes of a data file that extents refer to,
+//     counted in memory per data file; the rest of the file.
 //   - extent: file bytes [off, off+len) stored in data file F at offset O.
 //     Bytes of a file no extent covers are zeros (holes).
 //   - inline: a regular file of at most InlineMax bytes (default 4 KiB;
@@ -112,9 +115,22 @@
 // with one sync. A power failure during an ingest can therefore lose the
 // cache (redo the clone); a process crash cannot (see Sink).
 //
-// Compact (compact.go) copies the live extents of mostly-dead data files
-// into the current one, commits, then drops the old file from the index,
-// commits, and deletes it.
+// # Compaction
+//
+// Compaction (compact.go) copies the live extents of mostly dead data
+// files into the current one, commits, then drops the old file from the
+// index, commits, and deletes it; a file with no live bytes is dropped at
+// once. Each data file's live bytes are counted in memory (set at Open
+// from the extents, adjusted as extents change), so Stats and the
+// scheduler know the dead bytes without reading the index. With
+// Options.AutoCompact a background compactor runs when the dead bytes
+// exceed CompactGarbage x live + CompactSlack (0.2 and 32 MiB) and nothing
+// has changed for CompactIdle (2s), at most CompactRate bytes of I/O per
+// second (32 MiB/s), starting a new current data file when the current one
+// is mostly dead so that it can be compacted too. A write that fails with
+// ENOSPC compacts without rate bound (CompactAll) and is retried once.
+// Compact, CompactAll and CompactIfDue run it on demand. The crash tests
+// kill a compaction after each of its steps.
 //
 // # Crash consistency
 //
@@ -143,6 +159,10 @@
 //  3. leaf locks: committer.mu (queue, counters), FS.hmu (handle table),
 //     FS.imu (inode table), dataFiles.mu (append cursor; the pwrite runs
 //     outside it).
+//
+// FS.compactMu serialises compaction runs; it is taken before any of the
+// above, and a run holds tree and inode locks only for a step (finding or
+// installing one piece, detaching files), never across I/O.
 //
 // A handle has its own RWMutex: calls read-lock it, Release write-locks
 // it and marks it released, so later calls get EBADF.

@@ -182,6 +182,14 @@ func (f *FS) Read(ctx context.Context, h Handle, off int64, buf []byte) (int, er
 // with O_APPEND. The bytes are visible to readers at once and committed by
 // the next group commit.
 func (f *FS) Write(ctx context.Context, h Handle, off int64, data []byte) (int, error) {
+	n, err := f.write(ctx, h, off, data)
+	if isNoSpace(err) && f.compactForSpace(ctx) {
+		n, err = f.write(ctx, h, off, data)
+	}
+	return n, err
+}
+
+func (f *FS) write(ctx context.Context, h Handle, off int64, data []byte) (int, error) {
 	if err := f.c.admit(ctx); err != nil {
 		return 0, err
 	}

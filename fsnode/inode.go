@@ -328,11 +328,26 @@ func (f *FS) writeAtLocked(in *inode, data []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", err, syscall.EIO)
 	}
+	old := overlapping(in.exts, off, end)
+	f.data.addLive(id, int64(len(data)))
 	in.exts = putExtent(in.exts, extent{Off: off, File: id, FileOff: foff, Len: int64(len(data))})
 	in.d.Size = uint64(size)
 	f.c.addBytes(uint64(len(data)))
 	f.touchContent(in)
+	f.data.release(old)
 	return len(data), nil
+}
+
+// overlapping returns the parts of exts within [off, end), clipped.
+func overlapping(exts []extent, off, end int64) []extent {
+	var out []extent
+	i := sort.Search(len(exts), func(i int) bool { return exts[i].end() > off })
+	for ; i < len(exts) && exts[i].Off < end; i++ {
+		e := exts[i]
+		from, to := max(e.Off, off), min(e.end(), end)
+		out = append(out, extent{Off: from, File: e.File, FileOff: e.FileOff + (from - e.Off), Len: to - from})
+	}
+	return out
 }
 
 // appendChunk bounds the data file space reserved at a time for a file
@@ -379,6 +394,7 @@ func (f *FS) spillLocked(in *inode) error {
 			return fmt.Errorf("%w: %w", err, syscall.EIO)
 		}
 		f.c.addBytes(uint64(len(in.inline)))
+		f.data.addLive(id, int64(len(in.inline)))
 		exts = []extent{{Off: 0, File: id, FileOff: foff, Len: int64(len(in.inline))}}
 	}
 	in.exts = exts
@@ -418,16 +434,20 @@ func (f *FS) truncateLocked(in *inode, size int64) error {
 		if _, err := f.readAtLocked(in, buf[:n], 0); err != nil {
 			return err
 		}
+		old := in.exts
 		in.inline = buf
 		in.exts = nil
 		in.d.Flags |= flagInline
 		in.d.Size = uint64(size)
 		f.touchContent(in)
+		f.data.release(old)
 		return nil
 	}
+	old := overlapping(in.exts, size, maxFileSize)
 	in.exts = cutExtents(in.exts, size)
 	in.d.Size = uint64(size)
 	f.touchContent(in)
+	f.data.release(old)
 	return nil
 }
 

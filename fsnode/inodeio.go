@@ -56,6 +56,14 @@ func (f *FS) ReadInode(ctx context.Context, ino Ino, off int64, buf []byte) (int
 // WriteInode writes data at off, or at the end of the file when flags
 // (the writer's open flags) hold O_APPEND, as Write does through a handle.
 func (f *FS) WriteInode(ctx context.Context, ino Ino, off int64, data []byte, flags int) (int, error) {
+	n, err := f.writeInode(ctx, ino, off, data, flags)
+	if isNoSpace(err) && f.compactForSpace(ctx) {
+		n, err = f.writeInode(ctx, ino, off, data, flags)
+	}
+	return n, err
+}
+
+func (f *FS) writeInode(ctx context.Context, ino Ino, off int64, data []byte, flags int) (int, error) {
 	if err := f.c.admit(ctx); err != nil {
 		return 0, err
 	}

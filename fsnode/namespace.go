@@ -230,9 +230,11 @@ func (f *FS) maybeReclaimLocked(in *inode) {
 
 func (f *FS) reclaimLocked(in *inode) {
 	in.reclaimed = true
+	old := in.exts
 	in.inline, in.exts = nil, nil
 	in.contentDirty = true
 	f.markDirtyLocked(in)
+	f.data.release(old)
 }
 
 func (f *FS) lookupLocked(dir *inode, name string) (*inode, error) {

@@ -209,6 +209,7 @@ func (w *sinkFile) Close() error {
 		in.d.Flags &^= flagInline
 		in.inline = nil
 		if w.size > 0 {
+			f.data.addLive(w.df.id, w.size)
 			in.exts = []extent{{Off: 0, File: w.df.id, FileOff: w.off, Len: w.size}}
 		}
 		f.c.addBytes(uint64(w.size))

@@ -62,7 +62,7 @@ const (
 //     has free fails (ENOSPC); a later write can still meet a full disk.
 //   - FallocPunchHole|FallocKeepSize makes the range a hole: it reads as
 //     zeros, and the data file bytes it covered are no longer referenced
-//     (dead bytes, reclaimed by compaction).
+//     (dead bytes, counted as such at once and reclaimed by compaction).
 //   - FallocZeroRange zeros the range as a punched hole does, growing the
 //     size like mode 0 unless FallocKeepSize is given.
 //
@@ -125,10 +125,13 @@ func (f *FS) Fallocate(ctx context.Context, ino Ino, off, length int64, mode uin
 func (f *FS) zeroRangeLocked(in *inode, off, end int64) {
 	if in.d.Flags&flagInline != 0 {
 		clear(in.inline[off:end])
-	} else {
-		in.exts = punchExtents(in.exts, off, end)
+		f.touchContent(in)
+		return
 	}
+	old := overlapping(in.exts, off, end)
+	in.exts = punchExtents(in.exts, off, end)
 	f.touchContent(in)
+	f.data.release(old) // after the inode is queued (see dataFiles.release)
 }
 
 // punchExtents removes file bytes [off, end) from exts, trimming or

@@ -133,6 +133,8 @@ func TestFallocate(t *testing.T) {
 		wantErrno(t, f.Fallocate(bg, ino, -1, 5, 0), syscall.EINVAL)
 		wantErrno(t, f.Fallocate(bg, RootIno, 0, 5, 0), syscall.EISDIR)
 		wantErrno(t, f.Fallocate(bg, ino, 1<<60, 5, 0), syscall.EFBIG)
+		wantErrno(t, f.Sync(bg), 0)
+		checkAccounting(t, f, "after fallocate")
 	}
 }
 
@@ -154,6 +156,11 @@ func TestPunchHoleTrimsExtents(t *testing.T) {
 	}
 	if live != 1000 || must[Attr](t)(f.GetAttr(bg, a.Ino)).Blocks != 2 {
 		t.Errorf("%d live bytes after the punch, want 1000", live)
+	}
+	wantErrno(t, f.Sync(bg), 0)
+	checkAccounting(t, f, "after the punch")
+	if st := f.Stats(); st.LiveBytes != 1000 {
+		t.Errorf("stats: %d live bytes, want 1000", st.LiveBytes)
 	}
 	if got := punchExtents([]extent{{Off: 0, File: 1, FileOff: 100, Len: 10}}, 3, 5); !slices.Equal(got,
 		[]extent{{Off: 0, File: 1, FileOff: 100, Len: 3}, {Off: 5, File: 1, FileOff: 105, Len: 5}}) {

@@ -15,8 +15,10 @@ package hgview
 import (
 	"io/fs"
 
-	"github.com/hgfs/hgfs/internal/uring"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
+	"github.com/hgfs/hgfs/internal/uring"
 )
 
 // indexReader is the prefetch goroutine's ring; not safe for concurrent
@@ -35,7 +37,7 @@ func newIndexReader(storeDir string) *indexReader {
 	if storeDir == "" {
 		return nil
 	}
-	fd, err := unix.Open(storeDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := sysio.OpenDir(storeDir)
 	if err != nil {
 		return nil
 	}
@@ -62,7 +64,7 @@ func (r *indexReader) read(names []string) [][]byte {
 	slots := make([]int, 0, len(names))
 	for i, name := range names {
 		if !fs.ValidPath(name) || name == "." {
-			continue // dirFS refuses it, with its error
+			continue // sysio.DirFS refuses it, with its error
 		}
 		r.reqs = append(r.reqs, uring.FileReq{Dir: r.storefd, Name: name, Off: len(r.reqs) * indexSlot, Len: indexSlot})
 		slots = append(slots, i)

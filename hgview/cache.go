@@ -59,10 +59,3 @@ func (c *lru) add(key string, value any, size int64) {
 		c.size -= it.size
 	}
 }
-
-// bytes reports the cached total, for tests.
-func (c *lru) bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.size
-}

@@ -21,3 +21,10 @@ func TestCacheBound(t *testing.T) {
 		t.Errorf("over bound: %d", c.bytes())
 	}
 }
+
+// bytes reports the cached total, for tests.
+func (c *lru) bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
+}

@@ -86,10 +86,10 @@
 // own filelog: one open and read of the .i (and, if split, of the .d at
 // the chunk's offset), an index parse and a delta chain; the manifest is
 // parsed once per changeset (cached). The repository's .hg is read
-// through dirFS, whose ReadFile opens, sizes, reads and closes with
-// plain system calls (readfile_unix.go), about a third less than
-// os.ReadFile's work per revlog; the prefetcher reads a level's indexes
-// 64 at a time through io_uring instead (batch_linux.go). Open revlogs
+// through sysio.DirFS, whose ReadFile opens, sizes, reads and closes
+// with plain system calls, about a third less than os.ReadFile's work
+// per revlog; the prefetcher reads a level's indexes 64 at a time
+// through io_uring instead (batch_linux.go). Open revlogs
 // are not kept: a walk opens each filelog once, for the GetAttr that
 // sizes the file, and the read that follows finds the text in the
 // cache. What a walk costs beyond this is the adapter's FUSE round trips

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hgfs/hgfs/hgfmt"
+	"github.com/hgfs/hgfs/internal/sysio"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
@@ -114,10 +115,10 @@ func Open(hg fs.FS, opt Options) (*View, error) {
 		return nil, err
 	}
 	v := &View{hg: hg, st: st.FS(), layout: st.Layout, names: &dataNames{st: st}, opt: opt, start: time.Now(), cache: newLRU(opt.CacheBytes), table: map[uint64]*tableEntry{}}
-	if d, ok := hg.(dirFS); ok {
-		v.storeDir = d.dir
+	if d, ok := hg.(*sysio.DirFS); ok {
+		v.storeDir = d.Dir()
 		if st.Layout != store.LayoutBasic {
-			v.storeDir = filepath.Join(d.dir, "store")
+			v.storeDir = filepath.Join(d.Dir(), "store")
 		}
 	}
 	v.root = &Node{Ino: opt.RootIno, kind: kindRoot}
@@ -136,8 +137,14 @@ func OpenDir(root string, opt Options) (*View, error) {
 	if fi, err := os.Stat(hg); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: not a repository (no .hg directory)", root)
 	}
-	return Open(newDirFS(hg), opt)
+	return Open(sysio.NewDirFS(hg, maxReadFile), opt)
 }
+
+// maxReadFile bounds what a view reads whole into memory (every revlog
+// open reads its index whole): far above any revlog index a view opens
+// (the changelog index of a million changesets is 64 MiB), and refused
+// rather than allocated beyond, as EFBIG.
+const maxReadFile = 1 << 30
 
 // Close releases the open revlogs.
 func (v *View) Close() error {

@@ -55,10 +55,7 @@ func (n *loopNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off
 		return f.(gofs.FileReader).Read(ctx, dest, off)
 	}
 	rel := n.Path(n.RootData.RootNode.EmbeddedInode())
-	fd, err := unix.Openat2(int(n.dir.Fd()), rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := sysio.OpenBeneath(int(n.dir.Fd()), rel)
 	if err != nil {
 		return nil, gofs.ToErrno(err)
 	}

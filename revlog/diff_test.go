@@ -13,7 +13,7 @@ import (
 func checkDiff(t testing.TB, a, b []byte) []byte {
 	t.Helper()
 	d := Diff(a, b)
-	if _, err := DeltaHunks(d, len(a)); err != nil {
+	if _, _, err := decodeDelta(nil, d, len(a)); err != nil {
 		t.Fatalf("Diff produced an invalid delta: %v", err)
 	}
 	got, err := Patch(a, d)

@@ -186,26 +186,3 @@ func apply(base []byte, hunks []hunk, outLen int) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// Hunk is one replacement in a delta: Data replaces bytes [Start, End) of
-// the text the delta applies to.
-type Hunk struct {
-	Start, End int
-	Data       []byte // aliases the delta
-}
-
-// DeltaHunks decodes delta, validated against a base text of baseLen bytes
-// (sorted, non-overlapping, in range). Tools that look at what a delta
-// inserts (hg verify's manifest readdelta) use it instead of decoding the
-// format themselves.
-func DeltaHunks(delta []byte, baseLen int) ([]Hunk, error) {
-	hs, _, err := decodeDelta(nil, delta, baseLen)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Hunk, len(hs))
-	for i, h := range hs {
-		out[i] = Hunk{Start: h.start, End: h.end, Data: h.data}
-	}
-	return out, nil
-}

@@ -200,13 +200,13 @@ func FuzzPatch(f *testing.F) {
 	})
 }
 
-func TestDeltaHunks(t *testing.T) {
+func TestDecodeDelta(t *testing.T) {
 	d := append(hunkBytes(1, 3, []byte("xy")), hunkBytes(5, 5, []byte("z"))...)
-	hs, err := DeltaHunks(d, 6)
-	if err != nil || len(hs) != 2 || hs[0].Start != 1 || hs[0].End != 3 || string(hs[0].Data) != "xy" || hs[1].Start != 5 || string(hs[1].Data) != "z" {
+	hs, _, err := decodeDelta(nil, d, 6)
+	if err != nil || len(hs) != 2 || hs[0].start != 1 || hs[0].end != 3 || string(hs[0].data) != "xy" || hs[1].start != 5 || string(hs[1].data) != "z" {
 		t.Fatalf("%+v %v", hs, err)
 	}
-	if _, err := DeltaHunks(d, 4); !errors.Is(err, ErrBadDelta) {
+	if _, _, err := decodeDelta(nil, d, 4); !errors.Is(err, ErrBadDelta) {
 		t.Errorf("short base: %v", err)
 	}
 }

@@ -94,9 +94,6 @@ func newRevlog(name string, index []byte) (*Revlog, error) {
 	return r, nil
 }
 
-// entryOffset is the position of rev's index entry in the .i file.
-func (r *Revlog) entryOffset(rev int) int64 { return entryOffset(r.inlinePos, rev) }
-
 // Close releases the data file. Reads after Close fail with fs.ErrClosed.
 func (r *Revlog) Close() error {
 	r.mu.Lock()

@@ -336,7 +336,7 @@ func TestCorruptRealRevlogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pos := r.entryOffset(5)
+	pos := entryOffset(r.inlinePos, 5)
 	b[pos+40] ^= 0x80
 	r, _ = FromBytes("00changelog.i", b, nil)
 	if _, err := r.Revision(5); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "integrity check failed on 00changelog.i:5") {

@@ -29,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // maxInline is the data size past which an inline revlog is split into
@@ -171,7 +173,7 @@ func OpenWriter(dir, name string, opt WriterOptions) (*Writer, error) {
 	if w.bufSize <= 0 {
 		w.bufSize = defaultWriteBuffer
 	}
-	b, err := os.ReadFile(w.path(name))
+	b, err := sysio.ReadFile(w.path(name), math.MaxInt)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("revlog: %w", err)
 	}
@@ -345,11 +347,27 @@ func (w *Writer) readChunks(revs []int) ([][]byte, bool, error) {
 
 // file returns the index (index true) or data file, opening it for
 // reading and writing (creating it, and its directory, if needed).
-// wfile is an open revlog file (wfile_unix.go, wfile_other.go).
+// wfile is an open revlog file (openWFile).
 type wfile interface {
 	io.ReaderAt
 	io.WriterAt
 	io.Closer
+}
+
+// openWFile opens a revlog file for the writer, read and written at
+// offsets: a sysio.File, whose plain open(2) on unix spares an unbundle
+// creating 20,000 filelogs the fcntl calls and failed epoll registration
+// os.OpenFile adds per file (~100,000 system calls).
+func openWFile(path string, trunc bool) (wfile, error) {
+	flag := os.O_RDWR | os.O_CREATE
+	if trunc {
+		flag |= os.O_TRUNC
+	}
+	f, err := sysio.OpenFile(path, flag, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func (w *Writer) file(index bool) (wfile, error) {

@@ -47,7 +47,7 @@
 //     locks broken, waits bounded; lock.go), LockPrefix.
 //   - Pure functions: EncodeDir, DecodeDir, EncodeFilename,
 //     DecodeFilename, HybridEncode, ParseFncache, FormatFncache.
-//   - Untrusted names: ValidateStoreName, ValidateStreamName,
+//   - Untrusted names: ValidateName, ValidateStreamName,
 //     ValidateCacheName.
 //
 // # Stream order
@@ -91,7 +91,7 @@
 //
 // # Untrusted input
 //
-// Names arriving on a stream are untrusted: ValidateStoreName rejects
+// Names arriving on a stream are untrusted: ValidateName rejects
 // anything that is not a clean relative slash path (absolute, "..", ".",
 // empty components, NUL, newline, carriage return, backslash, Windows
 // drive); ValidateStreamName further restricts store names to what hg's

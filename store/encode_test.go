@@ -207,7 +207,7 @@ func TestEncodeMatchesMercurial(t *testing.T) {
 		check("DecodeFilename", in, dec, w[3])
 		check("HybridEncode(false)", in, HybridEncode(in, false), w[4])
 		// Mercurial never makes a path with an empty component (and
-		// ValidateStoreName refuses one); there C and Python differ.
+		// ValidateName refuses one); there C and Python differ.
 		if !strings.Contains(in, "//") {
 			check("HybridEncode(true) vs C pathencode", in, HybridEncode(in, true), w[5])
 		}

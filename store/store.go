@@ -3,9 +3,12 @@ package store
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // Layout is how a repository stores its revlogs, decided by requirements
@@ -139,9 +142,9 @@ func Open(repoRoot string) (*Store, error) {
 		CacheDir:     cache,
 		Requirements: req,
 		Layout:       layout,
-		fsys:         NewDirFS(dir),
+		fsys:         sysio.NewDirFS(dir, math.MaxInt),
 		cacheFS:      os.DirFS(cache),
-		hgFS:         NewDirFS(filepath.Join(root, ".hg")),
+		hgFS:         sysio.NewDirFS(filepath.Join(root, ".hg"), math.MaxInt),
 	}, nil
 }
 

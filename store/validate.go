@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ValidateStoreName checks an untrusted store path, as a stream names a
+// ValidateName checks an untrusted store path, as a stream names a
 // file (unencoded, or EncodeDir'd on a v1 stream), before anything is
 // created from it. It must be relative and slash separated, with no
 // empty, "." or ".." component, no NUL, '\n', '\r' or backslash, and not
@@ -16,7 +16,7 @@ import (
 // misread (':' becomes "~3a" in store layouts), but the basic layout
 // writes EncodeDir names straight under .hg: use ValidateStreamName to
 // also restrict names to the files a stream may carry.
-func ValidateStoreName(name string) error {
+func ValidateName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w %q: %s", ErrBadStoreName, name, why)
 	}
@@ -55,13 +55,13 @@ const MaxNameLen = 5465
 
 func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
-// ValidateStreamName is ValidateStoreName plus the shape of what hg's
+// ValidateStreamName is ValidateName plus the shape of what hg's
 // stream generators send for the store: a revlog file (store.py
 // revlog_type) under data/ or meta/ or at the top of the store, or
 // "phaseroots" or "obsstore". It keeps a hostile stream from writing
 // .hg/hgrc, requires or fncache through a store rooted at .hg.
 func ValidateStreamName(name string) error {
-	if err := ValidateStoreName(name); err != nil {
+	if err := ValidateName(name); err != nil {
 		return err
 	}
 	if name == "phaseroots" || name == "obsstore" {
@@ -80,7 +80,7 @@ func ValidateStreamName(name string) error {
 // stream: a valid store name of one component. It does not insist on
 // CacheFileNames, because newer Mercurial servers send other caches.
 func ValidateCacheName(name string) error {
-	if err := ValidateStoreName(name); err != nil {
+	if err := ValidateName(name); err != nil {
 		return err
 	}
 	if strings.Contains(name, "/") {

@@ -7,20 +7,20 @@ import (
 	"testing"
 )
 
-func TestValidateStoreName(t *testing.T) {
+func TestValidateName(t *testing.T) {
 	longest := "data/" + strings.Repeat("x", MaxNameLen-7) + ".i"
 	good := []string{"data/foo.i", "00changelog.i", "data/a b/c.d", "data/.hg/x.i", "data/c:/x.i", "data/...i", "phaseroots", "data/ü.i", longest}
 	bad := []string{"", "/etc/passwd", "../x", "data/../../x.i", "data/./x.i", "data//x.i", "data/x/", "./x", ".", "..",
 		"data/x\x00.i", "data/x\n.i", "data/x\r.i", "data\\..\\x.i", "c:/x.i", "C:x", "data/x/..", "/", "data/x" + longest[5:]}
 	for _, n := range good {
-		if err := ValidateStoreName(n); err != nil {
-			t.Errorf("ValidateStoreName(%q) = %v", n, err)
+		if err := ValidateName(n); err != nil {
+			t.Errorf("ValidateName(%q) = %v", n, err)
 		}
 	}
 	for _, n := range bad {
-		err := ValidateStoreName(n)
+		err := ValidateName(n)
 		if !errors.Is(err, ErrBadStoreName) {
-			t.Errorf("ValidateStoreName(%q) = %v, want ErrBadStoreName", n, err)
+			t.Errorf("ValidateName(%q) = %v, want ErrBadStoreName", n, err)
 		} else if quoted := strconv.Quote(n[:min(len(n), 64)]); len(n) > 64 {
 			// A name too long to print is named by its start.
 			if !strings.Contains(err.Error(), quoted[:len(quoted)-1]) || len(err.Error()) > 200 {
@@ -55,12 +55,12 @@ func TestValidateStreamName(t *testing.T) {
 	}
 }
 
-func FuzzValidateStoreName(f *testing.F) {
+func FuzzValidateName(f *testing.F) {
 	for _, s := range []string{"data/foo.i", "../x", "/abs", "c:x", "a//b", "a/./b", "a\\b", "x\x00", "data/.hg/hgrc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		err := ValidateStoreName(name)
+		err := ValidateName(name)
 		if err != nil {
 			if !errors.Is(err, ErrBadStoreName) {
 				t.Fatalf("error %v does not wrap ErrBadStoreName", err)
@@ -79,7 +79,7 @@ func FuzzValidateStoreName(f *testing.F) {
 		}
 		// Its encodings are accepted too (a v1 stream sends EncodeDir'd
 		// names, the sink writes HybridEncode'd ones).
-		if err := ValidateStoreName(EncodeDir(name)); err != nil {
+		if err := ValidateName(EncodeDir(name)); err != nil {
 			t.Fatalf("EncodeDir(%q) rejected: %v", name, err)
 		}
 		// HybridEncode's hashed form drops the 5-byte "data/" or "meta/"
@@ -90,11 +90,11 @@ func FuzzValidateStoreName(f *testing.F) {
 			if strings.Contains(name, "/") && !InFncache(name) {
 				break
 			}
-			if e := HybridEncode(name, dotencode); ValidateStoreName(e) != nil || checkEncodedBytes(e) != nil {
+			if e := HybridEncode(name, dotencode); ValidateName(e) != nil || checkEncodedBytes(e) != nil {
 				t.Fatalf("HybridEncode(%q, %v) = %q rejected", name, dotencode, e)
 			}
 		}
-		if e := EncodeFilename(name); ValidateStoreName(e) != nil {
+		if e := EncodeFilename(name); ValidateName(e) != nil {
 			t.Fatalf("EncodeFilename(%q) = %q rejected", name, e)
 		}
 	})

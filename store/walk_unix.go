@@ -20,21 +20,17 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
-// maxDirFDs bounds the directories a walk keeps open between stats (a
-// chunk of statChunk files may open as many more): the fncache is
-// sorted, so files of one directory come together and a small cache
-// serves them; a huge store does not run out of descriptors.
-const maxDirFDs = 64
-
-// sysWalker is storeFS on a DirFS, through directory descriptors.
+// sysWalker is storeFS on a sysio.DirFS, through directory descriptors.
 type sysWalker struct {
 	dir    string // the store directory on disk
 	rootfd int
 	fb     fsWalker
-	dirs   map[string]int // open subdirectories by relative path; -1: use fb
-	ring   *statRing      // nil: stat with system calls
+	dirs   *sysio.Dirs // open subdirectories (-1: use fb); a chunk of statChunk files may open more than sysio.MaxDirs
+	ring   *statRing   // nil: stat with system calls
 
 	budget int64       // bytes WalkRead may still read
 	reader *fileReader // WalkRead's ring, made on first use; nil: none
@@ -44,46 +40,28 @@ type sysWalker struct {
 // read whole instead of stat'ing (WalkRead; 0 for Walk).
 func (s *Store) walker(readBudget int64) storeFS {
 	fb := fsWalker{s.fsys}
-	d, ok := s.fsys.(*DirFS)
+	d, ok := s.fsys.(*sysio.DirFS)
 	if !ok {
 		return fb
 	}
-	fd, err := openDirAt(unix.AT_FDCWD, d.dir)
+	fd, err := sysio.OpenDir(d.Dir())
 	if err != nil {
 		return fb
 	}
-	return &sysWalker{dir: d.dir, rootfd: fd, fb: fb, dirs: make(map[string]int), ring: newStatRing(), budget: readBudget}
+	return &sysWalker{dir: d.Dir(), rootfd: fd, fb: fb, dirs: sysio.NewDirs(fd), ring: newStatRing(), budget: readBudget}
 }
 
 // fork returns a second walker of the same store for another goroutine:
 // its own descriptors and rings, and half of what is left of the read
 // budget. nil if the store cannot be opened again.
 func (w *sysWalker) fork() storeFS {
-	fd, err := openDirAt(unix.AT_FDCWD, w.dir)
+	fd, err := sysio.OpenDir(w.dir)
 	if err != nil {
 		return nil
 	}
 	half := w.budget / 2
 	w.budget -= half
-	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: make(map[string]int), ring: newStatRing(), budget: half}
-}
-
-func openDirAt(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-func fstatat(dirfd int, name string, st *unix.Stat_t, flags int) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, flags)
-		if err != unix.EINTR {
-			return err
-		}
-	}
+	return &sysWalker{dir: w.dir, rootfd: fd, fb: w.fb, dirs: sysio.NewDirs(fd), ring: newStatRing(), budget: half}
 }
 
 func (w *sysWalker) close() {
@@ -93,43 +71,8 @@ func (w *sysWalker) close() {
 	if w.reader != nil {
 		w.reader.close()
 	}
-	w.closeDirs()
+	w.dirs.Close()
 	unix.Close(w.rootfd)
-}
-
-func (w *sysWalker) closeDirs() {
-	for _, fd := range w.dirs {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-	clear(w.dirs)
-}
-
-// trim closes the cached directories once there are maxDirFDs of them.
-// Only between uses: a descriptor dirFD returned must stay open until
-// the file is stat'ed.
-func (w *sysWalker) trim() {
-	if len(w.dirs) >= maxDirFDs {
-		w.closeDirs()
-	}
-}
-
-// dirFD returns an open descriptor of directory rel, or -1 when it
-// cannot be opened (the caller then goes through fb, for its error).
-func (w *sysWalker) dirFD(rel string) int {
-	if rel == "" {
-		return w.rootfd
-	}
-	if fd, ok := w.dirs[rel]; ok {
-		return fd
-	}
-	fd, err := openDirAt(w.rootfd, rel)
-	if err != nil {
-		fd = -1
-	}
-	w.dirs[rel] = fd
-	return fd
 }
 
 func (w *sysWalker) isDir(rel string) bool { return w.fb.isDir(rel) }
@@ -138,27 +81,17 @@ func (w *sysWalker) size(rel string) (int64, error) {
 	if !fs.ValidPath(rel) || rel == "." {
 		return w.fb.size(rel)
 	}
-	w.trim()
-	dirfd, base := w.at(rel)
+	w.dirs.Trim()
+	dirfd, base := w.dirs.At(rel)
 	if dirfd < 0 {
 		return w.fb.size(rel)
 	}
 	var st unix.Stat_t
-	if err := fstatat(dirfd, base, &st, 0); err != nil {
+	if err := sysio.Fstatat(dirfd, base, &st, 0); err != nil {
 		// What os.DirFS's Stat returns.
 		return 0, &fs.PathError{Op: "stat", Path: rel, Err: err}
 	}
 	return st.Size, nil
-}
-
-// at returns the directory descriptor and name to stat rel by (-1: use
-// fb).
-func (w *sysWalker) at(rel string) (int, string) {
-	dir, base := "", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dir, base = rel[:i], rel[i+1:]
-	}
-	return w.dirFD(dir), base
 }
 
 func (w *sysWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {
@@ -186,7 +119,7 @@ func (w *sysWalker) list(rel string, keep func(string) bool) ([]dirEntry, error)
 	if name == "" {
 		name = "."
 	}
-	fd, err := openDirAt(w.rootfd, name)
+	fd, err := sysio.OpenDirAt(w.rootfd, name)
 	if err != nil {
 		return w.fb.list(rel, keep)
 	}
@@ -205,7 +138,7 @@ func (w *sysWalker) list(rel string, keep func(string) bool) ([]dirEntry, error)
 		d := dirEntry{name: e.Name(), regular: e.Type().IsRegular(), dir: e.IsDir()}
 		if d.regular && keep(d.name) {
 			var st unix.Stat_t
-			if err := fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err := sysio.Fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				if err == unix.ENOENT {
 					continue // removed since the listing
 				}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hgfs/hgfs/internal/sysio"
 	"github.com/hgfs/hgfs/internal/uring"
 )
 
@@ -85,7 +86,7 @@ func TestSysWalkerMatchesFS(t *testing.T) {
 				}
 			}
 			var extra []string
-			for i := range maxDirFDs + 5 {
+			for i := range sysio.MaxDirs + 5 {
 				name := "data/many/d" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + "/f.i"
 				extra = append(extra, name)
 				mkfile(st.Encode(name), i+1)

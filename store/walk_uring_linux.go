@@ -14,8 +14,9 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/hgfs/hgfs/internal/uring"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/uring"
 )
 
 // statRing is a walk's ring; not safe for concurrent use.
@@ -52,14 +53,14 @@ func (w *sysWalker) ringSizes(rels []string, sizes []int64, errs []error) bool {
 	if len(rels) > statChunk {
 		return false
 	}
-	w.trim() // not during the chunk: its descriptors are in the queue
+	w.dirs.Trim() // not during the chunk: its descriptors are in the queue
 	r.slot = r.slot[:0]
 	for i, rel := range rels {
 		if !fs.ValidPath(rel) || rel == "." {
 			r.slot = append(r.slot, -1)
 			continue
 		}
-		dirfd, base := w.at(rel)
+		dirfd, base := w.dirs.At(rel)
 		if dirfd < 0 {
 			r.slot = append(r.slot, -1)
 			continue
@@ -130,13 +131,13 @@ func (w *sysWalker) readSizes(rels []string, sizes []int64, errs []error, data [
 	if len(rels) > r.fr.Files() {
 		return false
 	}
-	w.trim() // not during the chunk: its descriptors are in the queue
+	w.dirs.Trim() // not during the chunk: its descriptors are in the queue
 	r.reqs, r.slot = r.reqs[:0], r.slot[:0]
 	for i, rel := range rels {
 		if !fs.ValidPath(rel) || rel == "." {
 			continue
 		}
-		dirfd, base := w.at(rel)
+		dirfd, base := w.dirs.At(rel)
 		if dirfd < 0 {
 			continue
 		}

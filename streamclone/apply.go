@@ -3,7 +3,6 @@ package streamclone
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -87,7 +86,7 @@ type applier struct {
 
 	seen      map[string]bool // sink names written
 	fncache   []string
-	bookmarks map[string]string // name -> hex node
+	bookmarks map[string][20]byte // name -> node
 	buf       []byte
 }
 
@@ -315,14 +314,7 @@ func (a *applier) finish() (*Result, error) {
 		}
 	}
 	if len(a.bookmarks) > 0 {
-		marks := make(store.Bookmarks, len(a.bookmarks))
-		for n, h := range a.bookmarks {
-			node, err := hex.DecodeString(h)
-			if err != nil || len(node) != 20 {
-				return nil, corruptf("bookmark %q: bad node %q", n, h)
-			}
-			marks[n] = [20]byte(node)
-		}
+		marks := store.Bookmarks(a.bookmarks)
 		content, err := marks.Format()
 		if err != nil {
 			return nil, corruptf("%v", err)

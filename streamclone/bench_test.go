@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // vmHWM returns the process's peak resident set (Linux), or -1.
@@ -43,10 +45,9 @@ func benchApply(b *testing.B, files, size int) {
 	for i := 0; i < b.N; i++ {
 		pr, pw := io.Pipe()
 		go func() {
-			bw, _ := NewBundle2Writer(pw)
-			part, _ := bw.NewPart("stream2", true, []Param{
-				{"bytecount", strconv.Itoa(files * size)}, {"filecount", strconv.Itoa(files)}, {"requirements", Quote(testReqs)},
-			}, nil)
+			bw, _ := bundle2.NewWriter(pw)
+			part, _ := bw.NewPart("stream2", true, []bundle2.Param{
+				{Name: "bytecount", Value: strconv.Itoa(files * size)}, {Name: "filecount", Value: strconv.Itoa(files)}, {Name: "requirements", Value: bundle2.Quote(testReqs)}}, nil)
 			for f := 0; f < files; f++ {
 				name := fmt.Sprintf("data/file%d.d", f)
 				hdr := []byte{'s'}

@@ -36,25 +36,23 @@ package streamclone
 //	                        Options.Output. Mandatory obsmarkers or
 //	                        changegroup parts are refused, since dropping
 //	                        them would lose data.
-//	error:*                 the apply fails with a *RemoteError
+//	error:*                 the apply fails with a *bundle2.RemoteError
 //	anything else           mandatory: refused; advisory: skipped
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/store"
 )
 
-// maxKeysPayload bounds the bookmarks and listkeys payloads held in memory.
-const maxKeysPayload = 64 << 20
+// maxOutputPayload bounds an output part held in memory.
+const maxOutputPayload = 64 << 20
 
 // ErrNotStream: a bundle without stream clone data (a changegroup bundle,
 // or a bundle2 without a stream2 part).
@@ -101,8 +99,8 @@ func ApplyBundle(ctx context.Context, r io.Reader, sink Sink, opt Options) (*Res
 		switch string(magic) {
 		case packed1Magic:
 			return a.applyPacked1(br)
-		case bundle2Magic:
-			return a.applyBundle2(br)
+		case bundle2.Magic:
+			return bundle2Error(a.applyBundle2(br))
 		}
 		if strings.HasPrefix(string(magic), "HG10") {
 			return fmt.Errorf("%w: changegroup bundle %q", ErrNotStream, magic)
@@ -112,7 +110,7 @@ func ApplyBundle(ctx context.Context, r io.Reader, sink Sink, opt Options) (*Res
 }
 
 func (a *applier) applyBundle2(r io.Reader) error {
-	b2, err := NewBundle2Reader(r)
+	b2, err := bundle2.NewReader(r)
 	if err != nil {
 		return err
 	}
@@ -120,7 +118,7 @@ func (a *applier) applyBundle2(r io.Reader) error {
 	b2.Interrupt = a.interruptPart
 	var (
 		streamed    bool
-		listkeysBMs map[string]string
+		listkeysBMs map[string][20]byte
 	)
 	for {
 		p, err := b2.NextPart()
@@ -130,7 +128,7 @@ func (a *applier) applyBundle2(r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		if err := errorPart(p); err != nil {
+		if err := p.RemoteError(); err != nil {
 			return err
 		}
 		known, ok := knownPartParams[p.Type]
@@ -140,9 +138,9 @@ func (a *applier) applyBundle2(r io.Reader) error {
 			}
 			continue
 		}
-		if unknown := unknownParams(p, known); unknown != "" {
+		if unknown := p.UnknownParams(known); len(unknown) > 0 {
 			if p.Mandatory {
-				return fmt.Errorf("%w: missing support for %s - %s", ErrUnsupportedPart, p.Type, unknown)
+				return fmt.Errorf("%w: missing support for %s - %s", ErrUnsupportedPart, p.Type, strings.Join(unknown, ", "))
 			}
 			continue
 		}
@@ -156,14 +154,24 @@ func (a *applier) applyBundle2(r io.Reader) error {
 				return err
 			}
 		case "bookmarks":
-			bms, err := decodeBookmarksPart(p)
+			marks, deleted, err := bundle2.DecodeBookmarks(p)
 			if err != nil {
 				return err
 			}
-			a.bookmarks = bms
+			if err := checkBookmarkNames(marks, deleted); err != nil {
+				return err
+			}
+			a.bookmarks = marks // deletions: nothing to remove in a clone
 		case "listkeys":
 			if ns, _ := p.Param("namespace"); ns == "bookmarks" {
-				if listkeysBMs, err = decodeListkeysBookmarks(p); err != nil {
+				keys, err := bundle2.DecodeKeys(p)
+				if err != nil {
+					return err
+				}
+				if listkeysBMs, err = bundle2.DecodeBookmarkKeys(keys); err != nil {
+					return err
+				}
+				if err := checkBookmarkNames(listkeysBMs, nil); err != nil {
 					return err
 				}
 			}
@@ -186,26 +194,9 @@ func (a *applier) applyBundle2(r io.Reader) error {
 	return nil
 }
 
-// unknownParams returns the part's mandatory parameters its handler does
-// not know, comma-separated and sorted as hg reports them.
-func unknownParams(p *Part, known []string) string {
-	var out []string
-	for _, kv := range p.MandatoryParams {
-		ok := false
-		for _, k := range known {
-			ok = ok || k == kv.Name
-		}
-		if !ok {
-			out = append(out, kv.Name)
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
-}
-
-// interruptPart handles an out-of-band part (see Bundle2Reader.Interrupt).
-func (a *applier) interruptPart(p *Part) error {
-	if err := errorPart(p); err != nil {
+// interruptPart handles an out-of-band part (see bundle2.Reader.Interrupt).
+func (a *applier) interruptPart(p *bundle2.Part) error {
+	if err := p.RemoteError(); err != nil {
 		return err
 	}
 	if p.Type == "output" {
@@ -217,26 +208,18 @@ func (a *applier) interruptPart(p *Part) error {
 	return p.Discard()
 }
 
-func (a *applier) output(p *Part) error {
-	data, err := readBounded(p, maxKeysPayload, "output part")
+func (a *applier) output(p *bundle2.Part) error {
+	data, err := io.ReadAll(io.LimitReader(p, maxOutputPayload+1))
 	if err != nil {
 		return err
+	}
+	if len(data) > maxOutputPayload {
+		return corruptf("output part larger than %d bytes", maxOutputPayload)
 	}
 	if a.opt.Output != nil && len(data) > 0 {
 		a.opt.Output(string(data))
 	}
 	return nil
-}
-
-func readBounded(r io.Reader, max int64, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, corruptf("%s larger than %d bytes", what, max)
-	}
-	return data, nil
 }
 
 // phaseEntrySize is a phase-heads entry: int32 phase, node[20]
@@ -246,7 +229,7 @@ const phaseEntrySize = 24
 // checkPhaseHeads reads a phase-heads part through, checking its framing
 // and phases as phases.binarydecode does. Keep the phases in sync with
 // mercurial/phases.py allphases.
-func checkPhaseHeads(p *Part) error {
+func checkPhaseHeads(p *bundle2.Part) error {
 	var entry [phaseEntrySize]byte
 	for {
 		n, err := io.ReadFull(p, entry[:])
@@ -267,75 +250,42 @@ func checkPhaseHeads(p *Part) error {
 	}
 }
 
-// wdirHex is the "missing" node of the bookmarks part (wdirid).
-var wdirHex = strings.Repeat("f", 40)
-
-// checkBookmarkName refuses names that would corrupt .hg/bookmarks.
-func checkBookmarkName(name string) error {
-	if !store.ValidBookmarkName(name) {
-		return corruptf("invalid bookmark name %q", name)
+// checkBookmarkNames refuses names that would corrupt .hg/bookmarks.
+func checkBookmarkNames(marks map[string][20]byte, deleted []string) error {
+	for _, name := range deleted {
+		if !store.ValidBookmarkName(name) {
+			return corruptf("invalid bookmark name %q", name)
+		}
+	}
+	for name := range marks {
+		if !store.ValidBookmarkName(name) {
+			return corruptf("invalid bookmark name %q", name)
+		}
 	}
 	return nil
 }
 
-// decodeBookmarksPart decodes the binary bookmarks part
-// (bookmarks.binarydecode: node[20] + uint16 length + name, repeated).
-func decodeBookmarksPart(p *Part) (map[string]string, error) {
-	data, err := readBounded(p, maxKeysPayload, "bookmarks part")
-	if err != nil {
-		return nil, err
+// bundle2Error keeps an error of the bundle2 layer (its message and
+// errors.Is chain) while making it match this package's sentinel for it
+// too: ErrCorrupt, ErrUnsupportedPart or ErrRemote.
+func bundle2Error(err error) error {
+	var sentinel error
+	switch {
+	case err == nil, errors.Is(err, ErrCorrupt), errors.Is(err, ErrUnsupportedPart), errors.Is(err, ErrRemote):
+		return err
+	case errors.Is(err, bundle2.ErrMalformed), errors.Is(err, bundle2.ErrMalformedKeys):
+		sentinel = ErrCorrupt
+	case errors.Is(err, bundle2.ErrUnsupported):
+		sentinel = ErrUnsupportedPart
+	case errors.Is(err, bundle2.ErrRemote):
+		sentinel = ErrRemote
+	default:
+		return err
 	}
-	out := map[string]string{}
-	for len(data) > 0 {
-		if len(data) < 22 {
-			return nil, corruptf("bad bookmark stream: %d trailing bytes", len(data))
-		}
-		node := hex.EncodeToString(data[:20])
-		n := int(binary.BigEndian.Uint16(data[20:22]))
-		data = data[22:]
-		if len(data) < n {
-			return nil, corruptf("bad bookmark stream: name of %d bytes, %d left", n, len(data))
-		}
-		name := string(data[:n])
-		data = data[n:]
-		if err := checkBookmarkName(name); err != nil {
-			return nil, err
-		}
-		if node == wdirHex {
-			delete(out, name) // deletion marker: nothing to add in a clone
-			continue
-		}
-		out[name] = node
-	}
-	return out, nil
+	return &alsoError{err: err, sentinel: sentinel}
 }
 
-// decodeListkeysBookmarks decodes a listkeys part of namespace bookmarks
-// (pushkey.decodekeys: "key\tvalue\n" lines, value a hex node).
-func decodeListkeysBookmarks(p *Part) (map[string]string, error) {
-	data, err := readBounded(p, maxKeysPayload, "listkeys part")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		k, v, ok := bytes.Cut(line, []byte("\t"))
-		if !ok {
-			return nil, corruptf("listkeys line %q has no tab", line)
-		}
-		if err := checkBookmarkName(string(k)); err != nil {
-			return nil, err
-		}
-		if len(v) != 40 {
-			return nil, corruptf("listkeys bookmark %q: bad node %q", k, v)
-		}
-		if _, err := hex.DecodeString(string(v)); err != nil {
-			return nil, corruptf("listkeys bookmark %q: bad node %q", k, v)
-		}
-		out[string(k)] = strings.ToLower(string(v))
-	}
-	return out, nil
-}
+type alsoError struct{ err, sentinel error }
+
+func (e *alsoError) Error() string   { return e.err.Error() }
+func (e *alsoError) Unwrap() []error { return []error{e.err, e.sentinel} }

@@ -28,6 +28,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // stageName is the directory a DirSink writes into before Finish.
@@ -379,13 +381,26 @@ func syncDir(dir string) error {
 	return err
 }
 
-// sinkFile is what the directory sink writes through: an *os.File, or a
-// rawFile on unix (see rawfile_unix.go).
+// sinkFile is what the directory sink writes through: a sysio.File
+// (createExcl).
 type sinkFile interface {
 	Write(p []byte) (int, error)
 	Sync() error
 	Close() error
 	Name() string
+}
+
+// createExcl creates path exclusively for writing. On unix the file is a
+// plain descriptor (sysio.File): os.OpenFile costs a clone four fcntl
+// calls and a failed epoll_ctl per file (Go registers every file with
+// its poller), ~100,000 extra system calls on a 20,000-file store, and a
+// file that is only created, written once and closed needs none of that.
+func createExcl(path string) (sinkFile, error) {
+	f, err := sysio.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 type dirFile struct {

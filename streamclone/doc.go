@@ -17,7 +17,8 @@
 //     same entries in a "HGS1" bundle file with a header carrying the
 //     requirements (packed1.go). v2: the payload of the bundle2 part
 //     "stream2", which also carries phaseroots, obsstore and .hg/cache
-//     files (v2.go). bundle2: the "HG20" container (bundle2.go).
+//     files (v2.go), in the "HG20" container package bundle2 reads and
+//     writes (with the bookmarks and listkeys parts that come with it).
 //   - Streamed requirements: the source's requirements that fix the store
 //     format (STREAM_FIXED_REQUIREMENTS); the clone's requirements are the
 //     local defaults with those replaced (NewStreamCloneRequirements).
@@ -63,9 +64,12 @@
 // ErrUnsupportedRequirement (hg's "unable to apply stream clone:
 // unsupported format: ..."), checked before anything is written;
 // ErrUnsupportedPart for unknown mandatory bundle2 parts or parameters
-// ("missing support for ..."); ErrRemote (*RemoteError) for error:* parts
-// and unknown v1 status codes; ErrForbidden and ErrRemoteLock for v1
-// statuses 1 and 2. No allocation is sized by an unchecked field: names
+// ("missing support for ..."); ErrRemote for error:* parts
+// (*bundle2.RemoteError) and unknown v1 status codes (*RemoteError);
+// ErrForbidden and ErrRemoteLock for v1 statuses 1 and 2. Errors of the
+// bundle2 framing and of the bookmarks and listkeys parts keep package
+// bundle2's words ("malformed bundle2 data: ...") and match these
+// sentinels too. No allocation is sized by an unchecked field: names
 // are bounded (64 KiB), headers bounded (1 MiB), file data is streamed.
 // An apply either finishes the sink (success) or aborts it (any error,
 // including context cancellation); it never calls Finish after an error.
@@ -84,8 +88,7 @@
 // pool of closing goroutines (mirroring hg's [worker] backgroundclose
 // settings); both are fed in batches through bounded queues, and a full
 // queue or a spent budget blocks the applier (back-pressure, bounded
-// memory and open descriptors). Finish and Abort wait for both pools. A
-// Bundle2Reader or Bundle2Writer is not safe for concurrent use.
+// memory and open descriptors). Finish and Abort wait for both pools.
 //
 // # Durability
 //

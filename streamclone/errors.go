@@ -3,7 +3,6 @@ package streamclone
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Errors are grouped by what went wrong. Every error an Apply function
@@ -12,6 +11,8 @@ import (
 var (
 	// ErrCorrupt: the stream is malformed (bad framing, a size or count that
 	// lies, a truncated stream, an invalid name). Nothing was made visible.
+	// An error of package bundle2 (bundle2.ErrMalformed,
+	// ErrMalformedKeys) matches it too, keeping its own message.
 	ErrCorrupt = errors.New("malformed stream clone data")
 
 	// ErrUnsafeName: a file name in the stream is absolute, contains "..",
@@ -24,8 +25,9 @@ var (
 	ErrUnsupportedRequirement = errors.New("unsupported repository requirement")
 
 	// ErrUnsupportedPart: a mandatory bundle2 part (or mandatory part or
-	// stream parameter) has no handler here. Mercurial calls this
-	// "missing support for ...".
+	// stream parameter) has no handler here, or a packed1 bundle is
+	// compressed. Mercurial calls this "missing support for ...". An
+	// error of package bundle2 (bundle2.ErrUnsupported) matches it too.
 	ErrUnsupportedPart = errors.New("unsupported bundle2 content")
 
 	// ErrForbidden: the server refused the v1 stream (status 1).
@@ -34,8 +36,9 @@ var (
 	// ErrRemoteLock: the server could not lock its repository (v1 status 2).
 	ErrRemoteLock = errors.New("locking the remote repository failed")
 
-	// ErrRemote: the server reported an error (v1 unknown status, bundle2
-	// error:* parts). *RemoteError carries the message and hint.
+	// ErrRemote: the server reported an error: a v1 status this package
+	// does not know (*RemoteError), or a bundle2 error:* part
+	// (*bundle2.RemoteError, which matches it too).
 	ErrRemote = errors.New("remote error")
 
 	// ErrDestNotEmpty: the destination of a DirSink exists and is not an
@@ -46,30 +49,15 @@ var (
 	ErrSinkClosed = errors.New("sink already finished or aborted")
 )
 
-// RemoteError is an error the other side sent: a bundle2 error:abort,
-// error:pushraced, error:unsupportedcontent or error:pushkey part, or a v1
-// status code. Error() reads like Mercurial's output ("remote: abort: ...").
+// RemoteError is a v1 stream_out status code this package does not know
+// (bundle2 error:* parts are *bundle2.RemoteError). Error() reads like
+// Mercurial's output ("remote: abort: ...").
 type RemoteError struct {
-	Kind    string // part type ("error:abort", ...) or "stream_out"
+	Kind    string // "stream_out"
 	Message string
-	Hint    string
 }
 
-func (e *RemoteError) Error() string {
-	var b strings.Builder
-	switch e.Kind {
-	case "error:pushraced":
-		b.WriteString("push failed: " + e.Message)
-	case "error:unsupportedcontent":
-		b.WriteString("missing support for " + e.Message)
-	default:
-		b.WriteString("remote: abort: " + e.Message)
-	}
-	if e.Hint != "" {
-		b.WriteString(" (" + e.Hint + ")")
-	}
-	return b.String()
-}
+func (e *RemoteError) Error() string { return "remote: abort: " + e.Message }
 
 func (e *RemoteError) Unwrap() error { return ErrRemote }
 

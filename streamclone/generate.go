@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/store"
 )
 
@@ -191,7 +192,7 @@ func GenerateV2(ctx context.Context, st *store.Store, w io.Writer) error {
 
 // GenerateV2With is GenerateV2 with options.
 func GenerateV2With(ctx context.Context, st *store.Store, w io.Writer, opt GenerateOptions) error {
-	bw, err := NewBundle2Writer(w)
+	bw, err := bundle2.NewWriter(w)
 	if err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func GenerateV2With(ctx context.Context, st *store.Store, w io.Writer, opt Gener
 
 // WriteStream2Part writes a stream2 part into a bundle2 stream, for a
 // server composing a getbundle reply (stream2, then bookmarks/listkeys).
-func WriteStream2Part(ctx context.Context, bw *Bundle2Writer, st *store.Store, opt GenerateOptions) error {
+func WriteStream2Part(ctx context.Context, bw *bundle2.Writer, st *store.Store, opt GenerateOptions) error {
 	entries, total, err := v2Snapshot(st, opt)
 	if err != nil {
 		return err
@@ -216,11 +217,10 @@ func WriteStream2Part(ctx context.Context, bw *Bundle2Writer, st *store.Store, o
 		reqs += r
 	}
 	// Parameter order as bundle2.addpartbundlestream2 adds them.
-	pw, err := bw.NewPart("stream2", true, []Param{
-		{"bytecount", strconv.FormatInt(total, 10)},
-		{"filecount", strconv.Itoa(len(entries))},
-		{"requirements", Quote(reqs)},
-	}, nil)
+	pw, err := bw.NewPart("stream2", true, []bundle2.Param{
+		{Name: "bytecount", Value: strconv.FormatInt(total, 10)},
+		{Name: "filecount", Value: strconv.Itoa(len(entries))},
+		{Name: "requirements", Value: bundle2.Quote(reqs)}}, nil)
 	if err != nil {
 		return err
 	}

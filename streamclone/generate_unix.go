@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // Opening snapshot files with plain system calls: openat(2) relative to
@@ -36,9 +36,7 @@ func openDirs(entries []genEntry) *dirHandles {
 		if _, ok := d.fds[dir]; ok || dir == "" {
 			continue
 		}
-		fd, err := retryEINTR(func() (int, error) {
-			return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		})
+		fd, err := sysio.OpenDir(dir)
 		if err != nil {
 			fd = -1
 		}
@@ -55,133 +53,82 @@ func (d *dirHandles) close() {
 	}
 }
 
-func retryEINTR(f func() (int, error)) (int, error) {
-	for {
-		n, err := f()
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
-}
-
 // dirCache opens entries for one goroutine relative to their own
-// directory, opened once: the lookup of the path inside the store (three
-// components and more per file: data/, its subdirectories) is done once
-// per directory instead of once per file. Directories that cannot be
-// opened fall back to the path relative to the store, so errors are those
-// of opening the file. At most maxDirFDs directories stay open between
-// uses (batchFiles more during one batch).
+// directory, opened once (a sysio.Dirs per directory of dirHandles): the
+// lookup of the path inside the store (three components and more per
+// file: data/, its subdirectories) is done once per directory instead of
+// once per file. Directories that cannot be opened fall back to the path
+// relative to the store, so errors are those of opening the file. At
+// most sysio.MaxDirs directories per store or cache directory stay open
+// between uses (batchFiles more during one batch).
 type dirCache struct {
 	h    *dirHandles
-	last dirKey
-	fd   int // last's descriptor
-	fds  map[dirKey]int
+	dirs map[string]*sysio.Dirs // by genEntry.dir; nil: not opened, use absolute paths
 }
 
-type dirKey struct{ dir, rel string }
-
-const maxDirFDs = 64
-
 func (d *dirHandles) cache() *dirCache {
-	return &dirCache{h: d, fd: -1, fds: make(map[dirKey]int)}
+	return &dirCache{h: d, dirs: make(map[string]*sysio.Dirs)}
 }
 
 func (c *dirCache) close() {
-	for _, fd := range c.fds {
-		if fd >= 0 {
-			unix.Close(fd)
+	for _, d := range c.dirs {
+		if d != nil {
+			d.Close()
 		}
 	}
-	clear(c.fds)
-	c.last, c.fd = dirKey{}, -1
 }
 
-// trim closes the cached directories once there are maxDirFDs of them.
-// Only between uses: a descriptor at returned must stay open until the
-// file is opened.
+// trim closes the cached directories once there are sysio.MaxDirs of
+// them. Only between uses: a descriptor at returned must stay open until
+// the file is opened.
 func (c *dirCache) trim() {
-	if len(c.fds) >= maxDirFDs {
-		c.close()
-	}
-}
-
-// dirFD returns a descriptor of directory rel under root (-1: none).
-func (c *dirCache) dirFD(root int, k dirKey) int {
-	if k == c.last && c.fd >= 0 {
-		return c.fd
-	}
-	fd, ok := c.fds[k]
-	if !ok {
-		var err error
-		fd, err = retryEINTR(func() (int, error) {
-			return unix.Openat(root, k.rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		})
-		if err != nil {
-			fd = -1
+	for _, d := range c.dirs {
+		if d != nil {
+			d.Trim()
 		}
-		c.fds[k] = fd
 	}
-	c.last, c.fd = k, fd
-	return fd
 }
 
 // fdFile is an entry's file read with pread(2) (ReadAt), or with read(2)
 // and sendfile(2) from its file position (Read, SyscallConn): net's
 // sendfile support takes any syscall.Conn.
 type fdFile struct {
-	fd int
-	e  *genEntry // names the file in errors
+	sysio.File // named e.path() in errors, joined only for an error
 }
 
 // at returns the directory descriptor and name to open e by.
 func (c *dirCache) at(e *genEntry) (dirfd int, name string) {
-	dirfd, ok := c.h.fds[e.dir]
-	name = e.rel
-	if !ok || dirfd < 0 {
+	d, ok := c.dirs[e.dir]
+	if !ok {
+		if root, ok := c.h.fds[e.dir]; ok && root >= 0 {
+			d = sysio.NewDirs(root)
+		}
+		c.dirs[e.dir] = d
+	}
+	if d == nil {
 		return unix.AT_FDCWD, e.path()
 	}
-	if i := strings.LastIndexByte(name, filepath.Separator); i > 0 {
-		if fd := c.dirFD(dirfd, dirKey{e.dir, name[:i]}); fd >= 0 {
-			return fd, name[i+1:]
-		}
+	if fd, base := d.At(e.rel); fd >= 0 {
+		return fd, base
 	}
-	return dirfd, name
+	return d.Root(), e.rel
 }
 
 func (c *dirCache) open(e *genEntry) (entryFile, error) {
 	c.trim()
 	dirfd, name := c.at(e)
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	})
+	fd, err := sysio.Openat(dirfd, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: e.path(), Err: err}
 	}
-	return &fdFile{fd: fd, e: e}, nil
+	return &fdFile{sysio.NewFile(fd, e.dir, e.rel)}, nil
 }
 
-func (f *fdFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := retryEINTR(func() (int, error) { return unix.Pread(f.fd, p, off) })
-	if err != nil {
-		return 0, &fs.PathError{Op: "read", Path: f.e.path(), Err: err}
-	}
-	if n == 0 && len(p) > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-func (f *fdFile) Close() error {
-	if err := unix.Close(f.fd); err != nil {
-		return &fs.PathError{Op: "close", Path: f.e.path(), Err: err}
-	}
-	return nil
-}
-
+// Read is one read(2) from the file position (which sendfile moves too).
 func (f *fdFile) Read(p []byte) (int, error) {
-	n, err := retryEINTR(func() (int, error) { return unix.Read(f.fd, p) })
+	n, err := sysio.Read(f.Fd(), p)
 	if err != nil {
-		return 0, &fs.PathError{Op: "read", Path: f.e.path(), Err: err}
+		return 0, &fs.PathError{Op: "read", Path: f.Name(), Err: err}
 	}
 	if n == 0 && len(p) > 0 {
 		return 0, io.EOF
@@ -190,7 +137,7 @@ func (f *fdFile) Read(p []byte) (int, error) {
 }
 
 // SyscallConn implements syscall.Conn, for sendfile.
-func (f *fdFile) SyscallConn() (syscall.RawConn, error) { return fdRawConn(f.fd), nil }
+func (f *fdFile) SyscallConn() (syscall.RawConn, error) { return fdRawConn(f.Fd()), nil }
 
 // fdRawConn is a blocking descriptor as a syscall.RawConn: it is always
 // ready.

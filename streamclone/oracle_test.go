@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -196,7 +197,7 @@ func TestOracleServeGetbundle(t *testing.T) {
 			heads := strings.Fields(string(httpGet(t, url+"?cmd=heads", nil)))
 			// The arguments hg 6.3's clone --stream sends (captured with a proxy).
 			caps := "HG20,bundle2=HG20%0Abookmarks%0Achangegroup%3D01%2C02%0Acheckheads%3Drelated%0Adigests%3Dmd5%2Csha1%2Csha512%0Aerror%3Dabort%2Cunsupportedcontent%2Cpushraced%2Cpushkey%0Ahgtagsfnodes%0Alistkeys%0Aphases%3Dheads%0Apushkey%0Aremote-changegroup%3Dhttp%2Chttps%0Astream%3Dv2"
-			arg := "bookmarks=1&bundlecaps=" + Quote(caps) + "&cg=0&common=" + strings.Repeat("0", 40) +
+			arg := "bookmarks=1&bundlecaps=" + bundle2.Quote(caps) + "&cg=0&common=" + strings.Repeat("0", 40) +
 				"&heads=" + strings.Join(heads, "+") + "&listkeys=bookmarks&stream=1"
 			body := httpGet(t, url+"?cmd=getbundle", map[string]string{
 				"X-HgArg-1": arg, "X-HgProto-1": "0.1 0.2 comp=none", "Vary": "X-HgArg-1,X-HgProto-1",

@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -55,6 +56,19 @@ func readPacked1Header(br io.Reader) (*Packed1Header, error) {
 	}
 	return &Packed1Header{Files: int64(fc), Bytes: int64(bc),
 		Requirements: splitRequirements(strings.TrimRight(string(req), "\x00"))}, nil
+}
+
+// readFull is io.ReadFull with an unexpected EOF turned into ErrCorrupt;
+// off is the offset of buf in the bundle, for the message.
+func readFull(r io.Reader, buf []byte, what string, off int64) error {
+	_, err := io.ReadFull(r, buf)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return corruptf("stream ended unexpectedly reading %s at offset %d", what, off)
+	}
+	return fmt.Errorf("reading %s at offset %d: %w", what, off, err)
 }
 
 func (a *applier) applyPacked1(br *bufio.Reader) error {

@@ -17,10 +17,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // applyStream2 applies a stream2 part.
-func (a *applier) applyStream2(p *Part) error {
+func (a *applier) applyStream2(p *bundle2.Part) error {
 	get := func(k string) (string, error) {
 		v, ok := p.Param(k)
 		if !ok {
@@ -48,7 +50,7 @@ func (a *applier) applyStream2(p *Part) error {
 	if err != nil {
 		return err
 	}
-	if err := a.setRequirements(splitRequirements(Unquote(rq))); err != nil {
+	if err := a.setRequirements(splitRequirements(bundle2.Unquote(rq))); err != nil {
 		return err
 	}
 	a.expect(filecount, bytecount)
@@ -110,8 +112,9 @@ func v2EOF(err error, i, n int64) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return corruptf("stream ended unexpectedly in stream2 file entry %d of %d", i+1, n)
 	}
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrRemote) || errors.Is(err, ErrUnsupportedPart) {
-		return err
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrRemote) || errors.Is(err, ErrUnsupportedPart) ||
+		errors.Is(err, bundle2.ErrMalformed) || errors.Is(err, bundle2.ErrRemote) || errors.Is(err, bundle2.ErrUnsupported) {
+		return err // bundle2Error classifies the bundle2 layer's
 	}
 	return corruptf("stream2 file entry %d of %d: %v", i+1, n, err)
 }

@@ -54,7 +54,7 @@ func plainAllowed(f string) bool {
 // resolve checks an untrusted logical name of location loc and returns
 // its on-disk path.
 func (d dirs) resolve(loc Location, name string) (string, error) {
-	if err := store.ValidateStoreName(name); err != nil {
+	if err := store.ValidateName(name); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadJournal, err)
 	}
 	var base string
@@ -62,7 +62,7 @@ func (d dirs) resolve(loc Location, name string) (string, error) {
 	case Store, storeAlias:
 		base = d.store
 		enc := d.layout.Encode(name)
-		if err := store.ValidateStoreName(enc); err != nil {
+		if err := store.ValidateName(enc); err != nil {
 			return "", fmt.Errorf("%w: %q encodes to a bad name: %v", ErrBadJournal, name, err)
 		}
 		name = enc

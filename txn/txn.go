@@ -332,7 +332,7 @@ func checkName(name string, offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("journal entry %s: negative offset %d", name, offset)
 	}
-	if err := store.ValidateStoreName(name); err != nil {
+	if err := store.ValidateName(name); err != nil {
 		return fmt.Errorf("journal entry: %w", err)
 	}
 	return nil

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // Caps is a server's capability set: name to value ("" for a flag).
@@ -75,11 +77,7 @@ func (c Caps) Bundle2() (Bundle2Caps, error) {
 	if !ok {
 		return Bundle2Caps{}, nil
 	}
-	blob, err := Unquote(v)
-	if err != nil {
-		return nil, fmt.Errorf("%w: bundle2 capability: %v", ErrProtocol, err)
-	}
-	return DecodeBundle2Caps(blob)
+	return DecodeBundle2Caps(bundle2.Unquote(v))
 }
 
 // Bundle2Caps is a decoded bundle2 capability blob: key to values.
@@ -113,21 +111,13 @@ func DecodeBundle2Caps(blob string) (Bundle2Caps, error) {
 			return nil, fmt.Errorf("%w: more than %d bundle2 capabilities", ErrProtocol, maxCaps)
 		}
 		key, vals, hasVals := strings.Cut(line, "=")
-		k, err := Unquote(key)
-		if err != nil {
-			return nil, fmt.Errorf("%w: bundle2 capability %q: %v", ErrProtocol, truncate(line, 64), err)
-		}
 		var list []string
 		if hasVals {
 			for _, v := range strings.Split(vals, ",") {
-				u, err := Unquote(v)
-				if err != nil {
-					return nil, fmt.Errorf("%w: bundle2 capability %q: %v", ErrProtocol, truncate(line, 64), err)
-				}
-				list = append(list, u)
+				list = append(list, bundle2.Unquote(v))
 			}
 		}
-		caps[k] = list
+		caps[bundle2.Unquote(key)] = list
 	}
 	return caps, nil
 }
@@ -142,11 +132,11 @@ func (b Bundle2Caps) Encode() string {
 	sort.Strings(keys)
 	lines := make([]string, 0, len(keys))
 	for _, k := range keys {
-		line := Quote(k)
+		line := bundle2.Quote(k)
 		if vals := b[k]; len(vals) > 0 {
 			q := make([]string, len(vals))
 			for i, v := range vals {
-				q[i] = Quote(v)
+				q[i] = bundle2.Quote(v)
 			}
 			line += "=" + strings.Join(q, ",")
 		}

@@ -3,6 +3,8 @@ package wireproto
 import (
 	"reflect"
 	"testing"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // A capabilities response as hg 6.3's hg serve sends it.
@@ -39,7 +41,7 @@ func TestParseCaps(t *testing.T) {
 		t.Errorf("HG20 = %q, want no values", got)
 	}
 	// Round trip of the blob, as bundle2.encodecaps writes it.
-	blob, _ := Unquote(c["bundle2"])
+	blob := bundle2.Unquote(c["bundle2"])
 	if b2.Encode() != blob {
 		t.Errorf("Encode = %q\nwant %q", b2.Encode(), blob)
 	}
@@ -59,27 +61,7 @@ func TestParseCapsErrors(t *testing.T) {
 	}
 }
 
-func TestQuote(t *testing.T) {
-	// Values checked against Python: urllib.parse.quote(s) / unquote.
-	for _, tc := range []struct{ in, want string }{
-		{"HG20\nbookmarks", "HG20%0Abookmarks"},
-		{"changegroup=01,02", "changegroup%3D01%2C02"},
-		{"a/b c~d_e.f-g", "a/b%20c~d_e.f-g"},
-		{"\xff", "%FF"},
-	} {
-		if got := Quote(tc.in); got != tc.want {
-			t.Errorf("Quote(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		if back, _ := Unquote(tc.want); back != tc.in {
-			t.Errorf("Unquote(%q) = %q", tc.want, back)
-		}
-	}
-	// Python keeps malformed escapes literally.
-	for _, s := range []string{"%", "%4", "%zz", "100%"} {
-		if got, _ := Unquote(s); got != s {
-			t.Errorf("Unquote(%q) = %q", s, got)
-		}
-	}
+func TestFormEncode(t *testing.T) {
 	if got := formEncode(map[string]string{"namespace": "a b/c", "cmd": "x=y&z"}); got != "cmd=x%3Dy%26z&namespace=a+b%2Fc" {
 		t.Errorf("formEncode = %q", got)
 	}
@@ -115,7 +97,7 @@ func FuzzDecodeKeys(f *testing.F) {
 	f.Add([]byte("publishing\tTrue"))
 	f.Add([]byte("a\tb\tc\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		keys, err := DecodeKeys(data)
+		keys, err := decodeKeys(data)
 		if err == nil && keys == nil {
 			t.Fatal("nil map without error")
 		}

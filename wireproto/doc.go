@@ -1,7 +1,9 @@
 // Package wireproto speaks Mercurial's wire protocol, version 1: the
 // client side (HTTP and ssh peers) that hgfs clone uses, and the HTTP
 // server side that hgfs serve uses. It moves bytes and knows commands;
-// the stream formats themselves belong to package streamclone.
+// the stream formats themselves belong to package streamclone, the
+// bundle2 container, URL quoting and listkeys (pushkey) data to package
+// bundle2.
 //
 // The specification is Mercurial's own source: httppeer.py, sshpeer.py,
 // wireprotov1peer.py, wireprotov1server.py, wireprotoserver.py,

@@ -1,15 +1,17 @@
 package wireproto
 
-// Value encodings of the v1 wire protocol (mercurial/wireprototypes.py,
-// mercurial/pushkey.py): node lists are 40-digit hex joined by spaces,
-// listkeys responses are "key\tvalue" lines, and URL quoting follows
-// Python's urllib.parse.quote (safe "/") and unquote (lenient).
+// Value encodings of the v1 wire protocol (mercurial/wireprototypes.py):
+// node lists are 40-digit hex joined by spaces. listkeys responses
+// (pushkey data) and URL quoting (Python's urllib.parse.quote, safe "/",
+// and its lenient unquote) are package bundle2's, whose parameters and
+// capabilities use the same.
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // NullHex is the null node in hex, which a clone sends as "common".
@@ -47,33 +49,15 @@ func DecodeNodes(s string) ([]string, error) {
 	return parts, nil
 }
 
-// DecodeKeys parses a listkeys response: "key\tvalue" lines
-// (pushkey.decodekeys).
-func DecodeKeys(data []byte) (map[string]string, error) {
-	keys := map[string]string{}
-	for _, line := range splitLines(string(data)) {
-		if line == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "\t")
-		if !ok || strings.Contains(v, "\t") {
-			return nil, fmt.Errorf("%w: listkeys line %q is not key<TAB>value", ErrProtocol, truncate(line, 64))
-		}
-		keys[k] = v
+// decodeKeys parses a listkeys response (bundle2.DecodeKeys); what does
+// not parse is ErrProtocol.
+func decodeKeys(data []byte) (map[string]string, error) {
+	keys, err := bundle2.DecodeKeys(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
 	return keys, nil
 }
-
-// Quote is Python's urllib.parse.quote(s, safe="/"): everything but
-// letters, digits, "_.-~/" is %XX-escaped. It is streamclone.Quote (the
-// same quoting serves bundle2 parameters and capabilities).
-func Quote(s string) string { return streamclone.Quote(s) }
-
-// Unquote is Python's urllib.parse.unquote for bytes (streamclone.Unquote):
-// %XX sequences are decoded and malformed ones are kept literally. It
-// never fails; the error is for future strictness and keeps call sites
-// honest.
-func Unquote(s string) (string, error) { return streamclone.Unquote(s), nil }
 
 // formEncode is Python's urlencode(sorted(pairs)) as the HTTP peer sends
 // arguments: quote_plus of keys and values, "&"-joined, sorted by key.
@@ -88,11 +72,11 @@ func formEncode(args map[string]string) string {
 
 func quotePlus(s string) string {
 	if !strings.Contains(s, " ") {
-		return strings.ReplaceAll(Quote(s), "/", "%2F")
+		return strings.ReplaceAll(bundle2.Quote(s), "/", "%2F")
 	}
 	parts := strings.Split(s, " ")
 	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(Quote(p), "/", "%2F")
+		parts[i] = strings.ReplaceAll(bundle2.Quote(p), "/", "%2F")
 	}
 	return strings.Join(parts, "+")
 }

@@ -28,11 +28,11 @@ func TestDecodeHelpers(t *testing.T) {
 	if _, err := decodeLookup([]byte("2 x\n")); !errors.Is(err, ErrProtocol) {
 		t.Errorf("lookup garbage: %v", err)
 	}
-	keys, err := DecodeKeys([]byte("a\t" + n + "\nb\tx"))
+	keys, err := decodeKeys([]byte("a\t" + n + "\nb\tx"))
 	if err != nil || keys["a"] != n || keys["b"] != "x" || len(keys) != 2 {
 		t.Errorf("keys %v %v", keys, err)
 	}
-	if _, err := DecodeKeys([]byte("novalue\n")); !errors.Is(err, ErrProtocol) {
+	if _, err := decodeKeys([]byte("novalue\n")); !errors.Is(err, ErrProtocol) {
 		t.Errorf("keys without tab: %v", err)
 	}
 }

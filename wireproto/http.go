@@ -178,7 +178,7 @@ func (p *HTTPPeer) ListKeys(ctx context.Context, namespace string) (map[string]s
 	if err != nil {
 		return nil, err
 	}
-	return DecodeKeys(data)
+	return decodeKeys(data)
 }
 
 // Lookup implements Peer.

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // Peer is a connection to a remote repository speaking version 1 of the
@@ -233,7 +235,7 @@ func ClientBundle2Caps() Bundle2Caps {
 // heads, cg=0, stream=1, and bookmarks=1 when the server can send a binary
 // bookmarks part.
 func StreamCloneArgs(server Bundle2Caps, heads []string) map[string]string {
-	bundlecaps := []string{"HG20", "bundle2=" + Quote(ClientBundle2Caps().Encode())}
+	bundlecaps := []string{"HG20", "bundle2=" + bundle2.Quote(ClientBundle2Caps().Encode())}
 	sort.Strings(bundlecaps)
 	args := map[string]string{
 		"bundlecaps": strings.Join(bundlecaps, ","),

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -174,7 +175,7 @@ func TestHTTPCompression(t *testing.T) {
 	url := testenv.Serve(t, repo)
 	ctx := context.Background()
 	args := map[string]string{
-		"bundlecaps": "HG20,bundle2=" + Quote("HG20\nchangegroup=01,02"),
+		"bundlecaps": "HG20,bundle2=" + bundle2.Quote("HG20\nchangegroup=01,02"),
 		"common":     NullHex,
 		"cg":         "1",
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // Known asks which of nodes the server has, in order (the "known" command,
@@ -79,7 +81,7 @@ func PullBundle2Caps() Bundle2Caps {
 // listkeys=phases), bookmarks=1 when it sends binary bookmarks (else
 // listkeys=bookmarks).
 func PullArgs(server Bundle2Caps, common, heads []string) map[string]string {
-	bundlecaps := []string{"HG20", "bundle2=" + Quote(PullBundle2Caps().Encode())}
+	bundlecaps := []string{"HG20", "bundle2=" + bundle2.Quote(PullBundle2Caps().Encode())}
 	sort.Strings(bundlecaps)
 	if len(common) == 0 {
 		common = []string{NullHex}

@@ -24,6 +24,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // ErrBadRequest means a client sent a malformed or oversized request.
@@ -269,8 +271,7 @@ func (g *getbundleArgs) bundle2() (bool, Bundle2Caps) {
 			is2 = true
 		}
 		if blob, ok := strings.CutPrefix(c, "bundle2="); ok {
-			u, _ := Unquote(blob)
-			if dec, err := DecodeBundle2Caps(u); err == nil {
+			if dec, err := DecodeBundle2Caps(bundle2.Unquote(blob)); err == nil {
 				for k, v := range dec {
 					caps[k] = v
 				}

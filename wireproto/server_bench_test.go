@@ -63,7 +63,7 @@ func (d *discardResponse) Write(p []byte) (int, error) {
 }
 
 // BenchmarkPayloadChunk measures bundle2 payload framing (int32 size +
-// chunk, as streamclone.PartWriter writes it) at 4, 32 and 128 KiB over
+// chunk, as bundle2.PartWriter writes it) at 4, 32 and 128 KiB over
 // a loopback TCP connection, the server's real destination.
 //
 // Each chunk is two writes to the response (size, then payload), with no
@@ -76,7 +76,7 @@ func (d *discardResponse) Write(p []byte) (int, error) {
 //
 // In the server the part writer's 64 KiB buffer sits between, so even
 // 4 KiB chunks reach the socket in 64 KiB writes; 32 KiB stays the size
-// (streamclone.PayloadChunkSize), also what every hg client expects to
+// (bundle2.PayloadChunkSize), also what every hg client expects to
 // see. The whole-request profile (BenchmarkServeStream) is dominated by
 // per-file kernel work (stat under the lock, then open, read, close:
 // batched through io_uring by store.Walk and the stream generators), and

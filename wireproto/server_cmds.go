@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // allowStream is streamclone.allowservergeneration: streaming must be
@@ -63,7 +63,7 @@ func (s *Server) capabilities(v *view) (string, error) {
 			caps = append(caps, "streamreqs="+strings.Join(reqs, ","))
 		}
 	}
-	caps = append(caps, "bundle2="+Quote(s.bundle2Caps().Encode()))
+	caps = append(caps, "bundle2="+bundle2.Quote(s.bundle2Caps().Encode()))
 	caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
 	caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
 	caps = append(caps, "compression="+strings.Join(serverEngines, ","))
@@ -130,7 +130,7 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		if err != nil {
 			return "", err
 		}
-		return string(streamclone.ListkeysPayload(keys)), nil
+		return string(bundle2.EncodeKeys(keys)), nil
 	case "branchmap":
 		bh, err := v.branchHeads()
 		if err != nil {
@@ -143,7 +143,7 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		sort.Strings(names)
 		lines := make([]string, len(names))
 		for i, b := range names {
-			lines[i] = Quote(b) + " " + EncodeNodes(hexNodes(v, bh[b]))
+			lines[i] = bundle2.Quote(b) + " " + EncodeNodes(hexNodes(v, bh[b]))
 		}
 		return strings.Join(lines, "\n"), nil
 	case "lookup":

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -296,13 +297,13 @@ func (s *Server) sendAbort(w *logRecorder, pc protoCaps, a *abortError) {
 	if err != nil {
 		return
 	}
-	bw, err := streamclone.NewBundle2Writer(out)
+	bw, err := bundle2.NewWriter(out)
 	if err == nil {
-		var adv []streamclone.Param
+		var adv []bundle2.Param
 		if a.hint != "" {
-			adv = append(adv, streamclone.Param{Name: "hint", Value: a.hint})
+			adv = append(adv, bundle2.Param{Name: "hint", Value: a.hint})
 		}
-		err = bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: a.msg}}, adv, nil)
+		err = bw.WritePart("error:abort", true, []bundle2.Param{{Name: "message", Value: a.msg}}, adv, nil)
 		if err == nil {
 			err = bw.Close()
 		}
@@ -367,7 +368,7 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 		for k, h := range marks {
 			bin[k] = rawNode(h)
 		}
-		if plan.bookmarks, err = streamclone.BookmarksPayload(bin); err != nil {
+		if plan.bookmarks, err = bundle2.EncodeBookmarks(bin, nil); err != nil {
 			return nil, err
 		}
 		if len(plan.bookmarks) == 0 {
@@ -381,7 +382,7 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 			return nil, err
 		}
 		plan.listkeys = append(plan.listkeys, ns)
-		plan.keys[ns] = streamclone.ListkeysPayload(keys)
+		plan.keys[ns] = bundle2.EncodeKeys(keys)
 	}
 	if g.flag("phases", false) {
 		if !b2caps.HasValue("phases", "heads") {
@@ -477,7 +478,7 @@ func containsInt(list []int, x int) bool {
 // writeBundle writes the planned parts, in exchange.py's part order
 // (stream2, changegroup, bookmarks, listkeys, obsmarkers, phases).
 func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bundlePlan) error {
-	bw, err := streamclone.NewBundle2Writer(w)
+	bw, err := bundle2.NewWriter(w)
 	if err != nil {
 		return err
 	}
@@ -492,7 +493,7 @@ func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bu
 		}
 	}
 	for _, ns := range plan.listkeys {
-		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: ns}}, nil, plan.keys[ns]); err != nil {
+		if err := bw.WritePart("listkeys", true, []bundle2.Param{{Name: "namespace", Value: ns}}, nil, plan.keys[ns]); err != nil {
 			return err
 		}
 	}

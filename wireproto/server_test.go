@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
@@ -261,7 +262,7 @@ func clientBundle2Caps() string {
 	caps := Bundle2Caps{"HG20": nil, "bookmarks": nil, "changegroup": {"01", "02"}, "digests": {"md5", "sha1", "sha512"},
 		"error": {"abort", "unsupportedcontent", "pushraced", "pushkey"}, "hgtagsfnodes": nil, "listkeys": nil,
 		"phases": {"heads"}, "pushkey": nil, "remote-changegroup": {"http", "https"}, "stream": {"v2"}, "obsmarkers": {"V0", "V1"}}
-	return "HG20,bundle2=" + Quote(caps.Encode())
+	return "HG20,bundle2=" + bundle2.Quote(caps.Encode())
 }
 
 // TestCompareWithHgServe compares hgfs serve's answers, byte for byte
@@ -334,9 +335,9 @@ func TestCompareWithHgServe(t *testing.T) {
 }
 
 // firstPart reads a getbundle reply's first bundle2 part.
-func firstPart(t *testing.T, body []byte) *streamclone.Part {
+func firstPart(t *testing.T, body []byte) *bundle2.Part {
 	t.Helper()
-	br, err := streamclone.NewBundle2Reader(bytes.NewReader(body))
+	br, err := bundle2.NewReader(bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -530,7 +530,7 @@ func (p *SSHPeer) ListKeys(ctx context.Context, namespace string) (map[string]st
 	if err != nil {
 		return nil, err
 	}
-	return DecodeKeys(data)
+	return decodeKeys(data)
 }
 
 // Lookup implements Peer.

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
@@ -460,18 +461,16 @@ func noStreamError() error {
 // and nodes come from the server: a newline would forge a line, so both
 // are checked.
 func formatBookmarks(books map[string]string) (string, error) {
-	marks := make(store.Bookmarks, len(books))
-	for n, node := range books {
+	for n := range books {
 		if !store.ValidBookmarkName(n) {
 			return "", fmt.Errorf("invalid bookmark name %q from the server", n)
 		}
-		b, err := hex.DecodeString(node)
-		if !wireproto.ValidHex(node) || err != nil || len(b) != 20 {
-			return "", fmt.Errorf("invalid node %q for bookmark %q from the server", node, n)
-		}
-		marks[n] = [20]byte(b)
 	}
-	content, err := marks.Format()
+	marks, err := bundle2.DecodeBookmarkKeys(books)
+	if err != nil {
+		return "", err
+	}
+	content, err := store.Bookmarks(marks).Format()
 	return string(content), err
 }
 
@@ -532,7 +531,7 @@ func applyError(ctx context.Context, u *ui, err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	var re *streamclone.RemoteError
+	var re *bundle2.RemoteError
 	var ue *store.UnsupportedError
 	switch {
 	case errors.As(err, &re) && re.Kind == "error:abort":
@@ -773,7 +772,7 @@ func samePath(a, b string) bool {
 // source is publishing, as hg's local copy does: streamclone._v2_walk)
 // and the bookmarks as a listkeys part.
 func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, books map[string]string, w io.Writer) error {
-	bw, err := streamclone.NewBundle2Writer(w)
+	bw, err := bundle2.NewWriter(w)
 	if err != nil {
 		return err
 	}
@@ -781,7 +780,7 @@ func writeLocalBundle(ctx context.Context, st *store.Store, publishing bool, boo
 		return err
 	}
 	if len(books) > 0 {
-		if err := bw.WritePart("listkeys", true, []streamclone.Param{{Name: "namespace", Value: "bookmarks"}}, nil, streamclone.ListkeysPayload(books)); err != nil {
+		if err := bw.WritePart("listkeys", true, []bundle2.Param{{Name: "namespace", Value: "bookmarks"}}, nil, bundle2.EncodeKeys(books)); err != nil {
 			return err
 		}
 	}

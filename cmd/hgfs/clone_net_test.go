@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/store"
-	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -328,11 +328,11 @@ func TestCloneLocalLock(t *testing.T) {
 
 // serveGetbundle starts a fake server whose getbundle reply is the bundle2
 // that parts writes, and returns its URL.
-func serveGetbundle(t *testing.T, parts func(*streamclone.Bundle2Writer) error) string {
+func serveGetbundle(t *testing.T, parts func(*bundle2.Writer) error) string {
 	t.Helper()
 	srv := newFakeServer(t, testenv.Generate(t, zlibEncodings), 1, false)
 	var b bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&b)
+	bw, err := bundle2.NewWriter(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,9 +350,9 @@ func serveGetbundle(t *testing.T, parts func(*streamclone.Bundle2Writer) error) 
 // TestCloneServerAbort: a getbundle reply holding an error:abort part (a
 // server refusing mid-request) reads as hg's pull failure.
 func TestCloneServerAbort(t *testing.T) {
-	url := serveGetbundle(t, func(bw *streamclone.Bundle2Writer) error {
-		return bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "stream data requested but server does not allow this feature"}},
-			[]streamclone.Param{{Name: "hint", Value: "the client may be buggy"}}, nil)
+	url := serveGetbundle(t, func(bw *bundle2.Writer) error {
+		return bw.WritePart("error:abort", true, []bundle2.Param{{Name: "message", Value: "stream data requested but server does not allow this feature"}},
+			[]bundle2.Param{{Name: "hint", Value: "the client may be buggy"}}, nil)
 	})
 	dir := t.TempDir()
 	_, stderr, code := hgfsClone(t, dir, "--stream", url, filepath.Join(dir, "d"))

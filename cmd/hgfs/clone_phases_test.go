@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -25,7 +25,7 @@ func TestClonePhaseHeadsTruncated(t *testing.T) {
 
 	// Rewrite the bundle part by part, cutting one byte off phase-heads.
 	cut := false
-	bad := rewriteBundles(t, filepath.Join(dir, "bad.hg"), func(p *streamclone.Part, data []byte) []byte {
+	bad := rewriteBundles(t, filepath.Join(dir, "bad.hg"), func(p *bundle2.Part, data []byte) []byte {
 		if p.Type != "phase-heads" {
 			return data
 		}

@@ -162,7 +162,7 @@ func TestClone(t *testing.T) {
 			{"dest-is-file", []string{src}, aFile, "abort: destination '" + aFile + "' already exists\n"},
 			{"missing-source", []string{filepath.Join(dir, "nope")}, "d4", "abort: repository " + filepath.Join(dir, "nope") + " not found\n"},
 			{"bad-bundle", []string{aFile}, "d5", "abort: " + aFile + ": not a Mercurial bundle\n"},
-			{"truncated-bundle", []string{truncated}, emptyDir, "abort: reading 00changelog.i: malformed stream clone data: stream ended unexpectedly..."},
+			{"truncated-bundle", []string{truncated}, emptyDir, "abort: reading 00changelog.i: malformed bundle2 data: stream ended unexpectedly..."},
 			{"ssh-no-repo", []string{"--ssh", ssh, "ssh://h//nonexistent"}, "d6", "remote: abort: repository /nonexistent not found\nabort: no suitable response from remote hg\n"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -297,10 +297,10 @@ func joinBundles(t *testing.T, out string, bundles ...string) string {
 // rewriteBundles writes to out an uncompressed bundle2 holding the parts
 // of each of the bundle2 files in order, each payload through edit (nil:
 // as it is), and returns out.
-func rewriteBundles(t *testing.T, out string, edit func(p *streamclone.Part, data []byte) []byte, bundles ...string) string {
+func rewriteBundles(t *testing.T, out string, edit func(p *bundle2.Part, data []byte) []byte, bundles ...string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	bw, err := streamclone.NewBundle2Writer(&buf)
+	bw, err := bundle2.NewWriter(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func rewriteBundles(t *testing.T, out string, edit func(p *streamclone.Part, dat
 		if err != nil {
 			t.Fatal(err)
 		}
-		br, err := streamclone.NewBundle2Reader(f)
+		br, err := bundle2.NewReader(f)
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
@@ -349,7 +349,7 @@ func rewriteBundles(t *testing.T, out string, edit func(p *streamclone.Part, dat
 func flagRevision(t *testing.T, in, out, file string, flag uint16) string {
 	t.Helper()
 	changed := false
-	rewriteBundles(t, out, func(p *streamclone.Part, data []byte) []byte {
+	rewriteBundles(t, out, func(p *bundle2.Part, data []byte) []byte {
 		if v, _ := p.Param("version"); p.Type == "changegroup" && v == "03" {
 			changed = flagInChangegroup(data, file, flag)
 		}

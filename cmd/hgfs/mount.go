@@ -146,12 +146,12 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		RootPermissions: true,
 		Yield:           c.ui.tune.Enabled(tune.Yield),
 	}
-	// The go-fuse daemon's process-wide tricks (HGFS_TUNE): the
-	// scheduling policy now, GOMAXPROCS once mounted.
-	afterMount := func() {}
-	if b := c.opts.String("backend"); isRepo(source) || b == backendGoFuse || b == "" && defaultBackend() == backendGoFuse {
-		afterMount = tuneMountDaemon(c.ui)
-	}
+	// The go-fuse daemon's process-wide tricks (HGFS_TUNE), once the
+	// mount is up: a mount that fails changes nothing in this process.
+	goFuse := func() bool {
+		b := c.opts.String("backend")
+		return isRepo(source) || b == backendGoFuse || b == "" && defaultBackend() == backendGoFuse
+	}()
 	var (
 		srv  mounted
 		fsys *fsnode.FS
@@ -180,7 +180,9 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 			return err // an abort with its hint
 		}
 	}
-	afterMount()
+	if goFuse {
+		tuneMountDaemon(c.ui)
+	}
 	ready.ok()
 
 	select {
@@ -196,11 +198,32 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		srv.Wait()
 	}
 	if fsys != nil {
+		compactAtUnmount(c, fsys)
 		if err := fsys.Close(); err != nil {
 			return abortf("closing cache %s: %v", source, err)
 		}
 	}
 	return nil
+}
+
+// Compaction at unmount is done only when cheap: when compaction is due
+// and copies at most unmountCompactMax live bytes, within
+// unmountCompactTime (a run cut short is safe: see fsnode's compact.go).
+// Fully dead data files are dropped in any case.
+const (
+	unmountCompactMax  = 256 << 20
+	unmountCompactTime = 10 * time.Second
+)
+
+func compactAtUnmount(c *cmdContext, fsys *fsnode.FS) {
+	if on, err := c.ui.cfg.GetBool(config.HgfsCompact); err != nil || !on {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unmountCompactTime)
+	defer cancel()
+	if _, err := fsys.CompactIfDue(ctx, unmountCompactMax); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		c.ui.warn("hgfs: compacting cache %s: %v\n", fsys.Dir(), err)
+	}
 }
 
 func isRepo(dir string) bool {
@@ -460,5 +483,29 @@ func cacheOptions(cfg *configSet) (fsnode.Options, error) {
 		return opt, abortf("%v", err)
 	}
 	opt.NoSync = !durable
+	if opt.AutoCompact, err = cfg.GetBool(config.HgfsCompact); err != nil {
+		return opt, abortf("%v", err)
+	}
+	g := cfg.Get(config.HgfsCompactGarbage)
+	if opt.CompactGarbage, err = strconv.ParseFloat(g, 64); err != nil || opt.CompactGarbage <= 0 {
+		return opt, abortf("hgfs.compact-garbage is not a positive number ('%s')", g)
+	}
+	iv = cfg.Get(config.HgfsCompactIdle)
+	if opt.CompactIdle, err = time.ParseDuration(iv); err != nil || opt.CompactIdle <= 0 {
+		return opt, abortf("hgfs.compact-idle is not a positive duration ('%s')", iv)
+	}
+	for _, s := range []struct {
+		k config.Known
+		v *int64
+	}{{config.HgfsCompactSlack, &opt.CompactSlack}, {config.HgfsCompactRate, &opt.CompactRate}} {
+		n, err := cfg.GetInt(s.k)
+		if err != nil {
+			return opt, abortf("%v", err)
+		}
+		if n < 1 {
+			return opt, abortf("%s must be at least 1", s.k.Key())
+		}
+		*s.v = int64(n)
+	}
 	return opt, nil
 }

@@ -18,7 +18,8 @@ func init() {
 		help: `show the state of an hgfs mount
 
 Prints the daemon's pid and source, and for a cache mount the background
-committer's counters: queue depth and capacity, commits, batches. The
+committer's counters (queue depth and capacity, commits, batches) and the
+data files' (their count, live and dead bytes, compaction runs). The
 figures come from MOUNTPOINT/.hgfs/stats, a file the mount serves (and
 keeps out of directory listings); --json prints it as is.`,
 		options: []option{{0, "json", optBool, "", "print the raw JSON"}},

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 func TestTermSafe(t *testing.T) {
@@ -37,12 +37,12 @@ func TestTermSafe(t *testing.T) {
 // message and hint reach the terminal with their control characters
 // escaped.
 func TestCloneServerTerminalEscapes(t *testing.T) {
-	url := serveGetbundle(t, func(bw *streamclone.Bundle2Writer) error {
+	url := serveGetbundle(t, func(bw *bundle2.Writer) error {
 		if err := bw.WritePart("output", false, nil, nil, []byte("hello \x1b]52;c;aGk=\x07there\n")); err != nil {
 			return err
 		}
-		return bw.WritePart("error:abort", true, []streamclone.Param{{Name: "message", Value: "no\x1b[2J"}},
-			[]streamclone.Param{{Name: "hint", Value: "try \rlater"}}, nil)
+		return bw.WritePart("error:abort", true, []bundle2.Param{{Name: "message", Value: "no\x1b[2J"}},
+			[]bundle2.Param{{Name: "hint", Value: "try \rlater"}}, nil)
 	})
 	dir := t.TempDir()
 	stdout, stderr, code := hgfsClone(t, dir, "--stream", url, filepath.Join(dir, "d"))

@@ -44,10 +44,12 @@ func (u *ui) storeWalkers() int {
 }
 
 // tuneMountDaemon applies a go-fuse mount daemon's process-wide tricks
-// as HGFS_TUNE has them: SCHED_BATCH now, before the mount's threads
-// start (schedbatch); the returned function, to be called once mounted,
-// raises GOMAXPROCS (procs).
-func tuneMountDaemon(u *ui) (afterMount func()) {
+// as HGFS_TUNE has them, once the mount is up (so a mount that fails,
+// in a test binary say, leaves the process as it was): SCHED_BATCH
+// for every thread, those the runtime starts later inheriting it
+// (schedbatch), and GOMAXPROCS raised now that go-fuse has sized its
+// reader pool (procs).
+func tuneMountDaemon(u *ui) {
 	if u.tune.Enabled(tune.SchedBatch) {
 		// Failing that, the mount works as well, only close() waits
 		// longer: a warning, not an error.
@@ -55,10 +57,8 @@ func tuneMountDaemon(u *ui) (afterMount func()) {
 			u.warn("hgfs mount: %v\n", err)
 		}
 	}
-	return func() {
-		if u.tune.Enabled(tune.Procs) {
-			spareProcs()
-		}
+	if u.tune.Enabled(tune.Procs) {
+		spareProcs()
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // policy (same priority, same share of the CPU as SCHED_OTHER), so that
 // a daemon thread woken by a request never preempts the task that is
 // running on that CPU: the kernel just queues it. The go-fuse mount
-// daemon asks for it at start-up (tuneMountDaemon) unless HGFS_TUNE has
+// daemon asks for it once mounted (tuneMountDaemon) unless HGFS_TUNE has
 // -schedbatch.
 //
 // Why: close(2) on the mount sends RELEASE asynchronously and returns.

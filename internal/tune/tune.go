@@ -181,9 +181,3 @@ var fromEnv = sync.OnceValues(func() (Settings, error) { return Parse(os.Getenv(
 // FromEnv returns HGFS_TUNE's settings, parsed at the first call; the
 // error says what was ignored (see Parse).
 func FromEnv() (Settings, error) { return fromEnv() }
-
-// Enabled reports whether trick t is on by HGFS_TUNE.
-func Enabled(t Trick) bool {
-	s, _ := fromEnv()
-	return s.Enabled(t)
-}

@@ -1,4 +1,4 @@
-package streamclone
+package bundle2
 
 // Bundle2 container (HG20), as mercurial/bundle2.py reads and writes it:
 //
@@ -18,23 +18,26 @@ package streamclone
 //	              then the chunks of the interrupted part resume; any other
 //	              negative size is invalid.
 //
-// Keep in sync with mercurial/bundle2.py.
+// Keep in sync with mercurial/bundle2.py (unbundle20, unbundlepart,
+// _readpartheader, interrupthandler).
 
 import (
-	"bufio"
 	"compress/bzip2"
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 const (
-	bundle2Magic = "HG20"
+	// Magic starts a bundle2 stream.
+	Magic = "HG20"
 	// PayloadChunkSize is the payload chunk size hg writes
 	// (bundle2.preferedchunksize); keep in sync with mercurial/bundle2.py.
 	PayloadChunkSize = 32768
@@ -42,9 +45,9 @@ const (
 	// maxHeaderSize bounds stream parameter blocks and part headers. A valid
 	// part header is at most 1+255+4+2+2*510+2*510*255 bytes (~261 KiB).
 	maxHeaderSize = 1 << 20
-	// maxZstdWindow bounds a zstd decoder's memory for untrusted bundles;
+	// MaxZstdWindow bounds a zstd decoder's memory for untrusted bundles;
 	// hg compresses bundles at level 3 (8 MiB windows at most).
-	maxZstdWindow = 64 << 20
+	MaxZstdWindow = 64 << 20
 )
 
 // Param is a bundle2 stream or part parameter.
@@ -52,8 +55,8 @@ type Param struct {
 	Name, Value string
 }
 
-// Bundle2Reader reads a bundle2 stream part by part.
-type Bundle2Reader struct {
+// Reader reads a bundle2 stream part by part.
+type Reader struct {
 	raw    *countingReader // before decompression
 	body   *countingReader // after decompression
 	closer io.Closer       // decompressor to release, if any
@@ -64,8 +67,7 @@ type Bundle2Reader struct {
 	cur *Part
 	// Interrupt handles an out-of-band part sent in the middle of another
 	// part's payload (chunk size -1). It must read the part to its end (or
-	// return an error). The default treats error:* parts as errors and
-	// skips advisory parts.
+	// return an error). nil means DefaultInterrupt.
 	Interrupt   func(*Part) error
 	inInterrupt bool
 	eof         bool
@@ -79,7 +81,7 @@ type Part struct {
 	MandatoryParams []Param
 	AdvisoryParams  []Param
 
-	br        *Bundle2Reader
+	br        *Reader
 	remaining int64 // bytes left in the current chunk
 	done      bool  // the closing zero-size chunk was read
 }
@@ -107,50 +109,53 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readFull is io.ReadFull with an unexpected EOF turned into ErrCorrupt.
+// readFull is io.ReadFull with an unexpected EOF turned into ErrMalformed.
 func readFull(r io.Reader, buf []byte, what string, off int64) error {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return corruptf("stream ended unexpectedly reading %s at offset %d", what, off)
+			return malformedf("stream ended unexpectedly reading %s at offset %d", what, off)
 		}
 		return fmt.Errorf("reading %s at offset %d: %w", what, off, err)
 	}
 	return nil
 }
 
-// NewBundle2Reader reads the magic and stream parameters of a bundle2
+// NewReader reads the magic and stream parameters of a bundle2
 // stream and sets up decompression. Unknown mandatory stream parameters
-// are refused with ErrUnsupportedPart.
-func NewBundle2Reader(r io.Reader) (*Bundle2Reader, error) {
-	br := &Bundle2Reader{raw: &countingReader{r: r}}
+// are refused with ErrUnsupported.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := &Reader{raw: &countingReader{r: r}}
 	var magic [4]byte
 	if err := readFull(br.raw, magic[:], "bundle2 magic", 0); err != nil {
 		return nil, err
 	}
-	if string(magic[:]) != bundle2Magic {
-		return nil, corruptf("not a bundle2 stream: magic %q, want %q", magic[:], bundle2Magic)
+	if string(magic[:]) != Magic {
+		return nil, malformedf("not a bundle2 stream: magic %q, want %q", magic[:], Magic)
 	}
 	var sz [4]byte
 	if err := readFull(br.raw, sz[:], "bundle2 parameter size", br.raw.n); err != nil {
 		return nil, err
 	}
 	n := int32(binary.BigEndian.Uint32(sz[:]))
+	var err error
 	if n < 0 {
-		return nil, corruptf("negative bundle param size: %d", n)
+		return nil, malformedf("negative bundle param size: %d", n)
 	}
 	if n > maxHeaderSize {
-		return nil, corruptf("bundle2 stream parameters too large: %d bytes (limit %d)", n, maxHeaderSize)
+		return nil, malformedf("bundle2 stream parameters too large: %d bytes (limit %d)", n, maxHeaderSize)
 	}
 	if n > 0 {
 		block := make([]byte, n)
 		if err := readFull(br.raw, block, "bundle2 stream parameters", br.raw.n); err != nil {
 			return nil, err
 		}
-		if err := br.parseStreamParams(string(block)); err != nil {
+		if br.Params, br.Compression, err = parseStreamParams(string(block)); err != nil {
 			return nil, err
 		}
 	}
-	body, closer, err := decompressor(br.Compression, br.raw)
+	body, closer, err := decompress(br.Compression, br.raw, func(err error) error {
+		return malformedf("compressed bundle2 body: %v", err)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -159,66 +164,84 @@ func NewBundle2Reader(r io.Reader) (*Bundle2Reader, error) {
 	return br, nil
 }
 
-func (br *Bundle2Reader) parseStreamParams(block string) error {
+// parseStreamParams decodes a stream parameter block: space-separated,
+// URL-quoted name[=value] (unbundle20._processallparams). It returns the
+// parameters in order, unquoted, and the Compression parameter's value.
+// An unknown mandatory parameter (upper-case first letter), or an unknown
+// compression, is ErrUnsupported.
+func parseStreamParams(block string) (params []Param, compression string, err error) {
 	for _, p := range strings.Split(block, " ") {
 		name, value, hasValue := strings.Cut(p, "=")
 		name, value = Unquote(name), Unquote(value)
 		if name == "" {
-			return corruptf("empty bundle2 stream parameter name")
+			return nil, "", malformedf("empty bundle2 stream parameter name")
 		}
 		if c := name[0]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return corruptf("bundle2 stream parameter %q: non letter first character", name)
+			return nil, "", malformedf("bundle2 stream parameter %q: non letter first character", name)
 		}
-		br.Params = append(br.Params, Param{name, value})
+		params = append(params, Param{name, value})
 		switch strings.ToLower(name) {
 		case "compression":
 			if !hasValue {
-				return fmt.Errorf("%w: missing support for Stream Parameter - %s", ErrUnsupportedPart, name)
+				return nil, "", unsupportedf("missing support for Stream Parameter - %s", name)
 			}
 			switch value {
 			case "UN", "GZ", "BZ", "ZS":
-				br.Compression = value
+				compression = value
 			default:
-				return fmt.Errorf("%w: missing support for Stream Parameter - %s=%q", ErrUnsupportedPart, name, value)
+				return nil, "", unsupportedf("missing support for Stream Parameter - %s=%q", name, value)
 			}
 		default:
 			if 'A' <= name[0] && name[0] <= 'Z' {
-				return fmt.Errorf("%w: missing support for Stream Parameter - %s", ErrUnsupportedPart, name)
+				return nil, "", unsupportedf("missing support for Stream Parameter - %s", name)
 			}
 		}
 	}
-	return nil
+	return params, compression, nil
 }
 
-// decompressor returns the reader of the bundle2 body for a Compression
-// parameter (keep in sync with mercurial/utils/compression.py bundle types).
-func decompressor(comp string, r io.Reader) (io.Reader, io.Closer, error) {
+// Decompress returns the reader of a bundle body compressed as comp, a
+// bundle compression type ("UN" or "" for none, "GZ" a zlib stream, "BZ"
+// bzip2 with its "BZ" magic, "ZS" zstd with at most MaxZstdWindow), and
+// the decompressor to release, if any. HG20's Compression stream
+// parameter and HG10's header name the same types (keep in sync with
+// mercurial/utils/compression.py bundle types). The zlib stream is opened
+// at the first Read, so an empty body reports truncation where the data
+// is first needed; errors are the decompressor's own.
+func Decompress(comp string, r io.Reader) (io.Reader, io.Closer, error) {
+	return decompress(comp, r, nil)
+}
+
+// decompress is Decompress; wrapOpen, if not nil, wraps the error of a
+// zlib stream that does not open.
+func decompress(comp string, r io.Reader, wrapOpen func(error) error) (io.Reader, io.Closer, error) {
 	switch comp {
 	case "", "UN":
 		return r, nil, nil
 	case "GZ":
-		// hg's "GZ" bundle type is a zlib stream, started lazily so an empty
-		// body reports truncation when the first part header is read.
-		return &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(r) }}, nil, nil
+		// hg's "GZ" bundle type is a zlib stream.
+		return &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(r) }, wrap: wrapOpen}, nil, nil
 	case "BZ":
 		return bzip2.NewReader(r), nil, nil
 	case "ZS":
 		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(maxZstdWindow))
+			zstd.WithDecoderMaxWindow(MaxZstdWindow))
 		if err != nil {
 			return nil, nil, fmt.Errorf("zstd decoder: %w", err)
 		}
 		return d, closerFunc(d.Close), nil
 	}
-	return nil, nil, fmt.Errorf("%w: compression %q", ErrUnsupportedPart, comp)
+	return nil, nil, unsupportedf("compression %q", comp)
 }
 
 type closerFunc func()
 
 func (f closerFunc) Close() error { f(); return nil }
 
+// lazyReader opens its reader at the first Read.
 type lazyReader struct {
 	open func() (io.Reader, error)
+	wrap func(error) error // of an open error, if not nil
 	r    io.Reader
 	err  error
 }
@@ -226,8 +249,8 @@ type lazyReader struct {
 func (l *lazyReader) Read(p []byte) (int, error) {
 	if l.r == nil && l.err == nil {
 		l.r, l.err = l.open()
-		if l.err != nil {
-			l.err = corruptf("compressed bundle2 body: %v", l.err)
+		if l.err != nil && l.wrap != nil {
+			l.err = l.wrap(l.err)
 		}
 	}
 	if l.err != nil {
@@ -237,7 +260,7 @@ func (l *lazyReader) Read(p []byte) (int, error) {
 }
 
 // Close releases the decompressor. It does not close the underlying reader.
-func (br *Bundle2Reader) Close() error {
+func (br *Reader) Close() error {
 	if br.closer != nil {
 		err := br.closer.Close()
 		br.closer = nil
@@ -248,9 +271,9 @@ func (br *Bundle2Reader) Close() error {
 
 // Offset is the number of (decompressed) body bytes read so far, for error
 // messages.
-func (br *Bundle2Reader) Offset() int64 { return br.body.n }
+func (br *Reader) Offset() int64 { return br.body.n }
 
-func (br *Bundle2Reader) readInt32(what string) (int32, error) {
+func (br *Reader) readInt32(what string) (int32, error) {
 	var b [4]byte
 	if err := readFull(br.body, b[:], what, br.body.n); err != nil {
 		return 0, err
@@ -260,7 +283,7 @@ func (br *Bundle2Reader) readInt32(what string) (int32, error) {
 
 // NextPart skips whatever is left of the current part and returns the next
 // one, or io.EOF at the end-of-stream marker.
-func (br *Bundle2Reader) NextPart() (*Part, error) {
+func (br *Reader) NextPart() (*Part, error) {
 	if br.eof {
 		return nil, io.EOF
 	}
@@ -283,10 +306,10 @@ func (br *Bundle2Reader) NextPart() (*Part, error) {
 			var b [1]byte
 			n, err := io.ReadFull(br.body, b[:])
 			if n > 0 {
-				return nil, corruptf("data after the end of the bundle2 stream at offset %d", br.body.n)
+				return nil, malformedf("data after the end of the bundle2 stream at offset %d", br.body.n)
 			}
 			if err != io.EOF {
-				return nil, corruptf("compressed bundle2 body: %v", err)
+				return nil, malformedf("compressed bundle2 body: %v", err)
 			}
 		}
 		return nil, io.EOF
@@ -296,20 +319,20 @@ func (br *Bundle2Reader) NextPart() (*Part, error) {
 }
 
 // readPart reads a part header; nil at the end-of-stream marker.
-func (br *Bundle2Reader) readPart() (*Part, error) {
+func (br *Reader) readPart() (*Part, error) {
 	off := br.body.n
 	n, err := br.readInt32("part header size")
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 {
-		return nil, corruptf("negative part header size: %d at offset %d", n, off)
+		return nil, malformedf("negative part header size: %d at offset %d", n, off)
 	}
 	if n == 0 {
 		return nil, nil
 	}
 	if n > maxHeaderSize {
-		return nil, corruptf("part header too large: %d bytes at offset %d", n, off)
+		return nil, malformedf("part header too large: %d bytes at offset %d", n, off)
 	}
 	h := make([]byte, n)
 	if err := readFull(br.body, h, "part header", br.body.n); err != nil {
@@ -325,7 +348,7 @@ func (br *Bundle2Reader) readPart() (*Part, error) {
 
 func parsePartHeader(h []byte) (*Part, error) {
 	short := func(what string) error {
-		return corruptf("part header too short (%d bytes) reading %s", len(h), what)
+		return malformedf("part header too short (%d bytes) reading %s", len(h), what)
 	}
 	if len(h) < 1 {
 		return nil, short("type size")
@@ -336,11 +359,8 @@ func parsePartHeader(h []byte) (*Part, error) {
 		return nil, short("type")
 	}
 	typ := string(h[:ts])
-	for i := 0; i < len(typ); i++ {
-		c := typ[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == ':' || c == '-') {
-			return nil, corruptf("invalid part type %q", typ)
-		}
+	if !validPartType(typ) {
+		return nil, malformedf("invalid part type %q", typ)
 	}
 	p := &Part{Type: strings.ToLower(typ), Mandatory: typ != strings.ToLower(typ)}
 	h = h[ts:]
@@ -366,9 +386,21 @@ func parsePartHeader(h []byte) (*Part, error) {
 		}
 	}
 	if len(h) != 0 {
-		return nil, corruptf("%d trailing bytes in part header of %q", len(h), typ)
+		return nil, malformedf("%d trailing bytes in part header of %q", len(h), typ)
 	}
 	return p, nil
+}
+
+// validPartType reports whether a part type has only the characters
+// bundle2.validateparttype allows ([a-zA-Z0-9_:-]).
+func validPartType(typ string) bool {
+	for i := 0; i < len(typ); i++ {
+		c := typ[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Read reads the part's payload.
@@ -388,7 +420,7 @@ func (p *Part) Read(buf []byte) (int, error) {
 	p.remaining -= int64(n)
 	if err == io.EOF {
 		if p.remaining > 0 {
-			return n, corruptf("stream ended unexpectedly in payload of part %q (%d bytes missing)", p.Type, p.remaining)
+			return n, malformedf("stream ended unexpectedly in payload of part %q (%d bytes missing)", p.Type, p.remaining)
 		}
 		err = nil
 	}
@@ -414,7 +446,7 @@ func (p *Part) nextChunk() error {
 				return err
 			}
 		default:
-			return corruptf("negative payload chunk size: %d in part %q at offset %d", n, p.Type, off)
+			return malformedf("negative payload chunk size: %d in part %q at offset %d", n, p.Type, off)
 		}
 	}
 }
@@ -434,9 +466,9 @@ func (p *Part) Discard() error {
 }
 
 // interrupt reads and handles an out-of-band part (bundle2.interrupthandler).
-func (br *Bundle2Reader) interrupt() error {
+func (br *Reader) interrupt() error {
 	if br.inInterrupt {
-		return corruptf("nested bundle2 stream interruption at offset %d", br.body.n)
+		return malformedf("nested bundle2 stream interruption at offset %d", br.body.n)
 	}
 	br.inInterrupt = true
 	defer func() { br.inInterrupt = false }()
@@ -446,7 +478,7 @@ func (br *Bundle2Reader) interrupt() error {
 	}
 	h := br.Interrupt
 	if h == nil {
-		h = defaultInterrupt
+		h = DefaultInterrupt
 	}
 	if err := h(p); err != nil {
 		return err
@@ -454,19 +486,37 @@ func (br *Bundle2Reader) interrupt() error {
 	return p.Discard()
 }
 
-func defaultInterrupt(p *Part) error {
-	if err := errorPart(p); err != nil {
+// DefaultInterrupt is the Reader's default Interrupt handler: an error:*
+// part is its *RemoteError, a mandatory part is ErrUnsupported, an
+// advisory part is skipped.
+func DefaultInterrupt(p *Part) error {
+	if err := p.RemoteError(); err != nil {
 		return err
 	}
 	if p.Mandatory {
-		return fmt.Errorf("%w: missing support for %s (in a stream interruption)", ErrUnsupportedPart, p.Type)
+		return unsupportedf("missing support for %s (in a stream interruption)", p.Type)
 	}
 	return p.Discard()
 }
 
-// errorPart turns error:* parts into a *RemoteError; nil for other parts.
-// Keep in sync with the error:* handlers in mercurial/bundle2.py.
-func errorPart(p *Part) error {
+// UnknownParams returns the part's mandatory parameters outside known
+// (the parameters its handler declares), sorted as hg reports them in
+// "missing support for <type> - <params>" (bundle2._gethandler).
+func (p *Part) UnknownParams(known []string) []string {
+	var out []string
+	for _, kv := range p.MandatoryParams {
+		if !slices.Contains(known, kv.Name) {
+			out = append(out, kv.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RemoteError returns the *RemoteError an error:* part carries, nil for
+// other parts. Keep in sync with the error:* handlers in
+// mercurial/bundle2.py.
+func (p *Part) RemoteError() error {
 	get := func(k string) string { v, _ := p.Param(k); return v }
 	switch p.Type {
 	case "error:abort":
@@ -489,141 +539,4 @@ func errorPart(p *Part) error {
 		return &RemoteError{Kind: p.Type, Message: "unknown remote error " + p.Type}
 	}
 	return nil
-}
-
-// Bundle2Writer writes an uncompressed bundle2 stream.
-type Bundle2Writer struct {
-	w      *bufio.Writer
-	nextID uint32
-	open   bool
-	err    error
-}
-
-// NewBundle2Writer writes the magic and stream parameters. A Compression
-// parameter is refused: stream bundles are written uncompressed, as hg does.
-func NewBundle2Writer(w io.Writer, params ...Param) (*Bundle2Writer, error) {
-	bw := &Bundle2Writer{w: bufio.NewWriterSize(w, 64<<10)}
-	var blocks []string
-	for _, p := range params {
-		if strings.EqualFold(p.Name, "compression") {
-			return nil, fmt.Errorf("streamclone: compressed bundle2 output is not supported")
-		}
-		s := Quote(p.Name)
-		if p.Value != "" {
-			s += "=" + Quote(p.Value)
-		}
-		blocks = append(blocks, s)
-	}
-	block := strings.Join(blocks, " ")
-	bw.w.WriteString(bundle2Magic)
-	bw.putInt32(int32(len(block)))
-	bw.w.WriteString(block)
-	return bw, bw.err
-}
-
-func (bw *Bundle2Writer) putInt32(v int32) {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(v))
-	if _, err := bw.w.Write(b[:]); err != nil && bw.err == nil {
-		bw.err = err
-	}
-}
-
-// PartWriter writes one part's payload in PayloadChunkSize chunks.
-type PartWriter struct {
-	bw  *Bundle2Writer
-	buf []byte
-}
-
-// NewPart writes a part header. Parameters keep their order; part ids count
-// from 0 as hg's bundler numbers them. Close the part before the next one.
-func (bw *Bundle2Writer) NewPart(typ string, mandatory bool, man, adv []Param) (*PartWriter, error) {
-	if bw.err != nil {
-		return nil, bw.err
-	}
-	if bw.open {
-		return nil, errors.New("streamclone: previous bundle2 part not closed")
-	}
-	if mandatory {
-		typ = strings.ToUpper(typ)
-	} else {
-		typ = strings.ToLower(typ)
-	}
-	if len(typ) == 0 || len(typ) > 255 || len(man) > 255 || len(adv) > 255 {
-		return nil, fmt.Errorf("streamclone: invalid part %q", typ)
-	}
-	h := []byte{byte(len(typ))}
-	h = append(h, typ...)
-	h = binary.BigEndian.AppendUint32(h, bw.nextID)
-	bw.nextID++
-	h = append(h, byte(len(man)), byte(len(adv)))
-	all := append(append([]Param(nil), man...), adv...)
-	for _, kv := range all {
-		if len(kv.Name) > 255 || len(kv.Value) > 255 {
-			return nil, fmt.Errorf("streamclone: part %q parameter %q too long", typ, kv.Name)
-		}
-		h = append(h, byte(len(kv.Name)), byte(len(kv.Value)))
-	}
-	for _, kv := range all {
-		h = append(h, kv.Name...)
-		h = append(h, kv.Value...)
-	}
-	bw.putInt32(int32(len(h)))
-	bw.w.Write(h)
-	bw.open = true
-	return &PartWriter{bw: bw, buf: make([]byte, 0, PayloadChunkSize)}, bw.err
-}
-
-// Write buffers payload and emits full chunks.
-func (pw *PartWriter) Write(p []byte) (int, error) {
-	n := 0
-	for len(p) > 0 {
-		k := copy(pw.buf[len(pw.buf):cap(pw.buf)], p)
-		pw.buf = pw.buf[:len(pw.buf)+k]
-		p = p[k:]
-		n += k
-		if len(pw.buf) == cap(pw.buf) {
-			pw.flushChunk()
-		}
-	}
-	return n, pw.bw.err
-}
-
-func (pw *PartWriter) flushChunk() {
-	if len(pw.buf) == 0 {
-		return
-	}
-	pw.bw.putInt32(int32(len(pw.buf)))
-	pw.bw.w.Write(pw.buf)
-	pw.buf = pw.buf[:0]
-}
-
-// Close writes the last chunk and the end-of-payload marker.
-func (pw *PartWriter) Close() error {
-	pw.flushChunk()
-	pw.bw.putInt32(0)
-	pw.bw.open = false
-	return pw.bw.err
-}
-
-// WritePart writes a whole part whose payload is data.
-func (bw *Bundle2Writer) WritePart(typ string, mandatory bool, man, adv []Param, data []byte) error {
-	pw, err := bw.NewPart(typ, mandatory, man, adv)
-	if err != nil {
-		return err
-	}
-	pw.Write(data)
-	return pw.Close()
-}
-
-// Close writes the end-of-stream marker and flushes.
-func (bw *Bundle2Writer) Close() error {
-	if bw.open {
-		return errors.New("streamclone: bundle2 part not closed")
-	}
-	bw.putInt32(0)
-	if err := bw.w.Flush(); err != nil && bw.err == nil {
-		bw.err = err
-	}
-	return bw.err
 }

@@ -1,15 +1,16 @@
-package hgview
+package sysio
 
 import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// TestDirFSReadFile checks dirFS.ReadFile against os.ReadFile, and that
+// TestDirFSReadFile checks DirFS.ReadFile against os.ReadFile, and that
 // it refuses what os.DirFS refuses (names leaving the directory) and
 // reports missing files as fs.ErrNotExist, which revlog opens map to
 // ENOENT.
@@ -28,7 +29,7 @@ func TestDirFSReadFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "outside"), []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := newDirFS(dir)
+	d := NewDirFS(dir, math.MaxInt)
 	for _, name := range []string{"empty", "small", "sub/big"} {
 		got, err := fs.ReadFile(d, name)
 		want, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))

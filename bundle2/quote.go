@@ -1,6 +1,9 @@
-package streamclone
+package bundle2
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Quote is Python's urllib.parse.quote(s, safe='/'), which hg uses for
 // bundle2 stream parameters, the stream2 requirements parameter and the
@@ -32,10 +35,10 @@ func Unquote(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) {
-			h, ok1 := unhex(s[i+1])
-			l, ok2 := unhex(s[i+2])
-			if ok1 && ok2 {
-				b.WriteByte(h<<4 | l)
+			// With base 16, ParseUint takes hex digits only (no sign,
+			// prefix or underscore).
+			if c, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(c))
 				i += 2
 				continue
 			}
@@ -43,16 +46,4 @@ func Unquote(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
