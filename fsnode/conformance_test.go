@@ -290,6 +290,10 @@ func (p *pathFile) Truncate(size int64) error {
 	return err
 }
 
+func (p *pathFile) Fallocate(mode uint32, off, length int64) error {
+	return p.f.Fallocate(bg, p.ino, off, length, mode)
+}
+
 func (p *pathFile) Sync() error { return p.f.Fsync(bg, p.h, false) }
 
 func (p *pathFile) Stat() (posixtest.Stat, error) {

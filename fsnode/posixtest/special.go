@@ -29,6 +29,16 @@ type Native interface {
 	Path(name string) string
 }
 
+// Fallocator is a File that offers fallocate(2) (mode, offset, length):
+// those of OS, and fsnode's path adapter.
+type Fallocator interface {
+	Fallocate(mode uint32, off, length int64) error
+}
+
+func (f osFile) Fallocate(mode uint32, off, length int64) error {
+	return unix.Fallocate(int(f.File.Fd()), mode, off, length)
+}
+
 // OSOptions say what a mount under test lacks by design, so the cases
 // expect that instead.
 type OSOptions struct {
