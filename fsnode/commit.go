@@ -255,6 +255,10 @@ type inodeSnap struct {
 	inline    []byte
 	exts      []extent
 	changes   map[string]*dirChange
+	// xattrs replace the inode's extended attributes when xattrsSet.
+	xattrs    map[string][]byte
+	xattrsSet bool
+	rdev      uint64 // a device's number, written with content
 }
 
 func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
@@ -269,7 +273,12 @@ func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
 		} else if in.typ() == syscall.S_IFREG {
 			s.exts = slices.Clone(in.exts)
 		}
+		s.rdev = in.rdev
 	}
+	if in.xattrsDirty && !in.reclaimed {
+		s.xattrs, s.xattrsSet = maps.Clone(in.xattrs), true
+	}
+	in.xattrsDirty = false
 	if in.dir != nil && len(in.dir.changes) > 0 {
 		s.changes = in.dir.changes
 		in.dir.changes = make(map[string]*dirChange)
@@ -441,6 +450,15 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 					if err := inl.Delete(k); err != nil {
 						return err
 					}
+				} else if isDevice(r.d.Mode & syscall.S_IFMT) {
+					if err := tx.Bucket(bucketRdev).Put(k, u64(r.rdev)); err != nil {
+						return err
+					}
+				}
+			}
+			if r.xattrsSet {
+				if err := putXattrs(tx.Bucket(bucketXattrs), r.ino, r.xattrs); err != nil {
+					return err
 				}
 			}
 		}

@@ -102,8 +102,13 @@ func TestSpaceAccounting(t *testing.T) {
 				f.Release(h)
 			}
 			f.Forget(a.Ino, 1)
-		case op < 6: // truncate, sometimes back inline
-			if a, err := f.LookupPath(bg, name); err == nil {
+		case op < 6: // truncate, sometimes back inline; or fallocate
+			if a, err := f.LookupPath(bg, name); err == nil && rng.IntN(4) == 0 {
+				modes := []uint32{0, FallocKeepSize, FallocPunchHole | FallocKeepSize, FallocZeroRange, FallocZeroRange | FallocKeepSize}
+				if err := f.Fallocate(bg, a.Ino, int64(rng.IntN(30000)), int64(1+rng.IntN(20000)), modes[rng.IntN(len(modes))]); err != nil {
+					t.Fatal(err)
+				}
+			} else if err == nil {
 				sz := uint64(rng.IntN(40000))
 				if rng.IntN(3) == 0 {
 					sz = uint64(rng.IntN(64))

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/fsnode/posixtest"
 )
 
 // TestConformance runs the POSIX suite on the core directly, through
@@ -287,6 +288,10 @@ func (p *pathFile) Truncate(size int64) error {
 	sz := uint64(size)
 	_, err := p.f.SetAttr(bg, p.ino, SetAttr{Size: &sz})
 	return err
+}
+
+func (p *pathFile) Fallocate(mode uint32, off, length int64) error {
+	return p.f.Fallocate(bg, p.ino, off, length, mode)
 }
 
 func (p *pathFile) Sync() error { return p.f.Fsync(bg, p.h, false) }

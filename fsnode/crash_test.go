@@ -69,6 +69,16 @@ func crashVersion(name string, v int) []byte {
 	return b
 }
 
+// crashXattrs are the extended attributes of version v of atomically
+// replaced file name.
+func crashXattrs(name string, v int) map[string][]byte {
+	data := crashVersion(name, v)
+	return map[string][]byte{
+		"user.version":     []byte(strconv.Itoa(v)),
+		"trusted.contents": data[:min(len(data), 1+v*37%2000)],
+	}
+}
+
 // parseLog returns the number of whole records in an append log and
 // whether a final partial record (a prefix of the next one) is all that
 // follows.
@@ -203,6 +213,13 @@ func verifyCrash(t *testing.T, round int, cache, logPath string) {
 			t.Errorf("round %d: %v", round, err)
 		}
 		have[name] = v + 1
+		a := must[Attr](t)(f.LookupPath(bg, name))
+		for xname, want := range crashXattrs(name, v) {
+			got, err := f.Getxattr(bg, a.Ino, xname)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("round %d: %s version %d: xattr %s = %.20q, %v; want %.20q", round, name, v, xname, got, err, want)
+			}
+		}
 	}
 	st := f.Stats()
 	ingested := verifyIngests(t, round, f)
@@ -322,6 +339,13 @@ func TestCrashChild(t *testing.T) {
 					t.Fatal(err)
 				}
 				off += n
+			}
+			// Extended attributes naming the version: they commit with
+			// the inode, so the renamed version must carry them.
+			for xname, v := range crashXattrs(name, next[name]) {
+				if err := f.Setxattr(bg, a.Ino, xname, v, 0); err != nil {
+					t.Fatal(err)
+				}
 			}
 			f.Release(h)
 			f.Forget(a.Ino, 1)

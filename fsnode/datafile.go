@@ -8,6 +8,7 @@ package fsnode
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 type dataFile struct {
@@ -44,6 +46,49 @@ type dataFiles struct {
 	// created: a data file was created since the directory was last
 	// synced, so the next durable commit must fsync the directory too.
 	created bool
+	// budget is how many bytes may still be appended before the disk's
+	// free space is looked at again (see reserve).
+	budget int64
+}
+
+// Free space kept for the index. Data files stop growing (ENOSPC) while
+// the disk holding the cache has less than indexHeadroom free, so that
+// the commit recording what was written, and the commits of the deletes
+// and the compaction that give the space back, still find room: without
+// it a write that filled the disk left the index unable to commit, and
+// the cache read-only until remounted. The headroom is 1/32 of the
+// disk, at least 2 MiB and at most 64 MiB; free space is looked at once
+// per budgetCheck bytes appended (one statfs per 64 MiB written), and
+// at every append once the disk is that full.
+const (
+	minHeadroom = 2 << 20
+	maxHeadroom = 64 << 20
+	budgetCheck = 64 << 20
+)
+
+func indexHeadroom(diskBytes int64) int64 {
+	return min(max(diskBytes/32, minHeadroom), maxHeadroom)
+}
+
+// refreshBudgetLocked reads the disk's free space and sets the budget;
+// it fails with ENOSPC when n more bytes would eat into the headroom.
+// Where the platform reports no free space, nothing is held back.
+func (d *dataFiles) refreshBudgetLocked(n int64) error {
+	st, err := diskStatfs(d.dir)
+	if err != nil {
+		d.budget = math.MaxInt64
+		return nil
+	}
+	unit := int64(st.Frsize)
+	if unit == 0 {
+		unit = int64(st.Bsize)
+	}
+	avail := int64(st.Bavail) * unit
+	d.budget = min(avail-indexHeadroom(int64(st.Blocks)*unit), budgetCheck)
+	if d.budget < n {
+		return fmt.Errorf("fsnode: %d bytes free on the disk of %s, kept for the index: %w", avail, d.dir, syscall.ENOSPC)
+	}
+	return nil
 }
 
 func dataFileName(id uint32) string { return fmt.Sprintf("data-%04d", id) }
@@ -117,6 +162,12 @@ func openDataFiles(dir string, committed map[uint32]int64, opt Options) (*dataFi
 func (d *dataFiles) reserve(n int64) (*dataFile, int64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.budget < n {
+		if err := d.refreshBudgetLocked(n); err != nil {
+			return nil, 0, err
+		}
+	}
+	d.budget -= n
 	if d.cur == nil || (d.cur.size > 0 && d.cur.size+n > d.max) {
 		if err := d.newFileLocked(); err != nil {
 			return nil, 0, err

@@ -32,6 +32,17 @@
 //     a piece of one (checksum.go).
 //   - inline: a regular file of at most InlineMax bytes (default 4 KiB;
 //     most revlog .i files) kept whole in the index; symlink targets too.
+//   - special file: a FIFO, Unix socket or character or block device
+//     (Mknod). It has attributes and names but no contents: the kernel
+//     implements its I/O (pipe, socket, the device's driver) itself. A
+//     device's number (rdev) is in the rdev bucket.
+//   - extended attributes: name -> value pairs of an inode (xattr.go), in
+//     the xattrs bucket, in the user., trusted., security. and
+//     system.posix_acl_* namespaces. They change with the inode: a
+//     snapshot carries the inode's whole set, committed in the same
+//     transaction as its inode record, so a crash keeps either the old
+//     set or the new one; they follow links and renames and go with the
+//     inode. An access ACL keeps the mode in step (acl.go).
 //   - cookie: a directory entry's sequence number, assigned from one
 //     increasing counter when the entry is made. ReadDir returns entries by
 //     cookie and resumes "after cookie N", so offsets stay valid however
@@ -51,15 +62,18 @@
 //	              the unfinished-ingest mark), inodes, dirents + dirseq
 //	              (entries by name and by cookie), extents (with the CRC32C
 //	              of their runs), inline, datafiles (committed lengths),
-//	              orphans
+//	              orphans, rdev (device numbers), xattrs (extended
+//	              attributes)
 //	  data-0001   append-only file bytes
 //	  data-0002   a new one starts at Options.DataFileMax
 //
-// A cache records its format version (2: checksummed extents); Open
-// refuses a newer one with ErrNewerFormat before writing anything, and
-// upgrades version 1 in one transaction (migrate.go). A cache made by
-// CreateForIngest is marked unfinished until a Sink's Finish; Open and
-// Fsck refuse a marked cache with ErrUnfinished (a clone that was killed).
+// A cache records its format version (2: checksummed extents, device
+// numbers and extended attributes); Open refuses a newer one with
+// ErrNewerFormat before writing anything, upgrades version 1 in one
+// transaction (migrate.go) and creates the rdev and xattrs buckets where
+// they are missing. A cache made by CreateForIngest is marked unfinished
+// until a Sink's Finish; Open and Fsck refuse a marked cache with
+// ErrUnfinished (a clone that was killed).
 //
 // # Checksums
 //
@@ -70,6 +84,19 @@
 // damaged contents by path; repair cannot restore them and leaves the
 // file as it is. Inline contents live in the index, which has no
 // checksum of its own.
+//
+// # Allocation
+//
+// Fallocate (special.go) offers mode 0, KEEP_SIZE, PUNCH_HOLE|KEEP_SIZE
+// and ZERO_RANGE (with or without KEEP_SIZE); other modes are
+// EOPNOTSUPP. Unwritten bytes are holes, so allocating writes nothing
+// and reserves nothing: data files grow only by appending, and space set
+// aside now could not be given to the writes that come later. Mode 0
+// fails with ENOSPC only when the growth exceeds the disk's free space
+// at the time; a later write can still meet a full disk (as on many
+// FUSE file systems; glibc's posix_fallocate gets the same success
+// without writing zeros). A punched or zeroed range drops its extents:
+// their data file bytes become dead, for compaction.
 //
 // # Durability
 //
@@ -123,6 +150,10 @@
 // second (32 MiB/s), starting a new current data file when the current one
 // is mostly dead so that it can be compacted too. A write that fails with
 // ENOSPC compacts without rate bound (CompactAll) and is retried once.
+// Data files stop growing (ENOSPC) while the disk has less than the
+// index's headroom free (1/32 of the disk, 2 to 64 MiB; datafile.go), so
+// the commits that record a write, and the deletes and compaction that
+// give space back, always find room.
 // Compact, CompactAll and CompactIfDue run it on demand. The crash tests
 // kill a compaction after each of its steps.
 //
@@ -187,7 +218,11 @@
 // interface: this package runs them on the core (through a kernel-like
 // path adapter), package mount through a real FUSE mount of every
 // backend (go-fuse, and cgofuse in builds with its tags: one shared
-// suite, mount/suite_linux_test.go). Every test cache is Fsck'd at
+// suite, mount/suite_linux_test.go), and TestNative and TestNativeTmpfs
+// on ext4 and tmpfs to show the cases are the kernel's behaviour. The
+// cases of FIFOs, sockets, devices, fallocate and extended attributes use
+// the kernel's calls on host paths, so they run on the native file
+// systems and the mounts only. Every test cache is Fsck'd at
 // cleanup. The crash test SIGKILLs a writer child
 // (FSNODE_CRASH_ROUNDS rounds, default 10); the random-operation test
 // compares the core with the kernel's own file system step by step

@@ -20,6 +20,16 @@ package fsnode
 //	dirseq    parent(8) seq(8) -> name (readdir order; seq is the cookie)
 //	datafiles id(4) -> u64 committed length of data-NNNN
 //	orphans   ino(8) -> "" (nlink 0 but still open when committed)
+//	rdev      ino(8) -> u64 device number (character and block device
+//	                    nodes only; the value the FUSE layer passed)
+//	xattrs    ino(8) name -> value (extended attributes; see xattr.go
+//	                    for the bounds)
+//
+// The rdev and xattrs buckets arrive with format 2: Open creates them
+// when missing, so a cache made before them opens (and has none), and
+// fsck treats a missing one as empty. An inode's rdev and xattrs records
+// are written in the same transaction as its inode record and deleted
+// with it.
 //
 // Every decoder checks lengths before it allocates or indexes, so a damaged
 // index gives ErrCorrupt with the key, never a panic.
@@ -52,6 +62,11 @@ var (
 
 	allBuckets = [][]byte{bucketMeta, bucketInodes, bucketExtents, bucketInline,
 		bucketDirents, bucketDirseq, bucketDatafiles, bucketOrphans}
+
+	// Buckets of format 2, created by Open when missing (see above).
+	bucketRdev   = []byte("rdev")
+	bucketXattrs = []byte("xattrs")
+	laterBuckets = [][]byte{bucketRdev, bucketXattrs}
 
 	metaVersion = []byte("version")
 	metaCreated = []byte("created")
@@ -127,9 +142,7 @@ func decodeInode(b []byte) (diskInode, error) {
 	d.Ctime = int64(binary.BigEndian.Uint64(b[41:]))
 	d.Parent = Ino(binary.BigEndian.Uint64(b[49:]))
 	d.Flags = b[57]
-	switch d.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG, syscall.S_IFDIR, syscall.S_IFLNK:
-	default:
+	if !knownType(d.Mode & syscall.S_IFMT) {
 		return d, fmt.Errorf("%w: inode mode %#o has an unsupported file type", ErrCorrupt, d.Mode)
 	}
 	if d.Mode&^uint32(syscall.S_IFMT|07777) != 0 {
@@ -143,6 +156,25 @@ func decodeInode(b []byte) (diskInode, error) {
 	}
 	return d, nil
 }
+
+// knownType reports whether typ (S_IFMT bits) is a file type the cache
+// holds: regular files, directories and symlinks, and (with no contents)
+// FIFOs, sockets and character and block devices.
+func knownType(typ uint32) bool {
+	switch typ {
+	case syscall.S_IFREG, syscall.S_IFDIR, syscall.S_IFLNK,
+		syscall.S_IFIFO, syscall.S_IFSOCK, syscall.S_IFCHR, syscall.S_IFBLK:
+		return true
+	}
+	return false
+}
+
+// isDevice reports whether typ is a character or block device, the types
+// with an rdev record.
+func isDevice(typ uint32) bool { return typ == syscall.S_IFCHR || typ == syscall.S_IFBLK }
+
+// xattrKey is an xattrs key: ino(8) then the attribute's name.
+func xattrKey(ino Ino, name string) []byte { return direntKey(ino, name) }
 
 // maxFileSize bounds file sizes and offsets so that offset arithmetic in
 // int64 never overflows.
@@ -316,9 +348,7 @@ func decodeDirent(b []byte) (diskDirent, error) {
 	d.Child = Ino(binary.BigEndian.Uint64(b))
 	d.Seq = binary.BigEndian.Uint64(b[8:])
 	d.Type = binary.BigEndian.Uint32(b[16:])
-	switch d.Type {
-	case syscall.S_IFREG, syscall.S_IFDIR, syscall.S_IFLNK:
-	default:
+	if !knownType(d.Type) {
 		return d, fmt.Errorf("%w: directory entry type %#o", ErrCorrupt, d.Type)
 	}
 	if d.Child == 0 || d.Seq < firstSeq {

@@ -25,8 +25,9 @@ const RootIno Ino = 1
 // Attr is what stat reports about an inode.
 type Attr struct {
 	Ino                 Ino
-	Mode                uint32 // type bits (syscall.S_IFREG, S_IFDIR, S_IFLNK) | permissions
+	Mode                uint32 // type bits (syscall.S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO, ...) | permissions
 	Nlink               uint32
+	Rdev                uint64 // device number of a character or block device (Mknod's)
 	Size                uint64
 	Blocks              uint64 // 512-byte units
 	Uid, Gid            uint32
@@ -221,6 +222,12 @@ type FS struct {
 	uid, gid uint32
 	// compactMu serialises Compact runs.
 	compactMu sync.Mutex
+	// anyXattrs is false while the cache holds no extended attribute at
+	// all (none at Open, none set since): Getxattr then answers ENODATA
+	// without reading the index. The kernel asks for security.capability
+	// before every write(2) to a FUSE file, so that answer is on the
+	// write path.
+	anyXattrs atomic.Bool
 	// changes counts changes (markDirtyLocked): the compactor waits until
 	// it stops moving (see compact.go).
 	changes atomic.Uint64
@@ -260,7 +267,7 @@ func create(dir string, opt Options, ingest bool) (*FS, error) {
 	}
 	now := time.Now().UnixNano()
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
+		for _, b := range append(allBuckets, laterBuckets...) {
 			if _, err := tx.CreateBucket(b); err != nil {
 				return err
 			}
@@ -340,6 +347,10 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 			return nil, err
 		}
 	}
+	if err := createLaterBuckets(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
 	f := &FS{
 		dir:     dir,
 		opt:     opt,
@@ -365,6 +376,30 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		f.startCompactor()
 	}
 	return f, nil
+}
+
+// createLaterBuckets creates the buckets added after format 1 (rdev,
+// xattrs) in a cache made before them; a cache that has them all is not
+// written to.
+func createLaterBuckets(db *bolt.DB) error {
+	missing := false
+	_ = db.View(func(tx *bolt.Tx) error {
+		for _, b := range laterBuckets {
+			missing = missing || tx.Bucket(b) == nil
+		}
+		return nil
+	})
+	if !missing {
+		return nil
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, b := range laterBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // checkVersion reads the format version read-only, so that a cache from a
@@ -456,6 +491,9 @@ func (f *FS) load() (err error) {
 		if err != nil {
 			return err
 		}
+		if k, _ := tx.Bucket(bucketXattrs).Cursor().First(); k != nil {
+			f.anyXattrs.Store(true)
+		}
 		if tx.Bucket(bucketInodes).Get(inoKey(RootIno)) == nil {
 			return fmt.Errorf("%w: %s: root inode missing", ErrCorrupt, f.dir)
 		}
@@ -540,7 +578,13 @@ func deleteInodeRecords(tx *bolt.Tx, ino Ino, onlyUnlinked bool) error {
 			return err
 		}
 	}
-	return nil
+	// Missing only in a format 1 cache that fsck repairs: it has none.
+	if b := tx.Bucket(bucketRdev); b != nil {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return deleteXattrs(tx.Bucket(bucketXattrs), ino)
 }
 
 // Close commits everything pending, reclaims unlinked inodes (no handle or

@@ -41,6 +41,7 @@ func (p Problem) String() string {
 // FsckReport is what Fsck found.
 type FsckReport struct {
 	Inodes, Dirs, Files, Symlinks int
+	Special                       int // FIFOs, sockets and devices
 	DataFiles                     int
 	DataBytes                     int64 // committed lengths of the data files
 	LiveBytes                     int64 // bytes extents refer to
@@ -173,6 +174,7 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 		c.loadDirents()
 		c.walkTree()
 		c.checkInodes()
+		c.checkRdevXattrs()
 		c.checkCounters()
 		return nil
 	})
@@ -273,6 +275,8 @@ func (c *fsck) loadInodes() {
 			c.r.Files++
 		case syscall.S_IFLNK:
 			c.r.Symlinks++
+		default:
+			c.r.Special++
 		}
 		return nil
 	})
@@ -463,6 +467,10 @@ func (c *fsck) checkInodes() {
 					}
 					return tx.Bucket(bucketExtents).Delete(k)
 				}, "directory has contents")
+			}
+		case typ != syscall.S_IFREG && !inline:
+			if iv != nil || ev != nil || d.Flags != 0 || d.Size != 0 {
+				c.problem(p, ino, specialNoContentsFix(ino, *d), "%s has contents", typeName(typ))
 			}
 		case inline:
 			if ev != nil {

@@ -166,8 +166,12 @@ func (f *FS) Read(ctx context.Context, h Handle, off int64, buf []byte) (int, er
 		return 0, syscall.EBADF
 	}
 	in := fh.in
-	if in.isDir() {
+	switch in.typ() {
+	case syscall.S_IFDIR:
 		return 0, syscall.EISDIR
+	case syscall.S_IFREG:
+	default:
+		return 0, syscall.EINVAL // the kernel does I/O on special files
 	}
 	in.mu.RLock()
 	defer in.mu.RUnlock()
@@ -198,8 +202,12 @@ func (f *FS) write(ctx context.Context, h Handle, off int64, data []byte) (int, 
 		return 0, syscall.EBADF
 	}
 	in := fh.in
-	if in.isDir() {
+	switch in.typ() {
+	case syscall.S_IFDIR:
 		return 0, syscall.EISDIR
+	case syscall.S_IFREG:
+	default:
+		return 0, syscall.EINVAL // the kernel does I/O on special files
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -30,6 +30,12 @@ type inode struct {
 	dir    *dirState
 	// verified: runs of exts read and found intact (checksum.go).
 	verified verifiedRuns
+	rdev     uint64 // device number (character and block devices)
+
+	// xattrs are the extended attributes once loaded (xattrsLoaded; see
+	// xattr.go); xattrsDirty: changed since the last snapshot.
+	xattrs                    map[string][]byte
+	xattrsLoaded, xattrsDirty bool
 
 	// chunk: data file space reserved for this file's appends
 	// (appendToChunk): chunkLen bytes at chunkOff.
@@ -65,6 +71,7 @@ func (in *inode) attrLocked() Attr {
 		Ino:    in.ino,
 		Mode:   in.d.Mode,
 		Nlink:  in.d.Nlink,
+		Rdev:   in.rdev,
 		Size:   in.d.Size,
 		Blocks: uint64(alloc+511) / 512,
 		Uid:    in.d.Uid,
@@ -174,10 +181,10 @@ func (f *FS) Preload(inos []Ino) {
 
 // inodeBuckets are the buckets an inode's record spans, looked up once
 // per transaction.
-type inodeBuckets struct{ inodes, inline, extents *bolt.Bucket }
+type inodeBuckets struct{ inodes, inline, extents, rdev *bolt.Bucket }
 
 func indexBuckets(tx *bolt.Tx) inodeBuckets {
-	return inodeBuckets{tx.Bucket(bucketInodes), tx.Bucket(bucketInline), tx.Bucket(bucketExtents)}
+	return inodeBuckets{tx.Bucket(bucketInodes), tx.Bucket(bucketInline), tx.Bucket(bucketExtents), tx.Bucket(bucketRdev)}
 }
 
 // readInode reads inode ino's record (attributes, and inline data or
@@ -209,6 +216,14 @@ func readInode(b inodeBuckets, ino Ino) (*inode, error) {
 					return fmt.Errorf("inode %d: %w", ino, err)
 				}
 				in.exts = exts
+			}
+		case isDevice(d.Mode & syscall.S_IFMT):
+			if v := b.rdev.Get(k); v != nil {
+				n, err := decodeU64(v, "device number")
+				if err != nil {
+					return fmt.Errorf("inode %d: %w", ino, err)
+				}
+				in.rdev = n
 			}
 		}
 		return nil

@@ -31,10 +31,12 @@ func (f *FS) inodeForIO(ino Ino) (*inode, error) {
 	switch in.typ() {
 	case syscall.S_IFDIR:
 		return nil, syscall.EISDIR
-	case syscall.S_IFLNK:
-		return nil, syscall.EINVAL
+	case syscall.S_IFREG:
+		return in, nil
 	}
-	return in, nil
+	// Symlinks, and FIFOs, sockets and devices, whose I/O the kernel
+	// handles itself.
+	return nil, syscall.EINVAL
 }
 
 // ReadInode reads ino at off, as Read does through a handle.

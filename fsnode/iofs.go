@@ -117,6 +117,14 @@ func (i fileInfo) Mode() fs.FileMode {
 		m |= fs.ModeDir
 	case syscall.S_IFLNK:
 		m |= fs.ModeSymlink
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
 	}
 	return m
 }

@@ -16,8 +16,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/fsnode/posixtest"
 )
 
 // TestRandomOpsAgainstKernel is model checking lite with the kernel's own
@@ -68,7 +69,7 @@ func runRandomOps(t *testing.T, seed uint64, steps int) {
 		var op func(fsys posixtest.FS) (string, error)
 		var paths []string // the op's paths
 		follow := false    // it follows a symlink in its last component
-		switch r.IntN(12) {
+		switch r.IntN(13) {
 		case 0, 1:
 			name, data, off := pick(), randData(r), r.IntN(200)
 			desc = fmt.Sprintf("write %s %d@%d", name, len(data), off)
@@ -143,6 +144,22 @@ func runRandomOps(t *testing.T, seed uint64, steps int) {
 				defer fh.Close()
 				b, err := io.ReadAll(fh)
 				return string(b), err
+			}
+		case 12:
+			name, off, n := pick(), int64(r.IntN(200)), int64(1+r.IntN(150))
+			mode := []uint32{0, FallocKeepSize, FallocPunchHole | FallocKeepSize, FallocZeroRange, FallocZeroRange | FallocKeepSize, FallocPunchHole}[r.IntN(6)]
+			desc = fmt.Sprintf("fallocate %s %#x %d@%d", name, mode, n, off)
+			paths, follow = []string{name}, true
+			op = func(fsys posixtest.FS) (string, error) {
+				fh, err := fsys.OpenFile(name, os.O_RDWR, 0)
+				if err != nil {
+					return "", err
+				}
+				err = fh.(posixtest.Fallocator).Fallocate(mode, off, n)
+				if cerr := fh.Close(); err == nil {
+					err = cerr
+				}
+				return "", err
 			}
 		}
 		// The kernel resolves symlinks before the core sees a request;

@@ -332,6 +332,9 @@ func (f *FS) SetAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
 	}
 	if set.Mode != nil {
 		in.d.Mode = in.typ() | *set.Mode&07777
+		if err := f.aclChmodLocked(in); err != nil {
+			return Attr{}, err
+		}
 	}
 	if set.Uid != nil {
 		in.d.Uid = *set.Uid

@@ -63,7 +63,7 @@ const virtualFhBase = 1 << 63
 // directories are remembered by handle, so calls that carry one never
 // depend on the path (which may name an unlinked file).
 type cgoFS struct {
-	fuse.FileSystemBase // -ENOSYS for xattrs, mknod, locks
+	fuse.FileSystemBase // -ENOSYS for locks
 
 	fsys     *fsnode.FS
 	readOnly bool
@@ -178,6 +178,12 @@ func toErrno(err error) int {
 		return -fuse.ELOOP
 	case syscall.EOPNOTSUPP:
 		return -fuse.EOPNOTSUPP
+	case syscall.ENODATA:
+		return -fuse.ENODATA
+	case syscall.E2BIG:
+		return -fuse.E2BIG
+	case syscall.ENODEV:
+		return -fuse.ENODEV
 	}
 	log.Printf("hgfs mount: error without a cgofuse code mapped to EIO: %v", err)
 	return -fuse.EIO
@@ -383,6 +389,7 @@ func cgoFillStat(attr fsnode.Attr, st *fuse.Stat_t) {
 		Birthtim: fuse.NewTimespec(attr.Ctime), // fsnode keeps no birth time
 		Blksize:  4096,
 		Blocks:   int64(attr.Blocks),
+		Rdev:     attr.Rdev,
 	}
 }
 
@@ -468,6 +475,14 @@ func (a *cgoFS) getattr(p string, fh uint64) (fsnode.Attr, error) {
 }
 
 func (a *cgoFS) Mkdir(p string, mode uint32) int {
+	return a.makeNode(p, func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error) {
+		return a.fsys.Mkdir(ctx, dir, name, mode&0o7777)
+	})
+}
+
+// makeNode creates p with mk, given the caller's context, the parent
+// directory and the new name; the reference mk takes is dropped.
+func (a *cgoFS) makeNode(p string, mk func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error)) int {
 	if err := a.newName(p); err != nil {
 		return toErrno(err)
 	}
@@ -476,7 +491,7 @@ func (a *cgoFS) Mkdir(p string, mode uint32) int {
 		return toErrno(err)
 	}
 	defer a.put(dir)
-	attr, err := a.fsys.Mkdir(a.creatorCtx(), dir, name, mode&0o7777)
+	attr, err := mk(a.creatorCtx(), dir, name)
 	if err != nil {
 		return toErrno(err)
 	}

@@ -59,6 +59,10 @@ func cgofuseArgs(opt Options) []string {
 	if opt.ReadOnly {
 		o = append(o, "ro")
 	}
+	if os.Geteuid() == 0 {
+		// Device nodes that open, as the go-fuse mount's (cacheMountOptions).
+		o = append(o, "dev")
+	}
 	args := []string{"-o", strings.Join(o, ",")}
 	if opt.Debug {
 		args = append(args, "-d")

@@ -14,6 +14,7 @@ import (
 	"github.com/winfsp/cgofuse/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -23,6 +24,8 @@ import (
 // hid instead of unlinking it may be left.
 var cgofuseBackend = backend{
 	name: "cgofuse",
+	// cgofuse has no fallocate callback (see cgofuse_special.go).
+	lacks: posixtest.OSOptions{NoFallocate: true},
 	mount: func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
 		return MountCgofuse(fsys, mp, opt)
 	},

@@ -46,6 +46,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Stats: &st}
 	})
 	mo := mountOptions(opt)
+	cacheMountOptions(mo)
 	if rootOnly(opt) {
 		// See rootOnly: the kernel's checks could only ever pass, and
 		// each one after a directory changed costs a GETATTR.
@@ -93,9 +94,10 @@ func mountOptions(opt Options) *fuse.MountOptions {
 		// The kernel checks permissions from the modes we report; without
 		// allow_other only the mounting user gets in at all.
 		Options: []string{"default_permissions"},
-		// hg needs no extended attributes; ENOSYS once makes the kernel
-		// answer EOPNOTSUPP itself instead of asking on every write
-		// (security.capability) and every cp -a / tar.
+		// Repository views have no extended attributes; ENOSYS once
+		// makes the kernel answer EOPNOTSUPP itself instead of asking on
+		// every cp -a / tar. Cache mounts store them
+		// (cacheMountOptions).
 		DisableXAttrs: true,
 		MaxWrite:      1 << 20,
 		// Every READ reply is bytes in memory (fsnode reads the data
@@ -116,6 +118,26 @@ func mountOptions(opt Options) *fuse.MountOptions {
 		mo.FsName = "hgfs"
 	}
 	return mo
+}
+
+// cacheMountOptions adds what a cache mount offers beyond a repository
+// view: extended attributes (fsnode stores them), and, for a daemon
+// running as root, device nodes that work (the "dev" mount option;
+// without it the kernel refuses to open any device on the mount, and
+// only root may ask for it). POSIX ACLs stay off (go-fuse's EnableAcl):
+// system.posix_acl_* are stored and returned as the bytes the kernel
+// passes, so getfacl, cp -a and rsync -X carry them, but the kernel does
+// not enforce them (see doc.go, Extended attributes).
+//
+// The cost of attributes: the kernel asks for security.capability
+// before every write(2) to a FUSE file (to strip it), one GETXATTR round
+// trip that fsnode answers from memory while the cache holds no
+// attribute at all.
+func cacheMountOptions(mo *fuse.MountOptions) {
+	mo.DisableXAttrs = false
+	if os.Geteuid() == 0 {
+		mo.Options = append(mo.Options, "dev")
+	}
 }
 
 // Mountpoint returns the absolute mount point.

@@ -134,6 +134,7 @@ func (r *rawFS) fillAttr(a fsnode.Attr, out *fuse.Attr) {
 		Blocks:  a.Blocks,
 		Mode:    a.Mode,
 		Nlink:   a.Nlink,
+		Rdev:    uint32(a.Rdev),
 		Owner:   fuse.Owner{Uid: a.Uid, Gid: a.Gid},
 		Blksize: 4096,
 	}

@@ -30,6 +30,8 @@ type backend struct {
 	// afterPOSIX checks the mount once the POSIX cases are done (nil:
 	// nothing more).
 	afterPOSIX func(t *testing.T, m *testMount)
+	// lacks is what the conformance cases must expect to be missing.
+	lacks posixtest.OSOptions
 }
 
 var backends = []backend{
@@ -52,6 +54,7 @@ var suite = []struct {
 	{"Conformance", suiteConformance},
 	{"POSIX", suitePOSIX},
 	{"ControlDir", suiteControlDir},
+	{"SpecialPersist", suiteSpecialPersist},
 }
 
 // TestBackends runs the shared suite against every backend.
@@ -75,7 +78,7 @@ func suiteConformance(t *testing.T, b backend, m *testMount) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		return posixtest.OS(dir)
+		return posixtest.OSWith(dir, b.lacks)
 	})
 }
 

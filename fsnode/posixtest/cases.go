@@ -19,7 +19,7 @@ import (
 
 // Tests returns the conformance cases by name.
 func Tests() map[string]func(t *testing.T, fsys FS) {
-	return map[string]func(t *testing.T, fsys FS){
+	tests := map[string]func(t *testing.T, fsys FS){
 		"CreateReadWrite":     testCreateReadWrite,
 		"WriteAtOffsets":      testWriteAtOffsets,
 		"Append":              testAppend,
@@ -45,6 +45,10 @@ func Tests() map[string]func(t *testing.T, fsys FS) {
 		"ManyFiles":           testManyFiles,
 		"OverwriteOpenTarget": testOverwriteOpenTarget,
 	}
+	for name, fn := range specialTests() {
+		tests[name] = fn
+	}
+	return tests
 }
 
 // Run runs every case as a subtest, each on a fresh FS from newFS.

@@ -1,0 +1,89 @@
+//go:build linux
+
+package mount
+
+// The raw adapter's special files (MKNOD), space allocation (FALLOCATE)
+// and extended attributes (the XATTR opcodes). The control directory has
+// no attributes and cannot change.
+
+import (
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Mknod creates FIFOs, sockets (bind(2) of a Unix socket), device nodes
+// (the kernel has checked CAP_MKNOD) and regular files (mknod(2) with
+// S_IFREG). The kernel gives these nodes its own file operations (pipes,
+// sockets, the device's driver) from the type and rdev in their
+// attributes: it never sends OPEN, READ or WRITE for them.
+func (r *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	if st := r.virt.refuse(in.NodeId, name); st != fuse.OK {
+		return st
+	}
+	a, err := r.fsys.Mknod(creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), name, in.Mode, uint64(in.Rdev))
+	if err != nil {
+		return toStatus(err)
+	}
+	r.fillEntry(a, out)
+	return fuse.OK
+}
+
+// Fallocate is fsnode.Fallocate; the kernel has checked that the file is
+// open for writing, and drops the cached pages of a punched or zeroed
+// range itself.
+func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.EPERM
+	}
+	return toStatus(r.fsys.Fallocate(ctxOf(cancel), r.ino(in.NodeId), int64(in.Offset), int64(in.Length), in.Mode))
+}
+
+func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if r.virt.owns(h.NodeId) {
+		return 0, fuse.ENOATTR
+	}
+	v, err := r.fsys.Getxattr(ctxOf(cancel), r.ino(h.NodeId), attr)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	return xattrReply(v, dest)
+}
+
+// xattrReply copies v into dest, the kernel's buffer: its size alone
+// when dest is empty (a size query), ERANGE when it does not fit.
+func xattrReply(v, dest []byte) (uint32, fuse.Status) {
+	if len(v) > len(dest) {
+		return uint32(len(v)), fuse.ERANGE // go-fuse answers a size query (empty dest) OK
+	}
+	return uint32(copy(dest, v)), fuse.OK
+}
+
+func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	if r.virt.owns(h.NodeId) {
+		return 0, fuse.OK
+	}
+	names, err := r.fsys.Listxattr(ctxOf(cancel), r.ino(h.NodeId))
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	var list []byte
+	for _, n := range names {
+		list = append(append(list, n...), 0)
+	}
+	return xattrReply(list, dest)
+}
+
+// SetXAttr passes setxattr(2)'s flags (XATTR_CREATE, XATTR_REPLACE) on
+// to fsnode, whose constants are the same.
+func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
+	if r.virt.owns(in.NodeId) {
+		return fuse.EPERM
+	}
+	return toStatus(r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags)))
+}
+
+func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
+	if r.virt.owns(h.NodeId) {
+		return fuse.EPERM
+	}
+	return toStatus(r.fsys.Removexattr(ctxOf(cancel), r.ino(h.NodeId), attr))
+}
