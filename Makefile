@@ -88,10 +88,12 @@ lint:
 	CGO_ENABLED=1 $(BIN)/staticcheck -tags cgofuse,fuse3 ./...
 
 # stress runs the cache's crash and model tests for many more rounds than
-# make test does.
+# make test does, and a mount's compaction under 4 GiB of churn with the
+# daemon killed twelve times.
 stress: build
 	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
 	HGFS_BIN=$(HGFS) $(GO) test -count=25 -timeout 60m -run 'TestMountCrash' ./cmd/hgfs/
+	HGFS_BIN=$(HGFS) HGFS_COMPACT_STRESS_MIB=4096 HGFS_COMPACT_STRESS_KILLS=12 $(GO) test -count=1 -timeout 60m -run 'TestMountCompactStress' ./cmd/hgfs/
 
 demo: deps build
 	./scripts/demo.sh $(HGFS)
