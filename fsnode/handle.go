@@ -55,7 +55,8 @@ func (f *FS) handle(h Handle) (*handle, error) {
 
 // Create makes (or with flags lacking O_EXCL, opens) regular file name in
 // parent and opens it; it takes a kernel reference. O_EXCL on an existing
-// name is EEXIST; O_TRUNC truncates an existing file.
+// name is EEXIST; O_TRUNC truncates an existing file (WithKillPriv: and
+// clears its privileges).
 func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, flags int) (Attr, Handle, error) {
 	return f.create(ctx, parent, name, mode, flags, true)
 }
