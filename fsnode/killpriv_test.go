@@ -1,6 +1,7 @@
 package fsnode
 
 import (
+	"context"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,18 @@ func TestKillPriv(t *testing.T) {
 	uid := uint32(1)
 	now := time.Now()
 	inos := map[string]Ino{}
+	write := func(ctx context.Context) func(Ino) error {
+		return func(ino Ino) error {
+			_, err := f.WriteInode(ctx, ino, 0, []byte("x"), syscall.O_WRONLY)
+			return err
+		}
+	}
+	setattr := func(ctx context.Context, set SetAttr) func(Ino) error {
+		return func(ino Ino) error {
+			_, err := f.SetAttr(ctx, ino, set)
+			return err
+		}
+	}
 	for _, c := range []struct {
 		name   string
 		mode   uint32
@@ -51,14 +64,8 @@ func TestKillPriv(t *testing.T) {
 		want   uint32
 		hasCap bool
 	}{
-		{"write-plain", 0o6777, func(ino Ino) error {
-			_, err := f.WriteInode(bg, ino, 0, []byte("x"), syscall.O_WRONLY)
-			return err
-		}, 0o6777, true},
-		{"write", 0o6777, func(ino Ino) error {
-			_, err := f.WriteInode(kill, ino, 0, []byte("x"), syscall.O_WRONLY)
-			return err
-		}, 0o0777, false},
+		{"write-plain", 0o6777, write(bg), 0o6777, true},
+		{"write", 0o6777, write(kill), 0o0777, false},
 		{"write-handle", 0o6755, func(ino Ino) error {
 			h, err := f.Open(bg, ino, syscall.O_WRONLY)
 			if err != nil {
@@ -68,26 +75,11 @@ func TestKillPriv(t *testing.T) {
 			_, err = f.Write(kill, h, 0, []byte("x"))
 			return err
 		}, 0o0755, false},
-		{"write-sgid-noexec", 0o6765, func(ino Ino) error {
-			_, err := f.WriteInode(kill, ino, 0, []byte("x"), syscall.O_WRONLY)
-			return err
-		}, 0o2765, false},
-		{"setattr-size", 0o6777, func(ino Ino) error {
-			_, err := f.SetAttr(kill, ino, SetAttr{Size: &size})
-			return err
-		}, 0o0777, false},
-		{"setattr-uid", 0o4777, func(ino Ino) error {
-			_, err := f.SetAttr(kill, ino, SetAttr{Uid: &uid})
-			return err
-		}, 0o0777, false},
-		{"setattr-times", 0o6777, func(ino Ino) error {
-			_, err := f.SetAttr(kill, ino, SetAttr{Mtime: &now})
-			return err
-		}, 0o6777, true},
-		{"setattr-size-plain", 0o6777, func(ino Ino) error {
-			_, err := f.SetAttr(bg, ino, SetAttr{Size: &size})
-			return err
-		}, 0o6777, true},
+		{"write-sgid-noexec", 0o6765, write(kill), 0o2765, false},
+		{"setattr-size", 0o6777, setattr(kill, SetAttr{Size: &size}), 0o0777, false},
+		{"setattr-uid", 0o4777, setattr(kill, SetAttr{Uid: &uid}), 0o0777, false},
+		{"setattr-times", 0o6777, setattr(kill, SetAttr{Mtime: &now}), 0o6777, true},
+		{"setattr-size-plain", 0o6777, setattr(bg, SetAttr{Size: &size}), 0o6777, true},
 		{"open-trunc", 0o6777, func(ino Ino) error {
 			h, err := f.Open(kill, ino, syscall.O_WRONLY|syscall.O_TRUNC)
 			f.Release(h)

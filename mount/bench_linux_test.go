@@ -41,15 +41,9 @@ func BenchmarkCloseLatency(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-close-ns")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-close-ns")
+		reportLatencies(b, lat, "close")
 	}
-	b.Run("native", func(b *testing.B) { bench(b, b.TempDir()) })
-	b.Run("mount", func(b *testing.B) {
-		m := newMount(b)
-		bench(b, m.mp)
-	})
+	benchNativeAndMount(b, bench)
 }
 
 // BenchmarkCatTree reads every file of a tree with cat, on the native
@@ -134,10 +128,22 @@ func BenchmarkSmallWrite(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-write-ns")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-write-ns")
+		reportLatencies(b, lat, "write")
 	}
+	benchNativeAndMount(b, bench)
+}
+
+// reportLatencies reports the p50 and p99 of lat as metrics named after
+// what was timed.
+func reportLatencies(b *testing.B, lat []time.Duration, what string) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-"+what+"-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-"+what+"-ns")
+}
+
+// benchNativeAndMount runs bench in a native temporary directory and at
+// the root of a fresh mount.
+func benchNativeAndMount(b *testing.B, bench func(b *testing.B, dir string)) {
 	b.Run("native", func(b *testing.B) { bench(b, b.TempDir()) })
 	b.Run("mount", func(b *testing.B) {
 		m := newMount(b)
