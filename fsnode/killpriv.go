@@ -33,7 +33,7 @@ type killPrivKey struct{}
 
 // WithKillPriv returns a context saying that the change the request
 // makes also clears privileges: a write (Write, WriteInode), a
-// truncation at open (Open, Create and CreateInode of an existing file
+// Fallocate, a truncation at open (Open, Create and CreateInode of an existing file
 // with O_TRUNC and write access), or a SetAttr that changes the size or
 // the owner. The inode, unless it is a directory, loses S_ISUID, S_ISGID
 // if S_IXGRP is set (a set-group-ID bit without group execute marks

@@ -90,6 +90,12 @@ func TestKillPriv(t *testing.T) {
 			f.Release(h)
 			return err
 		}, 0o6777, true},
+		{"fallocate", 0o6777, func(ino Ino) error {
+			return f.Fallocate(kill, ino, 0, 100, 0)
+		}, 0o0777, false},
+		{"fallocate-keepsize", 0o6777, func(ino Ino) error {
+			return f.Fallocate(kill, ino, 0, 100, FallocKeepSize)
+		}, 0o0777, false},
 		{"create-existing", 0o6777, func(ino Ino) error {
 			a, err := f.CreateInode(kill, root, "create-existing", 0o644, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
 			f.Forget(a.Ino, 1)

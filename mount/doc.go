@@ -61,19 +61,20 @@
 //
 // # Set-id bits and capabilities (FUSE_HANDLE_KILLPRIV_V2)
 //
-// A write, a truncation or a chown clears a file's S_ISUID, its S_ISGID
-// when group execute is set, and its security.capability attribute. By
-// default the FUSE kernel module does it itself, asking the daemon for
-// security.capability (GETXATTR) before every write(2) once a mount has
-// extended attributes: one more round trip per write (10-byte writes
-// measured here at 18-20 us each, against 10-11 us without it), and it
-// fetches the attributes (GETATTR) before every chown. Cache mounts of
-// the go-fuse adapter therefore negotiate FUSE_HANDLE_KILLPRIV_V2 when the kernel offers it
-// (Linux 5.12 on; go-fuse masks ExtraCapabilities with the kernel's
-// offer, so an older kernel keeps today's behaviour). The kernel then
-// marks what must clear, the adapter passes the mark to fsnode as
-// fsnode.WithKillPriv and fsnode clears (fsnode/killpriv.go, one
-// function). What arrives, as observed on Linux 6.18:
+// A write, a truncation, a fallocate or a chown clears a file's S_ISUID,
+// its S_ISGID when group execute is set, and its security.capability
+// attribute. By default the FUSE kernel module does it itself, asking the
+// daemon for security.capability (GETXATTR) before every write(2) once a
+// mount has extended attributes: one more round trip per write (10-byte
+// writes measured here at 18-20 us each, against 10-11 us without it),
+// and it fetches the attributes (GETATTR) before every chown. Cache
+// mounts of the go-fuse adapter therefore negotiate
+// FUSE_HANDLE_KILLPRIV_V2 when the kernel offers it (Linux 5.12 on;
+// go-fuse masks ExtraCapabilities with the kernel's offer, so an older
+// kernel keeps today's behaviour). The kernel then marks what must clear,
+// the adapter passes the mark to fsnode as fsnode.WithKillPriv and fsnode
+// clears (fsnode/killpriv.go, one function). What arrives, as observed on
+// Linux 6.18:
 //
 //   - WRITE from a writer without CAP_FSETID carries WRITE_KILL_SUIDGID:
 //     S_ISUID, S_ISGID if S_IXGRP, and security.capability go. Root's
@@ -87,6 +88,10 @@
 //   - chown(2) of a non-directory carries FATTR_KILL_SUIDGID whoever
 //     calls, root included: the same clearing, as a local chown clears
 //     S_ISUID even for root.
+//   - FALLOCATE carries no mark (the protocol has none), and the kernel
+//     no longer clears for it: the adapter marks it itself for callers
+//     other than uid 0, standing in for CAP_FSETID, in every mode (the
+//     kernel's own clearing covered FALLOC_FL_KEEP_SIZE too).
 //   - OPEN and CREATE with OPEN_KILL_SUIDGID (O_TRUNC without
 //     CAP_FSETID) are handled too; CREATE clears only a file that
 //     already existed, never the bits a new file is created with.
@@ -96,10 +101,11 @@
 // nothing to strip, and forgets it whenever attributes arrive, as after
 // CREATE or a stat following a write): one GETXATTR for the first write,
 // none for the writes after it. A chown still costs a GETXATTR (the
-// VFS asks before any owner change) but no longer a GETATTR. The
-// one difference from a local file system: S_ISGID without S_IXGRP is
-// kept even when the writer is not in the file's group (the kernel
-// would clear it; the daemon does not know the writer's groups). Set-id
+// VFS asks before any owner change) but no longer a GETATTR. Where this
+// differs from a local file system: S_ISGID without S_IXGRP is kept even
+// when the writer is not in the file's group (the kernel would clear it;
+// the daemon does not know the writer's groups), and fallocate goes by
+// the caller's uid rather than CAP_FSETID. Set-id
 // bits take no effect on go-fuse mounts anyway (nosuid: hgfs never asks
 // for suid). The cgofuse adapter cannot negotiate the capability, and
 // there the kernel does it all as before.

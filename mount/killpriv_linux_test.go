@@ -112,7 +112,8 @@ func hasCap(t *testing.T, name string) bool {
 // CAP_FSETID suid always and sgid with group execute (the files' group
 // is the writer's, so that the kernel's own rule for a writer outside
 // the group does not apply); root keeps them when writing or
-// truncating; chown clears them for anyone. The go-fuse adapter does it
+// truncating; chown clears them for anyone; fallocate(2) clears them in
+// every mode, as the kernel does by itself without the capability. The go-fuse adapter does it
 // itself (FUSE_HANDLE_KILLPRIV_V2), cgofuse leaves it to the kernel.
 // Whether root's write drops security.capability is left to the kernel
 // (it does on the first write after the file's attributes were fetched)
@@ -128,12 +129,15 @@ func TestKillPriv(t *testing.T) {
 				script string // as nobody, F the file; or
 				root   func(name string) error
 				want   uint32
+				falloc bool // needs fallocate
 			}{
 				{name: "write", mode: 0o6777, script: "printf x >> F", want: 0o0777},
 				{name: "write-sgid-noexec", mode: 0o6767, script: "printf x >> F", want: 0o2767},
 				{name: "pwrite", mode: 0o4777, script: "printf x 1<> F", want: 0o0777},
 				{name: "truncate", mode: 0o6777, script: "truncate -s 3 F", want: 0o0777},
 				{name: "otrunc", mode: 0o6777, script: ": > F", want: 0o0777},
+				{name: "fallocate", mode: 0o6777, script: "fallocate -l 100 F", want: 0o0777, falloc: true},
+				{name: "fallocate-keepsize", mode: 0o6777, script: "fallocate -n -l 100 F", want: 0o0777, falloc: true},
 				{name: "chgrp", mode: 0o6777, root: func(n string) error { return os.Chown(n, 0, 0) }, want: 0o0777},
 				{name: "root-write", mode: 0o6777, root: func(n string) error {
 					f, err := os.OpenFile(n, os.O_WRONLY|os.O_APPEND, 0)
@@ -150,6 +154,9 @@ func TestKillPriv(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					if c.falloc && b.lacks.NoFallocate {
+						t.Skip("no fallocate")
+					}
 					name := p(c.name)
 					setidFile(t, name, c.mode, c.root == nil)
 					if c.root != nil {
