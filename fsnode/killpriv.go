@@ -4,10 +4,10 @@ package fsnode
 //
 // A local Linux file system clears a regular file's set-user-ID bit, its
 // set-group-ID bit when the group may execute it, and its
-// security.capability attribute when a caller without CAP_FSETID writes
-// or truncates it, and on every chown of a non-directory. Through FUSE
-// the kernel does that itself by default, at the price of a GETXATTR
-// ("security.capability") before every write; with
+// security.capability attribute when a caller without CAP_FSETID writes,
+// truncates or fallocates it, and on every chown of a non-directory.
+// Through FUSE the kernel does that itself by default, at the price of a
+// GETXATTR ("security.capability") before every write; with
 // FUSE_HANDLE_KILLPRIV_V2 it leaves it to the file system and marks the
 // requests that must clear (see mount/doc.go). WithKillPriv carries that
 // mark to fsnode, and killPrivLocked is the one place that clears.
@@ -31,9 +31,9 @@ const (
 
 type killPrivKey struct{}
 
-// WithKillPriv returns a context saying that the change the request
-// makes also clears privileges: a write (Write, WriteInode), a
-// Fallocate, a truncation at open (Open, Create and CreateInode of an existing file
+// WithKillPriv returns a context saying that the change the request makes
+// also clears privileges: a write (Write, WriteInode), a Fallocate, a
+// truncation at open (Open, Create and CreateInode of an existing file
 // with O_TRUNC and write access), or a SetAttr that changes the size or
 // the owner. The inode, unless it is a directory, loses S_ISUID, S_ISGID
 // if S_IXGRP is set (a set-group-ID bit without group execute marks
@@ -57,8 +57,9 @@ func killPriv(ctx context.Context) bool {
 
 // killPrivLocked clears in's set-id bits and security.capability as
 // WithKillPriv describes; in.mu is held for writing. It changes (and
-// marks dirty) nothing when there is nothing to clear, so a write that
-// carries the mark costs no more than one without it.
+// marks dirty) nothing when there is nothing to clear: then a marked
+// write costs a look at the mode and, once the cache holds any
+// attribute, at the inode's attributes (loaded from the index once).
 func (f *FS) killPrivLocked(in *inode) error {
 	if in.typ() == syscall.S_IFDIR {
 		return nil
