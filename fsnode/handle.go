@@ -55,7 +55,8 @@ func (f *FS) handle(h Handle) (*handle, error) {
 
 // Create makes (or with flags lacking O_EXCL, opens) regular file name in
 // parent and opens it; it takes a kernel reference. O_EXCL on an existing
-// name is EEXIST; O_TRUNC truncates an existing file.
+// name is EEXIST; O_TRUNC truncates an existing file (WithKillPriv: and
+// clears its privileges).
 func (f *FS) Create(ctx context.Context, parent Ino, name string, mode uint32, flags int) (Attr, Handle, error) {
 	return f.create(ctx, parent, name, mode, flags, true)
 }
@@ -94,10 +95,8 @@ func (f *FS) create(ctx context.Context, parent Ino, name string, mode uint32, f
 		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if flags&syscall.O_TRUNC != 0 && flags&accMode != syscall.O_RDONLY && in.d.Size > 0 {
-			if err := f.truncateLocked(in, 0); err != nil {
-				return Attr{}, 0, err
-			}
+		if err := f.openTruncLocked(ctx, in, flags); err != nil {
+			return Attr{}, 0, err
 		}
 		in.lookups++
 		return in.attrLocked(), f.handleIfLocked(open, in, flags), nil
@@ -111,6 +110,24 @@ func (f *FS) create(ctx context.Context, parent Ino, name string, mode uint32, f
 	return in.attrLocked(), f.handleIfLocked(open, in, flags), nil
 }
 
+// openTruncLocked truncates in, opened with flags, if they ask for it
+// (O_TRUNC with write access), clearing privileges if ctx says so
+// (WithKillPriv); in.mu is held for writing.
+func (f *FS) openTruncLocked(ctx context.Context, in *inode, flags int) error {
+	if flags&syscall.O_TRUNC == 0 || flags&accMode == syscall.O_RDONLY {
+		return nil
+	}
+	if in.d.Size > 0 {
+		if err := f.truncateLocked(in, 0); err != nil {
+			return err
+		}
+	}
+	if killPriv(ctx) {
+		return f.killPrivLocked(in)
+	}
+	return nil
+}
+
 // handleIfLocked opens a handle on in if open is set; in.mu is held.
 func (f *FS) handleIfLocked(open bool, in *inode, flags int) Handle {
 	if !open {
@@ -120,7 +137,8 @@ func (f *FS) handleIfLocked(open bool, in *inode, flags int) Handle {
 }
 
 // Open opens an existing inode. Writing flags on a directory are EISDIR;
-// O_TRUNC with write access truncates.
+// O_TRUNC with write access truncates (and with WithKillPriv clears
+// privileges).
 func (f *FS) Open(ctx context.Context, ino Ino, flags int) (Handle, error) {
 	if flags&syscall.O_TRUNC != 0 {
 		if err := f.c.admit(ctx); err != nil {
@@ -147,10 +165,8 @@ func (f *FS) Open(ctx context.Context, ino Ino, flags int) (Handle, error) {
 	if in.reclaimed {
 		return 0, syscall.ENOENT
 	}
-	if writing && flags&syscall.O_TRUNC != 0 && in.d.Size > 0 {
-		if err := f.truncateLocked(in, 0); err != nil {
-			return 0, err
-		}
+	if err := f.openTruncLocked(ctx, in, flags); err != nil {
+		return 0, err
 	}
 	return f.newHandleLocked(in, flags), nil
 }
@@ -180,7 +196,7 @@ func (f *FS) Read(ctx context.Context, h Handle, off int64, buf []byte) (int, er
 
 // Write writes data at off, or at the end of file for a handle opened
 // with O_APPEND. The bytes are visible to readers at once and committed by
-// the next group commit.
+// the next group commit. With WithKillPriv the write clears privileges.
 func (f *FS) Write(ctx context.Context, h Handle, off int64, data []byte) (int, error) {
 	n, err := f.write(ctx, h, off, data)
 	if isNoSpace(err) && f.compactForSpace(ctx) {
@@ -211,6 +227,11 @@ func (f *FS) write(ctx context.Context, h Handle, off int64, data []byte) (int, 
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if killPriv(ctx) {
+		if err := f.killPrivLocked(in); err != nil {
+			return 0, err
+		}
+	}
 	if fh.flags&syscall.O_APPEND != 0 {
 		off = int64(in.d.Size)
 	}

@@ -54,7 +54,8 @@ func (f *FS) ReadInode(ctx context.Context, ino Ino, off int64, buf []byte) (int
 }
 
 // WriteInode writes data at off, or at the end of the file when flags
-// (the writer's open flags) hold O_APPEND, as Write does through a handle.
+// (the writer's open flags) hold O_APPEND, as Write does through a handle
+// (WithKillPriv too).
 func (f *FS) WriteInode(ctx context.Context, ino Ino, off int64, data []byte, flags int) (int, error) {
 	n, err := f.writeInode(ctx, ino, off, data, flags)
 	if isNoSpace(err) && f.compactForSpace(ctx) {
@@ -75,6 +76,11 @@ func (f *FS) writeInode(ctx context.Context, ino Ino, off int64, data []byte, fl
 	defer in.mu.Unlock()
 	if in.reclaimed {
 		return 0, syscall.ENOENT
+	}
+	if killPriv(ctx) {
+		if err := f.killPrivLocked(in); err != nil {
+			return 0, err
+		}
 	}
 	if flags&syscall.O_APPEND != 0 {
 		off = int64(in.d.Size)

@@ -302,7 +302,8 @@ func (f *FS) GetAttr(ctx context.Context, ino Ino) (Attr, error) {
 
 // SetAttr changes attributes: mode (permission bits), owner, size
 // (truncate: zero-filled growth or shrink; regular files only), times.
-// ctime becomes now.
+// ctime becomes now. A change of size or owner also clears privileges
+// if ctx says so (WithKillPriv).
 func (f *FS) SetAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
 	if err := f.c.admit(ctx); err != nil {
 		return Attr{}, err
@@ -341,6 +342,11 @@ func (f *FS) SetAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
 	}
 	if set.Gid != nil {
 		in.d.Gid = *set.Gid
+	}
+	if killPriv(ctx) && (set.Size != nil || set.Uid != nil || set.Gid != nil) {
+		if err := f.killPrivLocked(in); err != nil {
+			return Attr{}, err
+		}
 	}
 	if set.Atime != nil {
 		in.d.Atime = set.Atime.UnixNano()

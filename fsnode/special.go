@@ -67,7 +67,9 @@ const (
 //     size like mode 0 unless FallocKeepSize is given.
 //
 // Other modes (collapse, insert, unshare) are EOPNOTSUPP, as is
-// FallocPunchHole without FallocKeepSize.
+// FallocPunchHole without FallocKeepSize. With WithKillPriv, every mode
+// clears privileges (as Linux's fallocate does for a caller without
+// CAP_FSETID, FALLOC_FL_KEEP_SIZE alone included).
 func (f *FS) Fallocate(ctx context.Context, ino Ino, off, length int64, mode uint32) error {
 	switch mode {
 	case 0, FallocKeepSize, FallocPunchHole | FallocKeepSize, FallocZeroRange, FallocZeroRange | FallocKeepSize:
@@ -103,6 +105,11 @@ func (f *FS) Fallocate(ctx context.Context, ino Ino, off, length int64, mode uin
 	defer in.mu.Unlock()
 	if in.reclaimed {
 		return syscall.ENOENT
+	}
+	if killPriv(ctx) {
+		if err := f.killPrivLocked(in); err != nil {
+			return err
+		}
 	}
 	size := int64(in.d.Size)
 	if mode&(FallocPunchHole|FallocZeroRange) != 0 && off < size {

@@ -57,12 +57,58 @@
 // nothing beyond the mode bits and a default ACL is not inherited by new
 // files. Enforcing them would need default_permissions on every mount
 // (the RootPermissions mount drops it) and fsnode to apply default ACLs
-// and the umask at creation. The cost of attributes: the kernel asks for
-// security.capability before every write(2) to a FUSE file, to strip it;
-// fsnode answers from memory while the cache has no attribute at all,
-// yet the round trip remains (10-byte writes: about 9-10 us each without
-// attributes, 14-26 us with). FUSE_HANDLE_KILLPRIV_V2, which moves that
-// duty to the daemon, would save it.
+// and the umask at creation.
+//
+// # Set-id bits and capabilities (FUSE_HANDLE_KILLPRIV_V2)
+//
+// A write, a truncation, a fallocate or a chown clears a file's S_ISUID,
+// its S_ISGID when group execute is set, and its security.capability
+// attribute. By default the FUSE kernel module does it itself, asking the
+// daemon for security.capability (GETXATTR) before every write(2) once a
+// mount has extended attributes: one more round trip per write (10-byte
+// writes, BenchmarkSmallWrite's median: 16-20 us against 10-11 us),
+// and it fetches the attributes (GETATTR) before every chown. Cache
+// mounts of the go-fuse adapter therefore negotiate
+// FUSE_HANDLE_KILLPRIV_V2 when the kernel offers it (Linux 5.12 on;
+// go-fuse masks ExtraCapabilities with the kernel's offer, so an older
+// kernel keeps today's behaviour). The kernel then marks what must clear,
+// the adapter passes the mark to fsnode as fsnode.WithKillPriv and fsnode
+// clears (fsnode/killpriv.go, one function). What arrives, as observed on
+// Linux 6.18:
+//
+//   - WRITE from a writer without CAP_FSETID carries WRITE_KILL_SUIDGID:
+//     S_ISUID, S_ISGID if S_IXGRP, and security.capability go. Root's
+//     writes carry nothing and keep the bits, as on a local system
+//     (security.capability the kernel's own first-write check below
+//     still finds and removes, with a REMOVEXATTR).
+//   - truncate(2), ftruncate(2) and open(2) with O_TRUNC (SETATTR with
+//     a size; hgfs does not ask for FUSE_ATOMIC_O_TRUNC, so the kernel
+//     never passes O_TRUNC in OPEN) carry FATTR_KILL_SUIDGID when the
+//     caller lacks CAP_FSETID: the same clearing.
+//   - chown(2) of a non-directory carries FATTR_KILL_SUIDGID whoever
+//     calls, root included: the same clearing, as a local chown clears
+//     S_ISUID even for root.
+//   - FALLOCATE carries no mark (the protocol has none), and the kernel
+//     no longer clears for it: the adapter marks it itself for callers
+//     other than uid 0, standing in for CAP_FSETID, in every mode (the
+//     kernel's own clearing covered FALLOC_FL_KEEP_SIZE too).
+//   - OPEN and CREATE with OPEN_KILL_SUIDGID (O_TRUNC without
+//     CAP_FSETID) are handled too; CREATE clears only a file that
+//     already existed, never the bits a new file is created with.
+//
+// The kernel still checks by itself on the first write after it fetched
+// a file's attributes (it sets S_NOSEC on the inode once it found
+// nothing to strip, and forgets it whenever attributes arrive, as after
+// CREATE or a stat following a write): one GETXATTR for the first write,
+// none for the writes after it. A chown still costs a GETXATTR (the
+// VFS asks before any owner change) but no longer a GETATTR. Where this
+// differs from a local file system: S_ISGID without S_IXGRP is kept even
+// when the writer is not in the file's group (the kernel would clear it;
+// the daemon does not know the writer's groups), and fallocate goes by
+// the caller's uid rather than CAP_FSETID. Set-id
+// bits take no effect on go-fuse mounts anyway (nosuid: hgfs never asks
+// for suid). The cgofuse adapter cannot negotiate the capability, and
+// there the kernel does it all as before.
 //
 // # The control directory
 //
@@ -145,9 +191,12 @@
 // Every FUSE request is a round trip between two processes: tens of
 // microseconds, against one or two for a local system call, and mostly
 // spent waking the other side. What is left per file is what the kernel
-// insists on: tar -x as root sends LOOKUP (negative), CREATE, WRITE,
-// three SETATTRs (times, owner, mode), the GETATTR the kernel asks before
-// a chown to clear set-id bits itself, and RELEASE; hg's stream clone
+// insists on: tar -x as root sends LOOKUP (negative), CREATE, GETXATTR
+// and WRITE, three SETATTRs (times, owner, mode) with one more GETXATTR
+// before the owner's, and RELEASE (the GETXATTRs ask for
+// security.capability: see "Set-id bits and capabilities"; the GETATTR
+// the kernel also asked before a chown is gone with
+// FUSE_HANDLE_KILLPRIV_V2); hg's stream clone
 // sends LOOKUP (negative, for its unlink), LOOKUP (its mkdir of the
 // existing directory, which the kernel always revalidates), CREATE,
 // IOCTL (Python's isatty, which FUSE cannot decline once and for all),

@@ -129,12 +129,19 @@ func mountOptions(opt Options) *fuse.MountOptions {
 // passes, so getfacl, cp -a and rsync -X carry them, but the kernel does
 // not enforce them (see doc.go, Extended attributes).
 //
-// The cost of attributes: the kernel asks for security.capability
-// before every write(2) to a FUSE file (to strip it), one GETXATTR round
-// trip that fsnode answers from memory while the cache holds no
-// attribute at all.
+// With attributes comes FUSE_HANDLE_KILLPRIV_V2, which go-fuse asks
+// for only if the kernel offers it (Linux 5.12 and later). Without it
+// the kernel asks for security.capability before every write(2) to a
+// FUSE file, to strip it itself: one GETXATTR round trip per write. With
+// it the kernel marks the writes, truncations and chowns that must drop
+// set-id bits and capabilities (WRITE_KILL_SUIDGID, FATTR_KILL_SUIDGID,
+// OPEN_KILL_SUIDGID), the adapter passes the mark to fsnode
+// (fsnode.WithKillPriv), which clears them, and the kernel checks only
+// on the first write after it fetched the file's attributes (see
+// doc.go, Extended attributes).
 func cacheMountOptions(mo *fuse.MountOptions) {
 	mo.DisableXAttrs = false
+	mo.ExtraCapabilities |= fuse.CAP_HANDLE_KILLPRIV_V2
 	if os.Geteuid() == 0 {
 		mo.Options = append(mo.Options, "dev")
 	}

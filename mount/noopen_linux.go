@@ -54,6 +54,14 @@ func (k *kernel) noOpen() bool {
 	return s != nil && s.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0
 }
 
+// killPrivV2 reports whether FUSE_HANDLE_KILLPRIV_V2 is in effect: the
+// kernel offered it, and cache mounts, the only ones rawFS serves,
+// always ask for it (cacheMountOptions).
+func (k *kernel) killPrivV2() bool {
+	s := k.srv.Load()
+	return s != nil && s.KernelSettings().Flags64()&fuse.CAP_HANDLE_KILLPRIV_V2 != 0
+}
+
 // primeNoOpen opens and closes the mount's stats file once the mount
 // answers, so that the kernel has declined-OPEN (no_open) and FLUSH
 // (no_flush) settled before the first user request: until it has seen

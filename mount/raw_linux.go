@@ -215,7 +215,13 @@ func (r *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.At
 	if t, ok := in.GetMTime(); ok {
 		sa.Mtime = &t
 	}
-	a, err := r.fsys.SetAttr(ctxOf(cancel), r.ino(in.NodeId), sa)
+	// FATTR_KILL_SUIDGID (FUSE_HANDLE_KILLPRIV_V2): a truncation by a
+	// caller without CAP_FSETID, or any chown of a non-directory.
+	ctx := ctxOf(cancel)
+	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 {
+		ctx = fsnode.WithKillPriv(ctx)
+	}
+	a, err := r.fsys.SetAttr(ctx, r.ino(in.NodeId), sa)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -241,6 +247,9 @@ func (r *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, o
 		return st
 	}
 	ctx, parent, mode, flags := creatorCtx(cancel, &in.InHeader), r.ino(in.NodeId), in.Mode&07777, int(in.Flags)
+	if in.OpenFlags&fuse.OPEN_KILL_SUIDGID != 0 { // O_TRUNC without CAP_FSETID
+		ctx = fsnode.WithKillPriv(ctx) // fsnode clears only a file that existed
+	}
 	var a fsnode.Attr
 	var h fsnode.Handle
 	var err error
@@ -272,7 +281,15 @@ func (r *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	if r.virt.owns(in.NodeId) {
 		return r.virt.open(in, out)
 	}
-	h, err := r.fsys.Open(ctxOf(cancel), r.ino(in.NodeId), int(in.Flags))
+	// OPEN_KILL_SUIDGID (in go-fuse's Mode, the open_flags): O_TRUNC by
+	// a caller without CAP_FSETID. The kernel passes O_TRUNC only with
+	// FUSE_ATOMIC_O_TRUNC, which hgfs does not ask for: it truncates with
+	// SETATTR (FATTR_KILL_SUIDGID) instead.
+	ctx := ctxOf(cancel)
+	if in.Mode&fuse.OPEN_KILL_SUIDGID != 0 {
+		ctx = fsnode.WithKillPriv(ctx)
+	}
+	h, err := r.fsys.Open(ctx, r.ino(in.NodeId), int(in.Flags))
 	if err != nil {
 		return toStatus(err)
 	}
@@ -304,12 +321,17 @@ func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (ui
 	if r.virt.owns(in.NodeId) {
 		return 0, fuse.EBADF
 	}
+	// WRITE_KILL_SUIDGID: the writer lacks CAP_FSETID.
+	ctx := ctxOf(cancel)
+	if in.WriteFlags&fuse.WRITE_KILL_SUIDGID != 0 {
+		ctx = fsnode.WithKillPriv(ctx)
+	}
 	var n int
 	var err error
 	if in.Fh == 0 { // no_open: the writer's open flags come with the request
-		n, err = r.fsys.WriteInode(ctxOf(cancel), r.ino(in.NodeId), int64(in.Offset), data, int(in.Flags))
+		n, err = r.fsys.WriteInode(ctx, r.ino(in.NodeId), int64(in.Offset), data, int(in.Flags))
 	} else {
-		n, err = r.fsys.Write(ctxOf(cancel), fsnode.Handle(in.Fh), int64(in.Offset), data)
+		n, err = r.fsys.Write(ctx, fsnode.Handle(in.Fh), int64(in.Offset), data)
 	}
 	if err != nil {
 		return uint32(n), toStatus(err)

@@ -8,6 +8,8 @@ package mount
 
 import (
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/fsnode"
 )
 
 // Mknod creates FIFOs, sockets (bind(2) of a Unix socket), device nodes
@@ -30,11 +32,21 @@ func (r *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out
 // Fallocate is fsnode.Fallocate; the kernel has checked that the file is
 // open for writing, and drops the cached pages of a punched or zeroed
 // range itself.
+//
+// Under FUSE_HANDLE_KILLPRIV_V2 the kernel leaves clearing set-id bits
+// to the daemon but marks no FALLOCATE (it has no flag for it), so the
+// caller's uid stands in for its CAP_FSETID: anyone but root clears
+// (fsnode.WithKillPriv), in every mode, as the kernel does without the
+// capability (Linux 6.18 clears them on FALLOC_FL_KEEP_SIZE too).
 func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
 	if r.virt.owns(in.NodeId) {
 		return fuse.EPERM
 	}
-	return toStatus(r.fsys.Fallocate(ctxOf(cancel), r.ino(in.NodeId), int64(in.Offset), int64(in.Length), in.Mode))
+	ctx := ctxOf(cancel)
+	if in.Uid != 0 && r.kernel.killPrivV2() {
+		ctx = fsnode.WithKillPriv(ctx)
+	}
+	return toStatus(r.fsys.Fallocate(ctx, r.ino(in.NodeId), int64(in.Offset), int64(in.Length), in.Mode))
 }
 
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
