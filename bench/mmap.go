@@ -1,0 +1,151 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hgfs/hgfs/internal/mmapload"
+)
+
+// Memory-mapped I/O through the mount (issue 21), on a fresh cache
+// mounted by the real binary against a file on the native disk, both
+// worked on by a child (this binary, mmapChildFlag, running package
+// mmapload: a process must not map files of a FUSE mount it serves, and
+// the bench serves none, but the child keeps the timed work alone):
+//
+//   - mmap reads: a 64 MiB file mapped and copied out page by page, in
+//     order and then 4,096 pages at random, every page checked. The
+//     mount side first drops its file's cached pages (fadvise
+//     DONTNEED), so every page comes through FUSE from the cache's data
+//     files; the native side reads from the page cache, as in the other
+//     cases (dropping a native file's pages would time the disk).
+//   - an fsx-like mix of 5,000 operations on a file of up to 256 KiB:
+//     read(2), write(2), mapped reads, mapped writes (msync without
+//     MS_SYNC, as fsx does), ftruncate, close and reopen, every read
+//     checked against a model of the file.
+
+const (
+	mmapChildFlag = "-child-mmap"
+	mmapFileSize  = 64 << 20
+	mmapRandPages = 4096
+	mmapFsxOps    = 5000
+)
+
+func init() {
+	// Dispatched here, as the close() latency child is in mount.go.
+	if len(os.Args) > 1 && os.Args[1] == mmapChildFlag {
+		os.Exit(mmapChild(os.Args[2:]))
+	}
+	registerMmapCases()
+}
+
+// mmapChild runs its arguments' workloads in turn (mmapload.Main, each
+// a list of arguments separated by "--") and prints nothing: the bench
+// times the whole child.
+func mmapChild(args []string) int {
+	var cur []string
+	run := func() int {
+		if len(cur) == 0 {
+			return 0
+		}
+		out, err := os.CreateTemp("", "hgfs-bench-mmap-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.Remove(out.Name())
+		defer out.Close()
+		stdout := os.Stdout
+		os.Stdout = out // mmapload.Main prints each workload's time
+		code := mmapload.Main(cur)
+		os.Stdout = stdout
+		cur = nil
+		return code
+	}
+	for _, a := range args {
+		if a == "--" {
+			if code := run(); code != 0 {
+				return code
+			}
+			continue
+		}
+		cur = append(cur, a)
+	}
+	return run()
+}
+
+func registerMmapCases() {
+	type mmapState struct {
+		lifecycle
+		mnt, native string
+	}
+	setup := func(st *mmapState, fill bool) func(ctx context.Context, env *Env) (any, error) {
+		return func(ctx context.Context, env *Env) (any, error) {
+			st.begin()
+			work, err := st.scratch(env, "mmap")
+			if err != nil {
+				return nil, err
+			}
+			cache := filepath.Join(work, "cache")
+			st.mnt, st.native = filepath.Join(work, "mnt"), filepath.Join(work, "native")
+			if err := os.MkdirAll(st.native, 0o755); err != nil {
+				return nil, err
+			}
+			if err := mountHgfs(env, cache, st.mnt); err != nil {
+				return nil, err
+			}
+			st.onFinish(func() { _ = unmountHgfs(env, st.mnt) })
+			if fill {
+				for _, dir := range []string{st.mnt, st.native} {
+					if err := mmapload.Fill(filepath.Join(dir, "big"), mmapFileSize); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return st, nil
+		}
+	}
+	child := func(env *Env, args ...string) *exec.Cmd {
+		return exec.Command(env.Self, append([]string{mmapChildFlag}, args...)...)
+	}
+	reads := func(file string, drop bool) []string {
+		var args []string
+		if drop {
+			args = []string{"drop", file, "--"}
+		}
+		return append(args, "seqread", file, "--", "randread", file, strconv.Itoa(mmapRandPages), "1")
+	}
+	{
+		st := &mmapState{}
+		register(&Case{Name: "mmap reads of a 64 MiB file, mount vs native", Setup: setup(st, true),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				return guarded(env, child(env, reads(filepath.Join(st.mnt, "big"), true)...), st.mnt)
+			},
+			Peer: func(env *Env, d any) *exec.Cmd {
+				return guarded(env, child(env, reads(filepath.Join(st.native, "big"), false)...), st.mnt)
+			},
+			Check: st.check(nil)})
+	}
+	{
+		st := &mmapState{}
+		run := 0
+		fsx := func(dir string) []string {
+			return []string{"fsx", filepath.Join(dir, fmt.Sprint("fsx", run)), strconv.Itoa(mmapFsxOps), strconv.Itoa(run)}
+		}
+		register(&Case{Name: "fsx-like mmap mix, mount vs native", Setup: setup(st, false),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				run++
+				return guarded(env, child(env, fsx(st.mnt)...), st.mnt)
+			},
+			Peer: func(env *Env, d any) *exec.Cmd {
+				return guarded(env, child(env, fsx(st.native)...), st.mnt)
+			},
+			Check: st.check(nil)})
+	}
+}
