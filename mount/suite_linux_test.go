@@ -52,6 +52,7 @@ var suite = []struct {
 	{"Conformance", suiteConformance},
 	{"POSIX", suitePOSIX},
 	{"ControlDir", suiteControlDir},
+	{"Mmap", suiteMmap},
 }
 
 // TestBackends runs the shared suite against every backend.

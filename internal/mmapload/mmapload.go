@@ -15,9 +15,11 @@
 package mmapload
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"strconv"
@@ -343,6 +345,31 @@ func Fsx(name string, ops int, seed int64) error {
 	return nil
 }
 
+// MapWait maps the whole of name read-only and reads every page, writes
+// "ready\n" to out, waits for a line on in, then writes the mapping's
+// content to out: what a mapping made before a change by someone else
+// shows after it.
+func MapWait(name string, in io.Reader, out io.Writer) error {
+	m, done, err := mapFile(name, false)
+	if err != nil {
+		return err
+	}
+	var sum byte
+	for off := 0; off < len(m); off += Page {
+		sum += m[off]
+	}
+	if _, err := io.WriteString(out, "ready\n"); err != nil {
+		done()
+		return err
+	}
+	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+		done()
+		return err
+	}
+	_, err = out.Write(m)
+	return errors.Join(err, done())
+}
+
 // Main runs one workload, named by args[0], and prints its wall time in
 // seconds; it is the body of the child processes the tests and the
 // bench start (see the package comment). The workloads:
@@ -354,6 +381,7 @@ func Fsx(name string, ops int, seed int64) error {
 //	writesync FILE STORES EVERY SEED (then the whole file is checked
 //	  with read(2), untimed)
 //	fsx FILE OPS SEED
+//	mapwait FILE (MapWait on standard input and output, before the time)
 //
 // It returns the exit code: 0, 1 when the workload failed (the error is
 // on stderr), 2 for bad arguments.
@@ -403,6 +431,10 @@ func Main(args []string) int {
 				changed, err = WriteSync(name, int(v[0]), int(v[1]), v[2])
 				return err
 			}
+		}
+	case "mapwait":
+		if _, ok := ints(0); ok {
+			run = func() error { return MapWait(name, os.Stdin, os.Stdout) }
 		}
 	case "fsx":
 		if v, ok := ints(2); ok {
