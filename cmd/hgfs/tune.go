@@ -19,7 +19,8 @@ import (
 //     clone and hgfs bundle stream from (storeWalkers).
 //   - yield: mount.Options.Yield of the mount daemon (mount.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy
-//     and GOMAXPROCS (tuneMountDaemon).
+//     and GOMAXPROCS (tuneMountDaemon); schedbatch is off unless
+//     HGFS_TUNE turns it on (tune_linux.go says why).
 
 // applyTune reads HGFS_TUNE once, at start-up: a malformed or unknown
 // entry is a warning (the valid ones still apply), io_uring is switched
@@ -45,12 +46,12 @@ func (u *ui) storeWalkers() int {
 
 // tuneMountDaemon applies a go-fuse mount daemon's process-wide tricks
 // as HGFS_TUNE has them: SCHED_BATCH now, before the mount's threads
-// start (schedbatch); the returned function, to be called once mounted,
+// start (schedbatch, only when turned on); the returned function, to be called once mounted,
 // raises GOMAXPROCS (procs).
 func tuneMountDaemon(u *ui) (afterMount func()) {
 	if u.tune.Enabled(tune.SchedBatch) {
-		// Failing that, the mount works as well, only close() waits
-		// longer: a warning, not an error.
+		// Failing that, the mount works as well: a warning, not an
+		// error.
 		if err := batchScheduling(); err != nil {
 			u.warn("hgfs mount: %v\n", err)
 		}

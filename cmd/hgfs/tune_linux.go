@@ -16,16 +16,29 @@ import (
 // policy (same priority, same share of the CPU as SCHED_OTHER), so that
 // a daemon thread woken by a request never preempts the task that is
 // running on that CPU: the kernel just queues it. The go-fuse mount
-// daemon asks for it at start-up (tuneMountDaemon) unless HGFS_TUNE has
-// -schedbatch.
+// daemon asks for it at start-up (tuneMountDaemon) only when HGFS_TUNE
+// has schedbatch: it is off by default.
 //
-// Why: close(2) on the mount sends RELEASE asynchronously and returns.
-// Under SCHED_OTHER the kernel wakes a daemon thread for it, often on
-// the closing process's own CPU, and preempts the closer in favour of
-// the daemon, so close() takes as long as the daemon's RELEASE (the p99
-// went from ~100-200 µs to ~80 µs on the bench machine). A synchronous
-// request loses nothing: its caller sleeps until the answer, so the CPU
-// it leaves is free for the daemon at once.
+// What it was for: close(2) on the mount sent RELEASE asynchronously
+// and returned. Under SCHED_OTHER the kernel woke a daemon thread for
+// it, often on the closing process's own CPU, and preempted the closer
+// in favour of the daemon, so close() took as long as the daemon's
+// RELEASE (the p99 went from ~100-200 µs to ~80 µs on the bench
+// machine). Since the mount declines OPEN (noopen_linux.go) the kernel
+// sends no RELEASE, and close() p99 is 26-39 µs either way.
+//
+// Why not by default: a synchronous request's caller sleeps until the
+// answer, but the daemon's threads wake each other on the way (fsync:
+// the handler wakes the committer, which wakes the handler once the
+// data files and the index are synced), and on a busy machine each
+// wake-up of a SCHED_BATCH thread waits for the running task's slice.
+// On the bench machine under load (2 CPUs, three to five alternated runs
+// each): msync(MS_SYNC) after each store in a mapping, 300 times:
+// 2.6-3.9 s with SCHED_BATCH, 1.2-1.5 s without (FSYNC p50 6.9 ms
+// against 1.8 ms through cgofuse, whose daemon never used it); an
+// fsx-like mix of mapped and plain I/O (10,000 operations): 1.48-1.97 s
+// against 0.73-1.51 s. That is what made mmap through the go-fuse mount
+// look several times slower than through cgofuse (issue 21).
 //
 // Threads the Go runtime starts later inherit the policy from the thread
 // that creates them. A thread that appears while the threads are listed
