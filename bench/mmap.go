@@ -25,6 +25,11 @@ import (
 //     DONTNEED), so every page comes through FUSE from the cache's data
 //     files; the native side reads from the page cache, as in the other
 //     cases (dropping a native file's pages would time the disk).
+//   - mapped writes with msync(MS_SYNC) after each: a 4 MiB file written
+//     with write(2), then one byte stored in each of 300 pages chosen at
+//     random through a shared mapping, each store made durable. Through
+//     the mount every msync is a WRITE and an FSYNC waiting for fsnode's
+//     durable commit; natively an ext4 fsync.
 //   - an fsx-like mix of 5,000 operations on a file of up to 256 KiB:
 //     read(2), write(2), mapped reads, mapped writes (msync without
 //     MS_SYNC, as fsx does), ftruncate, close and reopen, every read
@@ -35,6 +40,8 @@ const (
 	mmapFileSize  = 64 << 20
 	mmapRandPages = 4096
 	mmapFsxOps    = 5000
+	mmapSyncSize  = 4 << 20
+	mmapSyncs     = 300
 )
 
 func init() {
@@ -129,6 +136,26 @@ func registerMmapCases() {
 			},
 			Peer: func(env *Env, d any) *exec.Cmd {
 				return guarded(env, child(env, reads(filepath.Join(st.native, "big"), false)...), st.mnt)
+			},
+			Check: st.check(nil)})
+	}
+	{
+		st := &mmapState{}
+		run := 0
+		// A new file each run: writesync checks the file against what
+		// fill wrote and its own stores.
+		syncs := func(dir string) []string {
+			file := filepath.Join(dir, fmt.Sprint("sync", run))
+			return []string{"fill", file, strconv.Itoa(mmapSyncSize), "--",
+				"writesync", file, strconv.Itoa(mmapSyncs), "1", strconv.Itoa(run)}
+		}
+		register(&Case{Name: "mapped writes, msync after each, mount vs native", Setup: setup(st, false),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				run++
+				return guarded(env, child(env, syncs(st.mnt)...), st.mnt)
+			},
+			Peer: func(env *Env, d any) *exec.Cmd {
+				return guarded(env, child(env, syncs(st.native)...), st.mnt)
 			},
 			Check: st.check(nil)})
 	}

@@ -161,10 +161,11 @@ func (s Settings) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Parse reads an HGFS_TUNE value, starting from Default. Empty entries are ignored. Every
-// well-formed entry is applied; the error, if any, names each entry
-// that is not (an unknown trick, a value other than 0 or 1), and the
-// Settings returned are still those of the valid entries.
+// Parse reads an HGFS_TUNE value, starting from Default. Empty entries
+// are ignored. Every well-formed entry is applied; the error, if any,
+// names each entry that is not (an unknown trick, a value other than 0
+// or 1), and the Settings returned are still those of the valid
+// entries.
 func Parse(value string) (Settings, error) {
 	s := Default()
 	var bad []string
