@@ -32,12 +32,14 @@ import (
 // the handler wakes the committer, which wakes the handler once the
 // data files and the index are synced), and on a busy machine each
 // wake-up of a SCHED_BATCH thread waits for the running task's slice.
-// On the bench machine under load (2 CPUs, three to five alternated runs
-// each): msync(MS_SYNC) after each store in a mapping, 300 times:
-// 2.6-3.9 s with SCHED_BATCH, 1.2-1.5 s without (FSYNC p50 6.9 ms
-// against 1.8 ms through cgofuse, whose daemon never used it); an
-// fsx-like mix of mapped and plain I/O (10,000 operations): 1.48-1.97 s
-// against 0.73-1.51 s. That is what made mmap through the go-fuse mount
+// Measured on the bench machine (2 CPUs, alternated runs), msync(MS_SYNC)
+// after each store in a mapping: 200 of them with two busy loops
+// running, 1.9-2.6 s with SCHED_BATCH against 1.0-1.2 s without (cgofuse,
+// whose daemon never used it, 0.7-1.4 s); 300 of them with the machine
+// at a load of 10, 2.6-3.9 s against 1.2-1.5 s (FSYNC p50 6.9 ms against
+// 1.8 ms through cgofuse). On an idle machine, and for an fsx-like mix
+// whose msyncs do not wait (as fsx's), the runs varied more than they
+// differed. This is what made mmap with msync through the go-fuse mount
 // look several times slower than through cgofuse (issue 21).
 //
 // Threads the Go runtime starts later inherit the policy from the thread

@@ -24,11 +24,11 @@
 //     default (HGFS_TUNE=schedbatch turns it on): on a busy machine
 //     every wake-up of a SCHED_BATCH thread waits for the running task's
 //     slice, and requests whose answer takes more than one wake-up in
-//     the daemon pay it each time: an fsync (msync(MS_SYNC) of a
-//     mapping) took 2-3x as long as with SCHED_OTHER, an fsx-like mix of
-//     mapped and plain I/O 1.6x (cmd/hgfs/tune_linux.go). What it was
-//     for, close(2) not waiting for an asynchronous RELEASE, is gone
-//     since the mount declines OPEN (no RELEASE is sent).
+//     the daemon pay it each time: under CPU contention an fsync
+//     (msync(MS_SYNC) of a mapping) took about twice as long as with
+//     SCHED_OTHER (cmd/hgfs/tune_linux.go). What it was for, close(2)
+//     not waiting for an asynchronous RELEASE, is gone since the mount
+//     declines OPEN (no RELEASE is sent).
 //   - procs: the mount daemon raises GOMAXPROCS by go-fuse's reader
 //     count once it is mounted (cmd/hgfs); off, GOMAXPROCS stays as the
 //     runtime set it.
