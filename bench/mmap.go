@@ -118,61 +118,40 @@ func registerMmapCases() {
 			return st, nil
 		}
 	}
-	child := func(env *Env, args ...string) *exec.Cmd {
-		return exec.Command(env.Self, append([]string{mmapChildFlag}, args...)...)
+	// mmapCase registers a case whose sides run the child with
+	// args(dir, mount, run): dir is the mount or the native directory,
+	// run counts the hgfs side's runs from 1.
+	mmapCase := func(name string, fill bool, args func(dir string, mount bool, run int) []string) {
+		st := &mmapState{}
+		run := 0
+		side := func(env *Env, dir string, mount bool) *exec.Cmd {
+			cmd := exec.Command(env.Self, append([]string{mmapChildFlag}, args(dir, mount, run)...)...)
+			return guarded(env, cmd, st.mnt)
+		}
+		register(&Case{Name: name, Setup: setup(st, fill),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				run++
+				return side(env, st.mnt, true)
+			},
+			Peer:  func(env *Env, d any) *exec.Cmd { return side(env, st.native, false) },
+			Check: st.check(nil)})
 	}
-	reads := func(file string, drop bool) []string {
+	mmapCase("mmap reads of a 64 MiB file, mount vs native", true, func(dir string, mount bool, _ int) []string {
+		file := filepath.Join(dir, "big")
 		var args []string
-		if drop {
+		if mount {
 			args = []string{"drop", file, "--"}
 		}
 		return append(args, "seqread", file, "--", "randread", file, strconv.Itoa(mmapRandPages), "1")
-	}
-	{
-		st := &mmapState{}
-		register(&Case{Name: "mmap reads of a 64 MiB file, mount vs native", Setup: setup(st, true),
-			Hgfs: func(env *Env, d any) *exec.Cmd {
-				return guarded(env, child(env, reads(filepath.Join(st.mnt, "big"), true)...), st.mnt)
-			},
-			Peer: func(env *Env, d any) *exec.Cmd {
-				return guarded(env, child(env, reads(filepath.Join(st.native, "big"), false)...), st.mnt)
-			},
-			Check: st.check(nil)})
-	}
-	{
-		st := &mmapState{}
-		run := 0
-		// A new file each run: writesync checks the file against what
-		// fill wrote and its own stores.
-		syncs := func(dir string) []string {
-			file := filepath.Join(dir, fmt.Sprint("sync", run))
-			return []string{"fill", file, strconv.Itoa(mmapSyncSize), "--",
-				"writesync", file, strconv.Itoa(mmapSyncs), "1", strconv.Itoa(run)}
-		}
-		register(&Case{Name: "mapped writes, msync after each, mount vs native", Setup: setup(st, false),
-			Hgfs: func(env *Env, d any) *exec.Cmd {
-				run++
-				return guarded(env, child(env, syncs(st.mnt)...), st.mnt)
-			},
-			Peer: func(env *Env, d any) *exec.Cmd {
-				return guarded(env, child(env, syncs(st.native)...), st.mnt)
-			},
-			Check: st.check(nil)})
-	}
-	{
-		st := &mmapState{}
-		run := 0
-		fsx := func(dir string) []string {
-			return []string{"fsx", filepath.Join(dir, fmt.Sprint("fsx", run)), strconv.Itoa(mmapFsxOps), strconv.Itoa(run)}
-		}
-		register(&Case{Name: "fsx-like mmap mix, mount vs native", Setup: setup(st, false),
-			Hgfs: func(env *Env, d any) *exec.Cmd {
-				run++
-				return guarded(env, child(env, fsx(st.mnt)...), st.mnt)
-			},
-			Peer: func(env *Env, d any) *exec.Cmd {
-				return guarded(env, child(env, fsx(st.native)...), st.mnt)
-			},
-			Check: st.check(nil)})
-	}
+	})
+	// A new file each run: writesync checks the file against what fill
+	// wrote and its own stores.
+	mmapCase("mapped writes, msync after each, mount vs native", false, func(dir string, _ bool, run int) []string {
+		file := filepath.Join(dir, fmt.Sprint("sync", run))
+		return []string{"fill", file, strconv.Itoa(mmapSyncSize), "--",
+			"writesync", file, strconv.Itoa(mmapSyncs), "1", strconv.Itoa(run)}
+	})
+	mmapCase("fsx-like mmap mix, mount vs native", false, func(dir string, _ bool, run int) []string {
+		return []string{"fsx", filepath.Join(dir, fmt.Sprint("fsx", run)), strconv.Itoa(mmapFsxOps), strconv.Itoa(run)}
+	})
 }
