@@ -125,7 +125,7 @@ type result struct {
 }
 
 // name is the result's row label: the case's name, and its HGFS_TUNE
-// under -tune ("default" for every trick on).
+// under -tune ("default" for the default tricks).
 func (r result) name() string {
 	switch {
 	case r.tune == nil:

@@ -13,10 +13,11 @@
 //
 // -tune LIST compares hgfs's performance tricks (HGFS_TUNE, see
 // internal/tune) on and off: LIST names tricks (comma-separated, or
-// "all"), and each selected case runs once with every trick on (its
+// "all"), and each selected case runs once with the default tricks (its
 // hgfs processes get an empty HGFS_TUNE) and once more per named trick
-// with HGFS_TUNE=-trick, each in a row of its own just below the
-// default's. For example
+// switched the other way (HGFS_TUNE=-trick, or +trick for one off by
+// default), each in a row of its own just below the default's. For
+// example
 //
 //	go run ./bench -hgfs bin/hgfs -run 'cat every file' -tune yield,procs,schedbatch
 package main
@@ -50,7 +51,7 @@ func main() {
 	cache := flag.String("cache", defaultCache(), "directory for generated repositories, reused across runs")
 	files := flag.Int("files", 20000, "files in the large generated repository")
 	flag.StringVar(&corpusDir, "corpus", corpusDir, "the workspace's real-history corpus (see its README)")
-	tuneList := flag.String("tune", "", "also run each case with each of these tricks off (HGFS_TUNE=-trick), comma-separated or \"all\": "+strings.Join(tune.Names(), ", "))
+	tuneList := flag.String("tune", "", "also run each case with each of these tricks switched from its default (HGFS_TUNE=-trick, or +trick for one off by default), comma-separated or \"all\": "+strings.Join(tune.Names(), ", "))
 	flag.Parse()
 	largeFiles = *files
 	variants, err := tuneVariants(*tuneList)
@@ -113,8 +114,8 @@ func main() {
 }
 
 // tuneVariants is -tune's HGFS_TUNE values: nil without -tune (the
-// environment's HGFS_TUNE is left alone), else "" (every trick on) and
-// "-trick" for each trick listed.
+// environment's HGFS_TUNE is left alone), else "" (the defaults) and
+// "-trick" ("+trick" for one off by default) for each trick listed.
 func tuneVariants(list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
@@ -126,11 +127,17 @@ func tuneVariants(list string) ([]string, error) {
 	variants := []string{""}
 	for _, n := range names {
 		n = strings.TrimPrefix(strings.TrimSpace(n), "-")
-		if _, ok := tune.Lookup(n); !ok {
+		n = strings.TrimPrefix(n, "+")
+		t, ok := tune.Lookup(n)
+		if !ok {
 			return nil, fmt.Errorf("unknown trick %q (the tricks are %s, or all)", n, strings.Join(tune.Names(), ", "))
 		}
-		if !slices.Contains(variants, "-"+n) {
-			variants = append(variants, "-"+n)
+		v := "-" + n
+		if !t.OnByDefault() {
+			v = "+" + n
+		}
+		if !slices.Contains(variants, v) {
+			variants = append(variants, v)
 		}
 	}
 	return variants, nil

@@ -201,12 +201,40 @@
 // existing directory, which the kernel always revalidates), CREATE,
 // IOCTL (Python's isatty, which FUSE cannot decline once and for all),
 // WRITE and RELEASE. RELEASE is asynchronous: close(2) only queues it.
-// The hgfs daemon therefore puts its threads in SCHED_BATCH
-// (cmd/hgfs/tune_linux.go; Mount itself leaves the process's scheduling
-// alone), so that a daemon thread woken by the RELEASE does not preempt
-// the process that just closed the file. With no_open (below)
-// neither OPEN nor RELEASE is sent at all, and a file read a second time
-// costs no request.
+// With no_open (below) neither OPEN nor RELEASE is sent at all, and a
+// file read a second time costs no request. (The hgfs daemon used to put
+// its threads in SCHED_BATCH so that one woken by a RELEASE would not
+// preempt the process that just closed the file; with no RELEASE left
+// that only delayed every wake-up inside the daemon on a busy machine,
+// fsync's above all, and it is now off unless HGFS_TUNE has schedbatch:
+// cmd/hgfs/tune_linux.go. Mount itself leaves the process's scheduling
+// alone.)
+//
+// # Memory mappings
+//
+// Shared mappings work as on any FUSE file system without a writeback
+// cache: a page fault on a page the kernel does not hold is a READ
+// (with readahead), a page dirtied through a mapping is written back
+// as a WRITE when the kernel chooses, by msync(MS_SYNC) or fsync (then
+// FSYNC, which waits for fsnode's durable commit) and at the latest when
+// the mapping goes (munmap writes the file's dirty pages and waits).
+// Pages stay cached across opens (no_open's FOPEN_KEEP_CACHE), so a
+// file mapped a second time costs nothing; a truncation that changes the
+// size, or a GETATTR that finds a new size or mtime (AUTO_INVAL_DATA),
+// drops the file's cached pages, as the kernel does for every FUSE
+// file system. A write(2) through another descriptor updates the same
+// pages the mapping shows. The mtime rule has a cost on cache mounts,
+// whose files change only through the kernel: a read(2) after a write(2)
+// asks GETATTR, whose mtime is the daemon's, not the one the kernel set,
+// and the file's pages go (200 cycles of a write(2), a read(2) and reads
+// through a mapping of a 16 MiB file: 201 GETATTRs and 200 READs, against
+// 1 and 0 with AUTO_INVAL_DATA declined). It stays because the control
+// directory's files whose content moves rely on it (noopen_linux.go);
+// declining it for cache mounts would need those files invalidated
+// explicitly (NOTIFY_INVAL_INODE) when their mtime moves. The shared suite checks all three (writes
+// through a mapping seen by read(2) and after a remount, a mapping
+// seeing a write(2), an fsx-like mix); `make bench` times mapped reads
+// and the fsx-like mix against native.
 //
 // # Opening without OPEN
 //

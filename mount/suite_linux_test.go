@@ -55,6 +55,7 @@ var suite = []struct {
 	{"POSIX", suitePOSIX},
 	{"ControlDir", suiteControlDir},
 	{"SpecialPersist", suiteSpecialPersist},
+	{"Mmap", suiteMmap},
 }
 
 // TestBackends runs the shared suite against every backend.

@@ -38,7 +38,7 @@ func helpCommand(u *ui, cmd *command) int {
 	u.write("\nglobal options:\n\n")
 	printOptions(u, globalOptions)
 	u.write("\nenvironment:\n\n")
-	u.write("    %-22s %s\n", tune.EnvVar, "performance tricks to switch off, e.g. -yield,-uring (all are on by default)")
+	u.write("    %-22s %s\n", tune.EnvVar, "performance tricks to switch off or on, e.g. -yield,-uring (all but schedbatch are on by default)")
 	u.write("    %-22s %s\n", "", "tricks: "+strings.Join(tune.Names(), ", ")+"; see docs/ARCHITECTURE.md")
 	return 0
 }

@@ -19,7 +19,8 @@ import (
 //     clone and hgfs bundle stream from (storeWalkers).
 //   - yield: mount.Options.Yield of the mount daemon (mount.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy
-//     and GOMAXPROCS (tuneMountDaemon).
+//     and GOMAXPROCS (tuneMountDaemon); schedbatch is off unless
+//     HGFS_TUNE turns it on (tune_linux.go says why).
 
 // applyTune reads HGFS_TUNE once, at start-up: a malformed or unknown
 // entry is a warning (the valid ones still apply), io_uring is switched
@@ -47,12 +48,12 @@ func (u *ui) storeWalkers() int {
 // as HGFS_TUNE has them, once the mount is up (so a mount that fails,
 // in a test binary say, leaves the process as it was): SCHED_BATCH
 // for every thread, those the runtime starts later inheriting it
-// (schedbatch), and GOMAXPROCS raised now that go-fuse has sized its
-// reader pool (procs).
+// (schedbatch, off by default), and GOMAXPROCS raised now that go-fuse
+// has sized its reader pool (procs).
 func tuneMountDaemon(u *ui) {
 	if u.tune.Enabled(tune.SchedBatch) {
-		// Failing that, the mount works as well, only close() waits
-		// longer: a warning, not an error.
+		// Failing that, the mount works as well: a warning, not an
+		// error.
 		if err := batchScheduling(); err != nil {
 			u.warn("hgfs mount: %v\n", err)
 		}

@@ -16,16 +16,31 @@ import (
 // policy (same priority, same share of the CPU as SCHED_OTHER), so that
 // a daemon thread woken by a request never preempts the task that is
 // running on that CPU: the kernel just queues it. The go-fuse mount
-// daemon asks for it once mounted (tuneMountDaemon) unless HGFS_TUNE has
-// -schedbatch.
+// daemon asks for it once mounted (tuneMountDaemon) only when HGFS_TUNE
+// has schedbatch: it is off by default.
 //
-// Why: close(2) on the mount sends RELEASE asynchronously and returns.
-// Under SCHED_OTHER the kernel wakes a daemon thread for it, often on
-// the closing process's own CPU, and preempts the closer in favour of
-// the daemon, so close() takes as long as the daemon's RELEASE (the p99
-// went from ~100-200 µs to ~80 µs on the bench machine). A synchronous
-// request loses nothing: its caller sleeps until the answer, so the CPU
-// it leaves is free for the daemon at once.
+// What it was for: close(2) on the mount sent RELEASE asynchronously
+// and returned. Under SCHED_OTHER the kernel woke a daemon thread for
+// it, often on the closing process's own CPU, and preempted the closer
+// in favour of the daemon, so close() took as long as the daemon's
+// RELEASE (the p99 went from ~100-200 µs to ~80 µs on the bench
+// machine). Since the mount declines OPEN (noopen_linux.go) the kernel
+// sends no RELEASE, and close() p99 is 26-39 µs either way.
+//
+// Why not by default: a synchronous request's caller sleeps until the
+// answer, but the daemon's threads wake each other on the way (fsync:
+// the handler wakes the committer, which wakes the handler once the
+// data files and the index are synced), and on a busy machine each
+// wake-up of a SCHED_BATCH thread waits for the running task's slice.
+// Measured on the bench machine (2 CPUs, alternated runs), msync(MS_SYNC)
+// after each store in a mapping: 200 of them with two busy loops
+// running, 1.9-2.6 s with SCHED_BATCH against 1.0-1.2 s without (cgofuse,
+// whose daemon never used it, 0.7-1.4 s); 300 of them with the machine
+// at a load of 10, 2.6-3.9 s against 1.2-1.5 s (FSYNC p50 6.9 ms against
+// 1.8 ms through cgofuse). On an idle machine, and for an fsx-like mix
+// whose msyncs do not wait (as fsx's), the runs varied more than they
+// differed. This is what made mmap with msync through the go-fuse mount
+// look several times slower than through cgofuse (issue 21).
 //
 // Threads the Go runtime starts later inherit the policy from the thread
 // that creates them. A thread that appears while the threads are listed

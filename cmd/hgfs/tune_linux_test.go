@@ -13,12 +13,13 @@ import (
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// TestMountTuneDaemon mounts a cache with the real binary with every
-// trick on and with the mount daemon's ones off (HGFS_TUNE=-schedbatch,
-// -procs,-yield,-uring): both serve files alike; the daemon's threads
-// are in SCHED_BATCH with the trick and not without it.
+// TestMountTuneDaemon mounts a cache with the real binary with the
+// default tricks, with schedbatch (off by default) turned on, and with
+// the mount daemon's ones off (HGFS_TUNE=-schedbatch,-procs,-yield,
+// -uring): all serve files alike; the daemon's threads are in
+// SCHED_BATCH with the trick and not without it.
 func TestMountTuneDaemon(t *testing.T) {
-	for _, value := range []string{"", "-schedbatch,-procs,-yield,-uring"} {
+	for _, value := range []string{"", "+schedbatch", "-schedbatch,-procs,-yield,-uring"} {
 		t.Run("HGFS_TUNE="+value, func(t *testing.T) {
 			settings, err := tune.Parse(value)
 			if err != nil {

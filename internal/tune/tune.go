@@ -1,10 +1,10 @@
 // Package tune is hgfs's one switch for its performance tricks: the
 // environment variable HGFS_TUNE, parsed once, in GODEBUG style.
 //
-// Every trick is on by default. HGFS_TUNE lists the ones to change,
-// separated by commas: "-name" (or "name=0") turns a trick off, "name"
-// (or "+name", "name=1") turns it back on; a later entry overrides an
-// earlier one. For example
+// Every trick but schedbatch is on by default (Default, OnByDefault).
+// HGFS_TUNE lists the ones to change, separated by commas: "-name" (or
+// "name=0") turns a trick off, "name" (or "+name", "name=1") turns it
+// on; a later entry overrides an earlier one. For example
 //
 //	HGFS_TUNE=-uring,-yield hgfs mount CACHE MOUNTPOINT
 //
@@ -20,7 +20,15 @@
 //   - yield: a mount's FUSE readers pass one request in 13 through the
 //     Go scheduler (mount.Options.Yield); off, they never yield.
 //   - schedbatch: the mount daemon moves its threads to SCHED_BATCH at
-//     start-up (cmd/hgfs); off, they stay in SCHED_OTHER.
+//     start-up (cmd/hgfs); off, they stay in SCHED_OTHER. Off by
+//     default (HGFS_TUNE=schedbatch turns it on): on a busy machine
+//     every wake-up of a SCHED_BATCH thread waits for the running task's
+//     slice, and requests whose answer takes more than one wake-up in
+//     the daemon pay it each time: under CPU contention an fsync
+//     (msync(MS_SYNC) of a mapping) took about twice as long as with
+//     SCHED_OTHER (cmd/hgfs/tune_linux.go). What it was for, close(2)
+//     not waiting for an asynchronous RELEASE, is gone since the mount
+//     declines OPEN (no RELEASE is sent).
 //   - procs: the mount daemon raises GOMAXPROCS by go-fuse's reader
 //     count once it is mounted (cmd/hgfs); off, GOMAXPROCS stays as the
 //     runtime set it.
@@ -101,8 +109,24 @@ func Lookup(name string) (Trick, bool) {
 	return 0, false
 }
 
+// offByDefault are the tricks HGFS_TUNE has to turn on.
+var offByDefault = [numTricks]bool{SchedBatch: true}
+
+// OnByDefault reports whether trick t is on when HGFS_TUNE does not
+// name it.
+func (t Trick) OnByDefault() bool { return t < numTricks && !offByDefault[t] }
+
+// Default returns the settings of an empty HGFS_TUNE.
+func Default() Settings {
+	var s Settings
+	for _, t := range Tricks() {
+		s = s.With(t, t.OnByDefault())
+	}
+	return s
+}
+
 // Settings says which tricks are on. The zero Settings has every trick
-// on.
+// on (Default has those off by default off).
 type Settings struct {
 	off uint32 // bit t set: trick t is off
 }
@@ -120,24 +144,30 @@ func (s Settings) With(t Trick, on bool) Settings {
 	return s
 }
 
-// String is s as HGFS_TUNE would spell it: the tricks that are off,
-// each with a minus, in Tricks' order; "" when all are on.
+// String is s as HGFS_TUNE would spell it: the tricks that differ from
+// Default, in Tricks' order, each with a minus (off) or a plus (on); ""
+// for Default.
 func (s Settings) String() string {
 	var parts []string
 	for _, t := range Tricks() {
-		if !s.Enabled(t) {
+		switch on := s.Enabled(t); {
+		case on == t.OnByDefault():
+		case on:
+			parts = append(parts, "+"+t.String())
+		default:
 			parts = append(parts, "-"+t.String())
 		}
 	}
 	return strings.Join(parts, ",")
 }
 
-// Parse reads an HGFS_TUNE value. Empty entries are ignored. Every
-// well-formed entry is applied; the error, if any, names each entry
-// that is not (an unknown trick, a value other than 0 or 1), and the
-// Settings returned are still those of the valid entries.
+// Parse reads an HGFS_TUNE value, starting from Default. Empty entries
+// are ignored. Every well-formed entry is applied; the error, if any,
+// names each entry that is not (an unknown trick, a value other than 0
+// or 1), and the Settings returned are still those of the valid
+// entries.
 func Parse(value string) (Settings, error) {
-	var s Settings
+	s := Default()
 	var bad []string
 	for _, entry := range strings.Split(value, ",") {
 		entry = strings.TrimSpace(entry)

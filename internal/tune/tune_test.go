@@ -13,7 +13,10 @@ func TestParse(t *testing.T) {
 		{"", "", nil},
 		{" , ,", "", nil},
 		{"-uring", "-uring", nil},
-		{"-uring,-yield,-schedbatch,-procs,-walkfork,-silencestderr", "-uring,-yield,-schedbatch,-procs,-walkfork,-silencestderr", nil},
+		{"-uring,-yield,-schedbatch,-procs,-walkfork,-silencestderr", "-uring,-yield,-procs,-walkfork,-silencestderr", nil},
+		{"schedbatch", "+schedbatch", nil},
+		{"+schedbatch,-uring", "-uring,+schedbatch", nil},
+		{"schedbatch=1,schedbatch=0", "", nil},
 		{"-yield,yield", "", nil},
 		{"-yield,+yield", "", nil},
 		{"yield=0, walkfork=0", "-yield,-walkfork", nil},
@@ -59,7 +62,10 @@ func TestTricksRoundTrip(t *testing.T) {
 		}
 		var all Settings
 		if !all.Enabled(tr) {
-			t.Errorf("%s is off by default", tr)
+			t.Errorf("%s is off in the zero Settings", tr)
+		}
+		if Default().Enabled(tr) != tr.OnByDefault() || tr.OnByDefault() != (tr != SchedBatch) {
+			t.Errorf("%s: on by default %v, in Default %v", tr, tr.OnByDefault(), Default().Enabled(tr))
 		}
 		off := all.With(tr, false)
 		for _, other := range Tricks() {
