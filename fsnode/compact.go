@@ -47,7 +47,7 @@ func (f *FS) Compact(ctx context.Context) (CompactStats, error) {
 	}
 	live := map[uint32]int64{}
 	refs := map[uint32][]Ino{}
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("compact", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketExtents).ForEach(func(k, v []byte) error {
 			ino, err := decodeInoKey(k)
 			if err != nil {

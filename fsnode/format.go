@@ -8,6 +8,7 @@ package fsnode
 //	          "created" -> i64 unix nanoseconds
 //	          "nextino" -> u64 next inode number to allocate
 //	          "nextseq" -> u64 next directory-entry cookie to allocate
+//	          "open"    -> u64 unix ns; present while open (guard.go)
 //	inodes    ino(8) -> inode record (inodeRecordLen bytes, see encodeInode)
 //	extents   ino(8) -> u32 count, count x {u64 off, u32 file, u64 fileoff, u64 len}
 //	inline    ino(8) -> file contents (regular files up to Options.InlineMax)

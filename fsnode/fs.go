@@ -163,6 +163,9 @@ type FS struct {
 	c committer
 
 	closed atomic.Bool
+	// poisoned is set (to the cause) when a panic inside bbolt left the
+	// index unusable (guard.go).
+	poisoned atomic.Pointer[error]
 	// bulk counts active sinks: group commits are then larger and, until
 	// someone waits, not fsynced (see Sink).
 	bulk atomic.Int32
@@ -245,10 +248,28 @@ func Open(dir string, opt Options) (*FS, error) {
 		}
 		return nil, err
 	}
-	if err := checkVersion(path, opt.LockTimeout); err != nil {
+	// What bolt.Open reads (meta and freelist pages) is checked first: a
+	// damaged one would make it panic with the file locked.
+	probs, err := checkBoltFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
+	if len(probs) > 0 {
+		return nil, damagedIndex(dir, probs)
+	}
+	unclean, err := checkVersion(path, opt.LockTimeout)
+	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
+	if unclean {
+		// Not closed cleanly: check the whole file before serving.
+		if probs, err := checkBoltFile(path, true); err != nil {
+			return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+		} else if len(probs) > 0 {
+			return nil, damagedIndex(dir, probs)
+		}
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("fsnode: cache %s is in use by another process", dir)
@@ -265,7 +286,7 @@ func Open(dir string, opt Options) (*FS, error) {
 		gid:     uint32(os.Getgid()),
 	}
 	if err := f.load(); err != nil {
-		db.Close()
+		closeDB(db, f.poisoned.Load() != nil)
 		if f.data != nil {
 			f.data.close()
 		}
@@ -280,31 +301,36 @@ func Open(dir string, opt Options) (*FS, error) {
 
 // checkVersion reads the format version read-only, so that a cache from a
 // newer hgfs is refused before anything (even bbolt's freelist) is written.
-func checkVersion(path string, timeout time.Duration) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+// It also reports whether the cache was left open (not closed cleanly).
+func checkVersion(path string, timeout time.Duration) (unclean bool, err error) {
+	db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
+			return false, fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
 		}
-		return fmt.Errorf("fsnode: open %s: %w", path, err)
+		return false, fmt.Errorf("fsnode: open %s: %w", path, err)
 	}
-	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bucketMeta)
-		if m == nil {
-			return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
-		}
-		v := m.Get(metaVersion)
-		if len(v) != 4 {
-			return fmt.Errorf("%w: %s: format version record is %d bytes", ErrCorrupt, path, len(v))
-		}
-		ver := uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
-		if ver > formatVersion {
-			return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
-				ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
-		}
-		return nil
+	defer closeDB(db, false)
+	err = guarded("open "+path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			m := tx.Bucket(bucketMeta)
+			if m == nil {
+				return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
+			}
+			v := m.Get(metaVersion)
+			if len(v) != 4 {
+				return fmt.Errorf("%w: %s: format version record is %d bytes", ErrCorrupt, path, len(v))
+			}
+			ver := uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
+			if ver > formatVersion {
+				return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
+					ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
+			}
+			unclean = m.Get(metaOpen) != nil
+			return nil
+		})
 	})
+	return unclean, err
 }
 
 // load reads the counters and data file table, opens the data files
@@ -312,7 +338,7 @@ func checkVersion(path string, timeout time.Duration) error {
 func (f *FS) load() error {
 	var files map[uint32]int64
 	var orphans []Ino
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("open", func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("%w: %s: bucket %q missing", ErrCorrupt, f.dir, b)
@@ -367,8 +393,12 @@ func (f *FS) load() error {
 	if err != nil {
 		return err
 	}
-	if len(orphans) > 0 {
-		err := f.db.Update(func(tx *bolt.Tx) error {
+	// Mark the cache open (Close removes the mark) and reclaim orphans.
+	{
+		err := f.update("open", func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put(metaOpen, u64(uint64(time.Now().UnixNano()))); err != nil {
+				return err
+			}
 			for _, ino := range orphans {
 				if err := deleteInodeRecords(tx, ino, true); err != nil {
 					return err
@@ -377,9 +407,11 @@ func (f *FS) load() error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("fsnode: open %s: reclaiming orphans: %w", f.dir, err)
+			return fmt.Errorf("fsnode: open %s: marking the cache open: %w", f.dir, err)
 		}
-		f.c.commits.Add(1)
+		if len(orphans) > 0 {
+			f.c.commits.Add(1)
+		}
 	}
 	return nil
 }
@@ -430,10 +462,14 @@ func (f *FS) Close() error {
 	}
 	f.tree.Unlock()
 	err := f.c.stop()
+	if err == nil {
+		// Closed cleanly: the next Open need not check the whole index.
+		err = f.update("close", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(metaOpen) })
+	}
 	if derr := f.data.close(); err == nil {
 		err = derr
 	}
-	if derr := f.db.Close(); err == nil {
+	if derr := closeDB(f.db, f.poisoned.Load() != nil); err == nil {
 		err = derr
 	}
 	if f.indexFile != nil {

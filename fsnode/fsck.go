@@ -118,7 +118,7 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCache, dir, err)
 	}
-	if err := checkVersion(path, time.Second); err != nil {
+	if _, err := checkVersion(path, time.Second); err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
