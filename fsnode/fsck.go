@@ -5,6 +5,7 @@ package fsnode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -104,77 +105,309 @@ func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error { return tx.Bucket(bucket).Delete(key) }
 }
 
-// Fsck checks the cache in dir, which must not be open: every record
+// Fsck checks the cache in dir, which must not be open: the index file's
+// structure (every page bbolt would read, see boltcheck.go); every record
 // decodes; extents lie within their data files' committed lengths; every
 // directory entry names an existing inode of the recorded type under an
 // existing directory; link counts match the entries; the tree from the
 // root is acyclic with each directory named once; every inode is reachable
 // (orphans excepted); inline sizes match. With repair, it fixes what it
-// can: drops dangling entries and bad extents, fixes link counts, sizes
-// and counters, reclaims orphans and unreachable inodes, deletes stray
-// records and unlisted data files.
+// can: an index file bbolt cannot read safely is rebuilt from its
+// readable records (the old one kept as index.db.damaged); then it drops
+// dangling entries and bad extents, fixes link counts, sizes and
+// counters, reclaims orphans and unreachable inodes, deletes stray records
+// and unlisted data files. Repair runs its checks again until a pass
+// finds nothing more to fix, so that a second Fsck is clean; problems it
+// cannot fix are in the report with Repaired false.
 func Fsck(dir string, repair bool) (*FsckReport, error) {
 	path := filepath.Join(dir, indexName)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCache, dir, err)
 	}
-	if _, err := checkVersion(path, time.Second); err != nil {
+	rep := &FsckReport{}
+	damage, err := indexDamage(path)
+	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("fsnode: fsck: cache %s is in use", dir)
+	rebuilt, counted := false, false
+	if len(damage) > 0 {
+		if !repair {
+			for _, d := range damage {
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, What: d})
+			}
+			rep.Problems = append(rep.Problems, Problem{Path: indexName,
+				What: "damaged index file: its records were not checked (fsck --repair rebuilds it from the readable records)"})
+			return rep, nil
 		}
-		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+		salvaged, err := rebuildIndex(dir)
+		for _, d := range damage {
+			rep.Problems = append(rep.Problems, Problem{Path: indexName, What: d, Repaired: err == nil})
+		}
+		if err != nil {
+			return rep, fmt.Errorf("fsnode: fsck %s: rebuilding the index: %w", dir, err)
+		}
+		rebuilt = true
+		rep.Problems = append(rep.Problems, Problem{Path: indexName, Repaired: true,
+			What: fmt.Sprintf("index rebuilt from its %d readable records; the damaged file is kept as %s.damaged", salvaged, indexName)})
 	}
-	defer db.Close()
-	c := &fsck{r: &FsckReport{}, repair: repair, inodes: map[Ino]*diskInode{}, paths: map[Ino]string{RootIno: "/"},
-		files: map[uint32]int64{}, sizes: map[uint32]int64{}}
-	var unlisted []string
-	err = db.View(func(tx *bolt.Tx) error {
-		c.tx = tx
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
+	// Each repair can uncover more (an entry dropped leaves its inode
+	// unreachable, ...): repeat until a pass has nothing to fix.
+	const maxPasses = 8
+	for pass := 0; ; pass++ {
+		r, applied, err := fsckPass(dir, repair)
+		var pe *panicError
+		if errors.As(err, &pe) {
+			// bbolt itself failed on the file: not a record problem.
+			if repair && !rebuilt {
+				salvaged, rerr := rebuildIndex(dir)
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, What: pe.Error(), Repaired: rerr == nil})
+				if rerr != nil {
+					return rep, fmt.Errorf("fsnode: fsck %s: rebuilding the index: %w", dir, rerr)
+				}
+				rebuilt = true
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, Repaired: true,
+					What: fmt.Sprintf("index rebuilt from its %d readable records; the damaged file is kept as %s.damaged", salvaged, indexName)})
+				continue
+			}
+			rep.Problems = append(rep.Problems, Problem{Path: indexName, What: pe.Error()})
+			return rep, nil
+		}
+		if err != nil {
+			return rep, err
+		}
+		if !counted {
+			counted = true
+			probs := rep.Problems
+			*rep = *r
+			rep.Problems = probs
+		}
+		if !repair || applied == 0 {
+			// Nothing was fixed in this pass: what it found stays.
+			rep.Problems = append(rep.Problems, r.Problems...)
+			return rep, nil
+		}
+		for _, p := range r.Problems {
+			if p.Repaired {
+				rep.Problems = append(rep.Problems, p)
 			}
 		}
-		var err error
-		unlisted, err = c.checkDataFiles(dir)
-		if err != nil {
-			return err
+		if pass+1 == maxPasses {
+			r, _, err := fsckPass(dir, false)
+			if err != nil {
+				return rep, err
+			}
+			for _, p := range r.Problems {
+				p.What += fmt.Sprintf(" (still there after %d repair passes)", maxPasses)
+				rep.Problems = append(rep.Problems, p)
+			}
+			return rep, nil
 		}
-		c.loadInodes()
-		c.loadDirents()
-		c.walkTree()
-		c.checkInodes()
-		c.checkCounters()
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
 	}
-	if repair && len(c.fixes) > 0 {
-		err := db.Update(func(tx *bolt.Tx) error {
-			for _, fix := range c.fixes {
-				if err := fix(tx); err != nil {
+}
+
+// rebuildIndex copies every record that can be read from the damaged
+// index (a bounds-checked walk of the file, see boltcheck.go) into a fresh
+// bbolt file and puts it in place of index.db, which is kept as
+// index.db.damaged. Data files the salvaged index does not list are listed
+// again with their current size, so that the record checks that follow
+// keep the extents that point into them. It returns how many records were
+// copied.
+func rebuildIndex(dir string) (int, error) {
+	path := filepath.Join(dir, indexName)
+	recs := map[string][][2][]byte{}
+	n := 0
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	checkBolt(f, st.Size(), true, func(bucket, k, v []byte) {
+		if len(k) == 0 || len(k) > bolt.MaxKeySize || int64(len(v)) > bolt.MaxValueSize {
+			return
+		}
+		recs[string(bucket)] = append(recs[string(bucket)], [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+		n++
+	})
+	f.Close()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	tmp := path + ".rebuild"
+	os.Remove(tmp)
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return 0, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			b, err := tx.CreateBucket(name)
+			if err != nil {
+				return err
+			}
+			for _, kv := range recs[string(name)] {
+				if err := b.Put(kv[0], kv[1]); err != nil {
 					return err
 				}
 			}
+		}
+		m := tx.Bucket(bucketMeta)
+		if v := m.Get(metaVersion); len(v) != 4 || binary.BigEndian.Uint32(v) == 0 {
+			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+				return err
+			}
+		}
+		if len(m.Get(metaCreated)) != 8 {
+			if err := m.Put(metaCreated, u64(uint64(time.Now().UnixNano()))); err != nil {
+				return err
+			}
+		}
+		if err := m.Delete(metaOpen); err != nil {
+			return err
+		}
+		files := tx.Bucket(bucketDatafiles)
+		for _, e := range ents {
+			id, ok := parseDataFileName(e.Name())
+			if !ok || files.Get(fileKey(id)) != nil {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			if err := files.Put(fileKey(id), u64(uint64(info.Size()))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	if err := os.Rename(path, path+".damaged"); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	return n, syncDir(dir)
+}
+
+// indexDamage checks the index file's structure and its format version:
+// the problems that make it unsafe to read through bbolt. The error is
+// for a cache that must not be touched (in use, newer format) or a file
+// that cannot be read.
+func indexDamage(path string) ([]string, error) {
+	damage, err := checkBoltFile(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: fsck %s: %w", filepath.Dir(path), err)
+	}
+	if len(damage) > 0 {
+		return damage, nil
+	}
+	if _, err := checkVersion(path, time.Second); err != nil {
+		if errors.Is(err, ErrNewerFormat) || !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotCache) {
+			if strings.Contains(err.Error(), "in use") {
+				return nil, fmt.Errorf("fsnode: fsck: cache %s is in use", filepath.Dir(path))
+			}
+			return nil, err
+		}
+		damage = append(damage, err.Error())
+	}
+	return damage, nil
+}
+
+// fsckPass is one check of the index, with repair its fixes applied;
+// applied counts them. A panic inside bbolt is returned as *panicError.
+func fsckPass(dir string, repair bool) (*FsckReport, int, error) {
+	path := filepath.Join(dir, indexName)
+	db, err := openBolt(path, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, 0, fmt.Errorf("fsnode: fsck: cache %s is in use", dir)
+		}
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	poisoned := false
+	defer func() { closeDB(db, poisoned) }()
+	c := &fsck{r: &FsckReport{}, repair: repair, inodes: map[Ino]*diskInode{}, paths: map[Ino]string{RootIno: "/"},
+		files: map[uint32]int64{}, sizes: map[uint32]int64{}}
+	var unlisted []string
+	err = guarded("fsck", func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			c.tx = tx
+			missing := false
+			for _, b := range allBuckets {
+				if tx.Bucket(b) == nil {
+					name := b
+					c.problem(indexName, 0, func(tx *bolt.Tx) error { _, err := tx.CreateBucket(name); return err }, "bucket %q missing", b)
+					missing = true
+				}
+			}
+			if missing {
+				return nil // the next pass checks the records
+			}
+			var err error
+			unlisted, err = c.checkDataFiles(dir)
+			if err != nil {
+				return err
+			}
+			c.loadInodes()
+			c.loadDirents()
+			c.walkTree()
+			c.checkInodes()
+			c.checkCounters()
 			return nil
 		})
+	})
+	if err != nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			poisoned = true
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	if repair && len(c.fixes) > 0 {
+		err := guarded("fsck repair", func() error {
+			return db.Update(func(tx *bolt.Tx) error {
+				for _, fix := range c.fixes {
+					if err := fix(tx); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
 		if err != nil {
-			return c.r, fmt.Errorf("fsnode: fsck %s: repair: %w", dir, err)
+			var pe *panicError
+			if errors.As(err, &pe) {
+				poisoned = true
+				return nil, 0, err
+			}
+			return c.r, 0, fmt.Errorf("fsnode: fsck %s: repair: %w", dir, err)
 		}
 	}
 	if repair {
 		for _, name := range unlisted {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return c.r, err
+				return c.r, 0, err
 			}
 		}
 	}
-	return c.r, nil
+	return c.r, len(c.fixes) + len(unlisted), nil
 }
 
 func (c *fsck) checkDataFiles(dir string) ([]string, error) {
@@ -294,7 +527,10 @@ func (c *fsck) loadDirents() {
 func (c *fsck) walkTree() {
 	root := c.inodes[RootIno]
 	if root == nil || root.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		c.problem("/", RootIno, nil, "root inode missing or not a directory")
+		now := time.Now().UnixNano()
+		fresh := diskInode{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()),
+			Atime: now, Mtime: now, Ctime: now, Parent: RootIno}
+		c.problem("/", RootIno, putInodeFix(RootIno, fresh), "root inode missing or not a directory (a new, empty root replaces it)")
 		return
 	}
 	byParent := map[Ino][]fsckDirent{}
