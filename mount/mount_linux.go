@@ -86,6 +86,12 @@ func rootOnly(opt Options) bool {
 // mountOptions are the kernel-facing choices shared by both mount kinds.
 func mountOptions(opt Options) *fuse.MountOptions {
 	mo := &fuse.MountOptions{
+		// A panicking handler answers EIO, is logged in one line and
+		// the mount keeps serving (recover.go).
+		PanicHandler: func(r any) fuse.Status {
+			handlerPanic(r)
+			return fuse.EIO
+		},
 		AllowOther: opt.AllowOther,
 		FsName:     opt.FsName,
 		Name:       "hgfs",
