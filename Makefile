@@ -87,10 +87,13 @@ lint:
 	CGO_ENABLED=1 $(GO) vet -tags cgofuse,fuse3 ./...
 	CGO_ENABLED=1 $(BIN)/staticcheck -tags cgofuse,fuse3 ./...
 
-# stress runs the cache's crash and model tests for many more rounds than
-# make test does.
+# stress runs the cache's crash, model and index-corruption tests for many
+# more rounds than make test does, and the corruption campaign through a
+# real mount on both adapters.
 stress: build
-	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
+	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 FSNODE_DAMAGE_RUNS=500 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
+	MOUNT_DAMAGE_RUNS=200 $(GO) test -count=1 -timeout 30m -run 'TestMountIndexDamage' ./mount/
+	MOUNT_DAMAGE_RUNS=200 $(GO) test -count=1 -timeout 30m -tags cgofuse,fuse3 -run 'TestMountIndexDamage/cgofuse' ./mount/
 	HGFS_BIN=$(HGFS) $(GO) test -count=25 -timeout 60m -run 'TestMountCrash' ./cmd/hgfs/
 
 demo: deps build

@@ -22,6 +22,12 @@ import (
 // newCgoMount creates a cache and mounts it in-process through cgofuse
 // and libfuse3, the adapter WinFsp runs, here over the Linux kernel; the
 // cleanup is newMount's.
+func init() {
+	damageMounts["cgofuse"] = func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return MountCgofuse(fsys, mp, opt)
+	}
+}
+
 func newCgoMount(t testing.TB) *testMount {
 	t.Helper()
 	return newMountWith(t, func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {

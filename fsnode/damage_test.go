@@ -1,0 +1,461 @@
+package fsnode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DamageRuns is how many random-corruption runs TestRandomIndexDamage
+// makes: FSNODE_DAMAGE_RUNS, default 30 (make stress runs hundreds).
+func damageRuns() int {
+	if n, err := strconv.Atoi(os.Getenv("FSNODE_DAMAGE_RUNS")); err == nil && n > 0 {
+		return n
+	}
+	return 30
+}
+
+// BuildDamageCache makes a closed cache with a few hundred files (inline
+// and multi-extent ones over several data files), directories, symlinks
+// and hard links, for the corruption campaigns.
+func buildDamageCache(t testing.TB, dir string) {
+	t.Helper()
+	f, err := Create(dir, Options{CommitInterval: time.Millisecond, DataFileMax: 512 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(42))
+	dirs := []Ino{RootIno}
+	for i := range 30 {
+		parent := dirs[rng.Intn(len(dirs))]
+		a := must[Attr](t)(f.Mkdir(bg, parent, fmt.Sprintf("dir%02d", i), 0o755))
+		dirs = append(dirs, a.Ino)
+	}
+	var files []Ino
+	for i := range 300 {
+		parent := dirs[rng.Intn(len(dirs))]
+		name := fmt.Sprintf("file%03d", i)
+		switch {
+		case i%25 == 0: // large, written out of order: several extents
+			a, h, err := f.Create(bg, parent, name, 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 8 {
+				off := int64(rng.Intn(256 << 10))
+				buf := make([]byte, 8<<10+rng.Intn(24<<10))
+				rng.Read(buf)
+				if _, err := f.Write(bg, h, off, buf); err != nil {
+					t.Fatal(err)
+				}
+				_ = j
+			}
+			f.Release(h)
+			f.Forget(a.Ino, 1)
+			files = append(files, a.Ino)
+		default:
+			buf := make([]byte, rng.Intn(6000))
+			rng.Read(buf)
+			files = append(files, createFile(t, f, parent, name, buf).Ino)
+		}
+		if i%10 == 0 {
+			must[Attr](t)(f.Symlink(bg, parent, name+".lnk", strings.Repeat("../", rng.Intn(3))+name))
+		}
+		if i%30 == 0 {
+			must[Attr](t)(f.Link(bg, files[rng.Intn(len(files))], dirs[rng.Intn(len(dirs))], name+".hard"))
+		}
+	}
+	if err := f.Unlink(bg, dirs[0], "file000"); err != nil && !errors.Is(err, syscall.ENOENT) {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+}
+
+// corruptIndex damages dir's index.db in one of several ways, chosen by
+// rng, and says what it did.
+func corruptIndex(t testing.TB, dir string, rng *rand.Rand) string {
+	t.Helper()
+	path := filepath.Join(dir, indexName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ps = 4096
+	pages := len(b) / ps
+	page := 2 + rng.Intn(pages-2)
+	// Mostly a page in use (free pages are what a damaged file most
+	// often loses harmlessly): the walk's list of reachable pages.
+	if used := usedPages(b); len(used) > 0 && rng.Intn(5) > 0 {
+		page = int(used[rng.Intn(len(used))])
+	}
+	var what string
+	switch mode := rng.Intn(6); mode {
+	case 0:
+		n := 1 + rng.Intn(8)
+		for range n {
+			b[rng.Intn(len(b))] ^= byte(1 + rng.Intn(255))
+		}
+		what = fmt.Sprintf("%d random bytes flipped", n)
+	case 1, 2:
+		n := 1 + rng.Intn(16)
+		for range n {
+			b[page*ps+rng.Intn(ps)] ^= byte(1 + rng.Intn(255))
+		}
+		what = fmt.Sprintf("%d bytes of page %d flipped", n, page)
+	case 3:
+		rng.Read(b[page*ps : (page+1)*ps])
+		what = fmt.Sprintf("page %d overwritten with random bytes", page)
+	case 4:
+		clear(b[page*ps : (page+1)*ps])
+		what = fmt.Sprintf("page %d zeroed", page)
+	case 5:
+		src := 2 + rng.Intn(pages-2)
+		copy(b[page*ps:(page+1)*ps], b[src*ps:(src+1)*ps])
+		what = fmt.Sprintf("page %d overwritten with page %d", page, src)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return what
+}
+
+// markOpen leaves the closed cache in dir marked open, as a crash would.
+func markOpen(t testing.TB, dir string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, indexName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaOpen, u64(1)) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// usedPages lists the pages of a bbolt file in use (not meta, not free).
+func usedPages(b []byte) []uint64 {
+	c := &boltChecker{f: bytesReaderAt(b), size: int64(len(b))}
+	var used []uint64
+	c.psize = 4096
+	m := parseBoltMeta(b)
+	m1 := parseBoltMeta(b[4096:])
+	if m1.txid > m.txid {
+		m = m1
+	}
+	c.hwm = m.hwm
+	c.free = map[uint64]bool{}
+	c.reached = map[uint64]bool{0: true, 1: true}
+	c.checkFreelist(m.freelist)
+	c.walk(m.root, nil, nil, 0, "", nil)
+	for id := range c.reached {
+		if id >= 2 && !c.free[id] {
+			used = append(used, id)
+		}
+	}
+	slices.Sort(used)
+	return used
+}
+
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func copyCache(t testing.TB, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		in, err := os.Open(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(to, e.Name()))
+		if err == nil {
+			_, err = io.Copy(out, in)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+		}
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// damageOutcome is what happened to one step of a run.
+type damageOutcome int
+
+const (
+	stepOK damageOutcome = iota
+	stepPanic
+	stepHang
+)
+
+// damageStepTimeout bounds each step of a run: a step that takes longer
+// counts as a hung request.
+const damageStepTimeout = 60 * time.Second
+
+// runStep runs fn in a goroutine of its own, recovering a panic that
+// escapes it, and gives up after damageStepTimeout.
+func runStep(fn func()) (damageOutcome, any) {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		fn()
+	}()
+	select {
+	case r := <-done:
+		if r != nil {
+			return stepPanic, r
+		}
+		return stepOK, nil
+	case <-time.After(damageStepTimeout):
+		return stepHang, nil
+	}
+}
+
+// walkAll reads everything reachable through the FS API: entries,
+// attributes, file contents, link targets. It returns the errors seen.
+func walkAll(f *FS) (errs int) {
+	seen := map[Ino]bool{}
+	var walk func(ino Ino, depth int)
+	walk = func(ino Ino, depth int) {
+		if seen[ino] || depth > 64 {
+			return
+		}
+		seen[ino] = true
+		var off uint64
+		for {
+			ents, err := f.ReadDirLimit(bg, ino, off, 64)
+			if err != nil {
+				errs++
+				return
+			}
+			if len(ents) == 0 {
+				return
+			}
+			for _, e := range ents {
+				off = e.Off
+				a, err := f.Lookup(bg, ino, e.Name)
+				if err != nil {
+					errs++
+					continue
+				}
+				switch a.Mode & syscall.S_IFMT {
+				case syscall.S_IFDIR:
+					walk(a.Ino, depth+1)
+				case syscall.S_IFLNK:
+					if _, err := f.Readlink(bg, a.Ino); err != nil {
+						errs++
+					}
+				case syscall.S_IFREG:
+					h, err := f.Open(bg, a.Ino, syscall.O_RDONLY)
+					if err != nil {
+						errs++
+						break
+					}
+					buf := make([]byte, 64<<10)
+					for o := int64(0); o < int64(a.Size); o += int64(len(buf)) {
+						if _, err := f.Read(bg, h, o, buf); err != nil {
+							errs++
+							break
+						}
+					}
+					f.Release(h)
+				}
+				f.Forget(a.Ino, 1)
+			}
+		}
+	}
+	if _, err := f.GetAttr(bg, RootIno); err != nil {
+		errs++
+	}
+	walk(RootIno, 0)
+	return errs
+}
+
+// damageStats are a campaign's figures.
+type damageStats struct {
+	runs, panics, hangs                  int
+	openRefused, walkErrors, fsckDamaged int
+	repairedClean, unrepairable          int
+	notConverged, afterRepairErrors      int
+}
+
+func (s damageStats) String() string {
+	return fmt.Sprintf("%d runs: %d panics, %d hangs; open refused %d, runs with walk errors %d, fsck found damage %d; "+
+		"repair: %d clean after, %d reported unrepairable, %d not converged, %d with errors after repair",
+		s.runs, s.panics, s.hangs, s.openRefused, s.walkErrors, s.fsckDamaged,
+		s.repairedClean, s.unrepairable, s.notConverged, s.afterRepairErrors)
+}
+
+// TestRandomIndexDamage is the random-corruption campaign over index.db:
+// for each run, damage a copy of a cache, then Open (an error or a
+// working FS, never a panic), walk everything, Close, fsck, fsck --repair
+// and fsck again: clean, or the repair said what it could not repair.
+// No step may panic or hang.
+func TestRandomIndexDamage(t *testing.T) {
+	runs := damageRuns()
+	if testing.Short() {
+		runs = min(runs, 10)
+	}
+	tmpl := t.TempDir()
+	buildDamageCache(t, tmpl)
+	// The same cache as a crash leaves it (still marked open): Open then
+	// checks the whole index before serving.
+	crashed := t.TempDir()
+	copyCache(t, tmpl, crashed)
+	markOpen(t, crashed)
+	var st damageStats
+	for run := range runs {
+		seed := int64(1000 + run)
+		rng := rand.New(rand.NewSource(seed))
+		dir := t.TempDir()
+		from := tmpl
+		if run%2 == 1 {
+			from = crashed
+		}
+		copyCache(t, from, dir)
+		what := corruptIndex(t, dir, rng)
+		if from == crashed {
+			what += ", not closed cleanly"
+		}
+		st.runs++
+		fail := func(step string, fn func()) bool {
+			o, r := runStep(fn)
+			switch o {
+			case stepPanic:
+				st.panics++
+				t.Errorf("seed %d (%s): %s panicked: %v", seed, what, step, r)
+				return true
+			case stepHang:
+				st.hangs++
+				t.Errorf("seed %d (%s): %s hung", seed, what, step)
+				return true
+			}
+			return false
+		}
+		var f *FS
+		var openErr error
+		if fail("open", func() { f, openErr = Open(dir, Options{}) }) {
+			continue
+		}
+		if openErr != nil {
+			st.openRefused++
+			if !errors.Is(openErr, ErrCorrupt) && !errors.Is(openErr, ErrNotCache) {
+				t.Logf("seed %d (%s): open: %v", seed, what, openErr)
+			}
+		} else {
+			var errs int
+			if fail("walk", func() { errs = walkAll(f) }) {
+				continue
+			}
+			if errs > 0 {
+				st.walkErrors++
+			}
+			if fail("close", func() { _ = f.Close() }) {
+				continue
+			}
+		}
+		var rep *FsckReport
+		var err error
+		if fail("fsck", func() { rep, err = Fsck(dir, false) }) {
+			continue
+		}
+		if err != nil {
+			t.Errorf("seed %d (%s): fsck: %v", seed, what, err)
+			continue
+		}
+		if !rep.OK() {
+			st.fsckDamaged++
+		}
+		if fail("fsck --repair", func() { rep, err = Fsck(dir, true) }) {
+			continue
+		}
+		if err != nil {
+			t.Errorf("seed %d (%s): fsck --repair: %v", seed, what, err)
+			continue
+		}
+		unrepaired := 0
+		for _, p := range rep.Problems {
+			if !p.Repaired {
+				unrepaired++
+			}
+		}
+		var again *FsckReport
+		if fail("fsck after repair", func() { again, err = Fsck(dir, false) }) {
+			continue
+		}
+		switch {
+		case err != nil:
+			t.Errorf("seed %d (%s): fsck after repair: %v", seed, what, err)
+		case again.OK():
+			st.repairedClean++
+			if unrepaired > 0 {
+				t.Errorf("seed %d (%s): repair reported %d problems unrepaired, the next fsck is clean", seed, what, unrepaired)
+			}
+		case unrepaired > 0:
+			st.unrepairable++
+		default:
+			st.notConverged++
+			t.Errorf("seed %d (%s): repair said all was repaired, the next fsck found:\n%s", seed, what, again)
+			continue
+		}
+		if !again.OK() {
+			continue
+		}
+		// A repaired cache opens and reads without an error.
+		if fail("open after repair", func() { f, openErr = Open(dir, Options{}) }) {
+			continue
+		}
+		if openErr != nil {
+			st.afterRepairErrors++
+			t.Errorf("seed %d (%s): open after repair: %v", seed, what, openErr)
+			continue
+		}
+		var errs int
+		if fail("walk after repair", func() { errs = walkAll(f) }) {
+			continue
+		}
+		if errs > 0 {
+			st.afterRepairErrors++
+			t.Errorf("seed %d (%s): %d errors reading the repaired cache", seed, what, errs)
+		}
+		if fail("close after repair", func() { _ = f.Close() }) {
+			continue
+		}
+	}
+	t.Logf("index damage campaign: %s", st)
+	if st.panics+st.hangs+st.notConverged > 0 {
+		t.Errorf("%d panics, %d hangs, %d repairs that did not converge", st.panics, st.hangs, st.notConverged)
+	}
+}
