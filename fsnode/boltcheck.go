@@ -266,7 +266,10 @@ func (c *boltChecker) checkPage(p []byte, id uint64, lo, hi []byte, depth int, w
 		c.problem("%s: page %d: %d elements overflow the page", where, id, count)
 		return
 	}
+	// An element that does not fit the page is skipped (nil key); the
+	// others are still checked, and salvaged.
 	keys := make([][]byte, count)
+	var prev []byte
 	for i := range count {
 		e := bpHeader + i*bpElem
 		var pos, klen, vlen uint64
@@ -277,25 +280,32 @@ func (c *boltChecker) checkPage(p []byte, id uint64, lo, hi []byte, depth int, w
 		}
 		if uint64(e)+pos+klen+vlen > uint64(len(p)) {
 			c.problem("%s: page %d: element %d lies past the page", where, id, i)
-			return
+			continue
 		}
 		k := p[uint64(e)+pos : uint64(e)+pos+klen]
 		keys[i] = k
 		switch {
-		case i > 0 && bytes.Compare(keys[i-1], k) >= 0:
+		case prev != nil && bytes.Compare(prev, k) >= 0:
 			c.problem("%s: page %d: key %d (%x) is not above the one before", where, id, i, k)
 		case lo != nil && bytes.Compare(k, lo) < 0:
 			c.problem("%s: page %d: key %d (%x) is below its parent's range", where, id, i, k)
 		case hi != nil && bytes.Compare(k, hi) >= 0:
 			c.problem("%s: page %d: key %d (%x) is above its parent's range", where, id, i, k)
 		}
+		prev = k
 	}
 	for i := range count {
 		e := bpHeader + i*bpElem
+		if keys[i] == nil {
+			continue
+		}
 		if flags == bpBranch {
 			next := hi
-			if i+1 < count {
-				next = keys[i+1]
+			for j := i + 1; j < count; j++ {
+				if keys[j] != nil {
+					next = keys[j]
+					break
+				}
 			}
 			c.walk(le.Uint64(p[e+8:]), keys[i], next, depth+1, where, bucket)
 			continue

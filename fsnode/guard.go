@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -58,8 +59,8 @@ func damagedIndex(dir string, probs []string) error {
 	if len(probs) > 1 {
 		more = fmt.Sprintf(" (and %d more problems)", len(probs)-1)
 	}
-	return fmt.Errorf("%w: cache %s: index.db is damaged: %s%s; run hgfs fsck --repair %s (or clone again)",
-		ErrCorrupt, dir, probs[0], more, dir)
+	return fmt.Errorf("%w: %s is damaged: %s%s; run hgfs fsck --repair %s (or clone again)",
+		ErrCorrupt, filepath.Join(dir, indexName), probs[0], more, dir)
 }
 
 // errPoisoned is what index accesses return once a panic inside bbolt has
