@@ -17,6 +17,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hgfs/hgfs/testenv"
 )
 
 // DamageRuns is how many random-corruption runs TestRandomIndexDamage
@@ -193,31 +195,6 @@ func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func copyCache(t testing.TB, from, to string) {
-	t.Helper()
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		in, err := os.Open(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(to, e.Name()))
-		if err == nil {
-			_, err = io.Copy(out, in)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-		}
-		in.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // damageOutcome is what happened to one step of a run.
 type damageOutcome int
 
@@ -348,7 +325,7 @@ func TestRandomIndexDamage(t *testing.T) {
 	// The same cache as a crash leaves it (still marked open): Open then
 	// checks the whole index before serving.
 	crashed := t.TempDir()
-	copyCache(t, tmpl, crashed)
+	testenv.CopyFiles(t, tmpl, crashed)
 	markOpen(t, crashed)
 	var st damageStats
 	first := 0
@@ -363,7 +340,7 @@ func TestRandomIndexDamage(t *testing.T) {
 		if run%2 == 1 {
 			from = crashed
 		}
-		copyCache(t, from, dir)
+		testenv.CopyFiles(t, from, dir)
 		what := corruptIndex(t, dir, rng)
 		if from == crashed {
 			what += ", not closed cleanly"
@@ -382,7 +359,7 @@ func TestRandomIndexDamage(t *testing.T) {
 					// The cache as damaged, to look at the hang again.
 					kept := filepath.Join(keep, fmt.Sprint(seed))
 					if err := os.MkdirAll(kept, 0o755); err == nil {
-						copyCache(t, from, kept)
+						testenv.CopyFiles(t, from, kept)
 						corruptIndex(t, kept, rand.New(rand.NewSource(seed)))
 					}
 				}

@@ -5,7 +5,6 @@ package mount
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
 	"math/rand"
 	"os"
@@ -78,7 +77,7 @@ func testMountIndexDamage(t *testing.T, mnt func(*fsnode.FS, string, Options) (t
 		seed := int64(2000 + run)
 		rng := rand.New(rand.NewSource(seed))
 		dir, mp := t.TempDir(), t.TempDir()
-		copyDir(t, tmpl, dir)
+		testenv.CopyFiles(t, tmpl, dir)
 		what := damagePage(t, dir, rng)
 		fsys, err := fsnode.Open(dir, fsnode.Options{})
 		if err != nil {
@@ -213,26 +212,4 @@ func damagePage(t *testing.T, dir string, rng *rand.Rand) string {
 		t.Fatal(err)
 	}
 	return what
-}
-
-func copyDir(t *testing.T, from, to string) {
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		in, err := os.Open(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(to, e.Name()))
-		if err == nil {
-			_, err = io.Copy(out, in)
-			out.Close()
-		}
-		in.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 }
