@@ -295,25 +295,58 @@ func walkAll(f *FS) (errs int) {
 	return errs
 }
 
+// changeSome makes a few changes all over the tree and syncs them,
+// ignoring errors.
+func changeSome(f *FS, rng *rand.Rand) {
+	ents, _ := f.ReadDir(bg, RootIno, 0)
+	for i := range 20 {
+		name := fmt.Sprintf("new%02d", i)
+		if a, h, err := f.Create(bg, RootIno, name, 0o644, syscall.O_RDWR|syscall.O_CREAT); err == nil {
+			buf := make([]byte, rng.Intn(20000))
+			f.Write(bg, h, 0, buf)
+			f.Release(h)
+			f.Forget(a.Ino, 1)
+		}
+		if len(ents) > 0 {
+			e := ents[rng.Intn(len(ents))]
+			switch rng.Intn(3) {
+			case 0:
+				f.Rename(bg, RootIno, e.Name, RootIno, e.Name+".moved", 0)
+			case 1:
+				f.Unlink(bg, RootIno, e.Name)
+			default:
+				if a, err := f.Lookup(bg, RootIno, e.Name); err == nil {
+					size := uint64(rng.Intn(10000))
+					f.SetAttr(bg, a.Ino, SetAttr{Size: &size})
+					f.Forget(a.Ino, 1)
+				}
+			}
+		}
+	}
+	f.Sync(bg)
+}
+
 // damageStats are a campaign's figures.
 type damageStats struct {
-	runs, panics, hangs                  int
+	runs, panics, hangs, poisoned        int
 	openRefused, walkErrors, fsckDamaged int
 	repairedClean, unrepairable          int
 	notConverged, afterRepairErrors      int
 }
 
 func (s damageStats) String() string {
-	return fmt.Sprintf("%d runs: %d panics, %d hangs; open refused %d, runs with walk errors %d, fsck found damage %d; "+
+	return fmt.Sprintf("%d runs: %d panics, %d hangs; open refused %d, runs with walk errors %d, FS poisoned by a change %d, fsck found damage %d; "+
 		"repair: %d clean after, %d reported unrepairable, %d not converged, %d with errors after repair",
-		s.runs, s.panics, s.hangs, s.openRefused, s.walkErrors, s.fsckDamaged,
+		s.runs, s.panics, s.hangs, s.openRefused, s.walkErrors, s.poisoned, s.fsckDamaged,
 		s.repairedClean, s.unrepairable, s.notConverged, s.afterRepairErrors)
 }
 
 // TestRandomIndexDamage is the random-corruption campaign over index.db:
 // for each run, damage a copy of a cache, then Open (an error or a
-// working FS, never a panic), walk everything, Close, fsck, fsck --repair
-// and fsck again: clean, or the repair said what it could not repair.
+// working FS, never a panic), walk everything, make and sync a few
+// changes (write transactions on the damaged file), Close, fsck, fsck
+// --repair and fsck again: clean, or the repair said what it could not
+// repair; a repaired cache opens and reads without an error.
 // No step may panic or hang.
 func TestRandomIndexDamage(t *testing.T) {
 	runs := damageRuns()
@@ -385,6 +418,14 @@ func TestRandomIndexDamage(t *testing.T) {
 			}
 			if errs > 0 {
 				st.walkErrors++
+			}
+			// Changes commit through write transactions on the damaged
+			// file: a panic there must poison the FS, not hang it.
+			if fail("changes", func() { changeSome(f, rng) }) {
+				continue
+			}
+			if f.poisoned.Load() != nil {
+				st.poisoned++
 			}
 			if fail("close", func() { _ = f.Close() }) {
 				continue

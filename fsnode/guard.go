@@ -75,7 +75,7 @@ type panicError struct {
 }
 
 func (e *panicError) Error() string {
-	return fmt.Sprintf("%s: panic reading the index: %v", e.op, e.value)
+	return fmt.Sprintf("%s: panic accessing the index: %v", e.op, e.value)
 }
 
 func (e *panicError) Unwrap() []error { return []error{ErrCorrupt, syscall.EIO} }
