@@ -135,9 +135,7 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 			for _, d := range damage {
 				rep.Problems = append(rep.Problems, Problem{Path: indexName, What: d})
 			}
-			rep.Problems = append(rep.Problems, Problem{Path: indexName,
-				What: "damaged index file: its records were not checked (fsck --repair rebuilds it from the readable records)"})
-			return rep, nil
+			return previewRebuild(dir, rep), nil
 		}
 		salvaged, err := rebuildIndex(dir)
 		for _, d := range damage {
@@ -214,6 +212,63 @@ func Fsck(dir string, repair bool) (*FsckReport, error) {
 // copied.
 func rebuildIndex(dir string) (int, error) {
 	path := filepath.Join(dir, indexName)
+	tmp := path + ".rebuild"
+	n, err := salvageIndex(dir, tmp)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Rename(path, path+".damaged"); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	return n, syncDir(dir)
+}
+
+// previewRebuild is fsck without repair on a damaged index file: the
+// record checks run on what a rebuild would keep (a salvaged copy in a
+// temporary directory, the data files linked there), so that the report
+// says what --repair would find and fix too.
+func previewRebuild(dir string, rep *FsckReport) *FsckReport {
+	unchecked := Problem{Path: indexName,
+		What: "damaged index file: its records were not checked (fsck --repair rebuilds it from the readable records)"}
+	tmp, err := os.MkdirTemp("", "hgfs-fsck-")
+	if err != nil {
+		rep.Problems = append(rep.Problems, unchecked)
+		return rep
+	}
+	defer os.RemoveAll(tmp)
+	n, err := salvageIndex(dir, filepath.Join(tmp, indexName))
+	if err == nil {
+		var ents []os.DirEntry
+		ents, err = os.ReadDir(dir)
+		for _, e := range ents {
+			if _, ok := parseDataFileName(e.Name()); ok && err == nil {
+				err = os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(tmp, e.Name()))
+			}
+		}
+	}
+	var r *FsckReport
+	if err == nil {
+		r, _, err = fsckPass(tmp, false)
+	}
+	if err != nil {
+		rep.Problems = append(rep.Problems, unchecked)
+		return rep
+	}
+	probs := append(rep.Problems, Problem{Path: indexName,
+		What: fmt.Sprintf("damaged index file: records on damaged pages are lost; the checks below ran on its %d readable records, which fsck --repair keeps", n)})
+	*rep = *r
+	rep.Problems = append(probs, r.Problems...)
+	return rep
+}
+
+// salvageIndex writes into a fresh bbolt file at dst every record of
+// dir's index that can be read, and the data files' records (see
+// rebuildIndex). It returns how many records were read.
+func salvageIndex(dir, dst string) (int, error) {
+	path := filepath.Join(dir, indexName)
 	recs := map[string][][2][]byte{}
 	n := 0
 	f, err := os.Open(path)
@@ -237,9 +292,8 @@ func rebuildIndex(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tmp := path + ".rebuild"
-	os.Remove(tmp)
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	os.Remove(dst)
+	db, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return 0, err
 	}
@@ -289,16 +343,10 @@ func rebuildIndex(dir string) (int, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(dst)
 		return 0, err
 	}
-	if err := os.Rename(path, path+".damaged"); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	return n, syncDir(dir)
+	return n, nil
 }
 
 // indexDamage checks the index file's structure and its format version:
