@@ -140,11 +140,11 @@
 // the whole index file when the cache was not closed cleanly (the meta
 // "open" mark that Open sets and Close removes): a damaged index is
 // refused with ErrCorrupt naming the cache and hgfs fsck --repair. Fsck
-// reports a damaged index file as problems instead of failing; with
-// repair it rebuilds the file from its readable records (keeping
-// index.db.damaged) and repeats its record repairs until a pass has
-// nothing to fix: the next Fsck is clean, or the report lists what was
-// not repaired.
+// reports a damaged index file as problems instead of failing, and runs
+// its record checks on a salvaged copy; with repair it rebuilds the file
+// from its readable records (keeping index.db.damaged) and repeats its
+// record repairs until a pass has nothing to fix: the next Fsck is clean,
+// or the report lists what was not repaired.
 //
 // # ReadDir and "."/".."
 //

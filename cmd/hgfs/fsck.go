@@ -16,7 +16,14 @@ func init() {
 
 Checks every index record, extent, directory entry and link count of the
 cache, which must not be mounted. Each problem is printed as "PATH: what".
-With --repair, what can be fixed is fixed and marked "(repaired)".
+With --repair, what can be fixed is fixed and marked "(repaired)", and
+the checks run again until nothing more is found: a second fsck is clean,
+or the problems left are printed without "(repaired)".
+
+A damaged index file (pages its database cannot read) is reported as
+"index.db: ..." lines, and the records that can still be read are
+checked. --repair rebuilds the index from those records, keeping the
+damaged file as index.db.damaged.
 
 Returns 0 if the cache is clean (or every problem was repaired), 1 if
 problems remain.`,
