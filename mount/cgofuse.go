@@ -1120,14 +1120,16 @@ func (s *CgofuseServer) Unmount() error {
 		return nil
 	default:
 	}
+	// As Server.Unmount: a failed drain does not keep the mount.
+	var syncErr error
 	if err := s.fsys.Sync(context.Background()); err != nil {
-		return fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
+		syncErr = fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
 	}
 	if err := cgofuseUnmount(s, false); err != nil {
-		return err
+		return errors.Join(syncErr, err)
 	}
 	<-s.done
-	return nil
+	return syncErr
 }
 
 // LazyUnmount detaches the mount at once even while files are open.
