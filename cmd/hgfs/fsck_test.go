@@ -3,19 +3,14 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hgfs/hgfs/fsnode"
-	"github.com/hgfs/hgfs/testenv"
 )
 
 func TestFsckCommand(t *testing.T) {
@@ -112,74 +107,5 @@ func TestFsckDamagedIndex(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".damaged"); err != nil {
 		t.Error(err)
-	}
-}
-
-// TestMountDamagedIndexSIGTERM: a mount whose index has a damaged page
-// (the directory entries' root page, zeroed after a clean unmount) answers
-// reading the tree with EIO instead of hanging or dying, and SIGTERM still
-// unmounts it and ends the daemon.
-func TestMountDamagedIndexSIGTERM(t *testing.T) {
-	testenv.RequireFUSE(t)
-	cache := filepath.Join(t.TempDir(), "cache")
-	fsys, err := fsnode.Create(cache, fsnode.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 50 {
-		p := fmt.Sprintf("d%d/f%02d", i%5, i)
-		if _, err := fsys.MkdirAll(context.Background(), filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := fsys.WriteFile(context.Background(), p, []byte(strings.Repeat(p, i*20)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fsys.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(cache, "index.db")
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var page uint64
-	db.View(func(tx *bolt.Tx) error {
-		page = uint64(tx.Bucket([]byte("dirents")).RootPage())
-		return nil
-	})
-	db.Close()
-	if page == 0 {
-		t.Fatal("the dirents bucket is inline")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clear(b[page*4096 : (page+1)*4096])
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	mp := t.TempDir()
-	cmd, out, exited := startMount(t, "--foreground", cache, mp)
-	waitMounted(t, mp, exited)
-	find := exec.Command("timeout", "60", "find", mp)
-	findOut, err := find.CombinedOutput()
-	if code := find.ProcessState.ExitCode(); code == 124 || !strings.Contains(string(findOut), "Input/output error") {
-		t.Errorf("find on the damaged mount: %v (exit %d)\n%s", err, code, findOut)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if testenv.IsMounted(mp) {
-			t.Errorf("still mounted after SIGTERM (exit %v)", err)
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("hgfs mount still running 30 s after SIGTERM\n%s", out.Bytes())
-	}
-	if !strings.Contains(out.String(), "recovered panic") {
-		t.Errorf("the daemon logged no recovered panic:\n%s", out.Bytes())
 	}
 }
