@@ -45,17 +45,7 @@ func TestFsckCommand(t *testing.T) {
 	if cerr := db.Close(); err != nil || cerr != nil {
 		t.Fatal(err, cerr)
 	}
-	out, stderr, code = dispatchRun(t, "fsck", dir)
-	if code != 1 || !strings.Contains(out, "victim") {
-		t.Fatalf("stray data file: exit %d\n%s%s", code, out, stderr)
-	}
-	out, stderr, code = dispatchRun(t, "fsck", "--repair", dir)
-	if code != 0 || !strings.Contains(out, "(repaired)") {
-		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
-	}
-	if _, _, code = dispatchRun(t, "fsck", dir); code != 0 {
-		t.Fatalf("after repair: exit %d", code)
-	}
+	fsckRepairCycle(t, dir, "victim", "(repaired)")
 
 	_, stderr, code = dispatchRun(t, "fsck", t.TempDir())
 	if code != 255 || !strings.Contains(stderr, "is not an hgfs cache") {
@@ -94,18 +84,26 @@ func TestFsckDamagedIndex(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	fsckRepairCycle(t, dir, "index.db: ", "index rebuilt")
+	if _, err := os.Stat(path + ".damaged"); err != nil {
+		t.Error(err)
+	}
+}
+
+// fsckRepairCycle runs hgfs fsck on the damaged cache in dir (exit 1,
+// found in its output), fsck --repair (exit 0, repaired in its output)
+// and fsck again (exit 0).
+func fsckRepairCycle(t *testing.T, dir, found, repaired string) {
+	t.Helper()
 	out, stderr, code := dispatchRun(t, "fsck", dir)
-	if code != 1 || !strings.Contains(out, "index.db: ") {
-		t.Fatalf("damaged index: exit %d\n%s%s", code, out, stderr)
+	if code != 1 || !strings.Contains(out, found) {
+		t.Fatalf("damaged cache: exit %d\n%s%s", code, out, stderr)
 	}
 	out, stderr, code = dispatchRun(t, "fsck", "--repair", dir)
-	if code != 0 || !strings.Contains(out, "index rebuilt") {
+	if code != 0 || !strings.Contains(out, repaired) {
 		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
 	}
 	if out, stderr, code = dispatchRun(t, "fsck", dir); code != 0 {
 		t.Fatalf("after repair: exit %d\n%s%s", code, out, stderr)
-	}
-	if _, err := os.Stat(path + ".damaged"); err != nil {
-		t.Error(err)
 	}
 }
