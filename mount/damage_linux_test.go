@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,12 +81,21 @@ func testMountIndexDamage(t *testing.T, mnt func(*fsnode.FS, string, Options) (t
 		dir, mp := t.TempDir(), t.TempDir()
 		testenv.CopyFiles(t, tmpl, dir)
 		what := damagePage(t, dir, rng)
-		fsys, err := fsnode.Open(dir, fsnode.Options{})
+		var fsys *fsnode.FS
+		var err error
+		if !testenv.Within(t, time.Minute, "opening "+dir, func() { fsys, err = fsnode.Open(dir, fsnode.Options{}) }) {
+			hangs++
+			continue
+		}
 		if err != nil {
 			refused++
 			continue
 		}
-		srv, err := mnt(fsys, mp, Options{FsName: dir})
+		var srv testServer
+		if !testenv.Within(t, time.Minute, "mounting "+mp, func() { srv, err = mnt(fsys, mp, Options{FsName: dir}) }) {
+			hangs++
+			continue
+		}
 		if err != nil {
 			fsys.Close()
 			t.Fatalf("seed %d (%s): mount: %v", seed, what, err)
@@ -94,7 +104,14 @@ func testMountIndexDamage(t *testing.T, mnt func(*fsnode.FS, string, Options) (t
 			// Changes, committed by write transactions on the damaged file.
 			`find "$1" -maxdepth 2 -type d | while read -r d; do echo new >"$d/new" && mv "$d/new" "$d/moved"; done; sync`} {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			out, err := exec.CommandContext(ctx, "sh", "-c", script, "sh", mp).CombinedOutput()
+			cmd := exec.CommandContext(ctx, "sh", "-c", script, "sh", mp)
+			// On the timeout the whole group goes (find, xargs and head
+			// hold the output pipe), and Wait gives up on the pipe soon
+			// after: a hung request is reported, not waited for.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 10 * time.Second
+			out, err := cmd.CombinedOutput()
 			if ctx.Err() != nil {
 				hangs++
 				t.Errorf("seed %d (%s): %s did not finish: a request hung", seed, what, script)
