@@ -87,11 +87,14 @@ lint:
 	CGO_ENABLED=1 $(GO) vet -tags cgofuse,fuse3 ./...
 	CGO_ENABLED=1 $(BIN)/staticcheck -tags cgofuse,fuse3 ./...
 
-# stress runs the cache's crash and model tests for many more rounds than
-# make test does, and a mount's compaction under 4 GiB of churn with the
-# daemon killed twelve times.
+# stress runs the cache's crash, model and index-corruption tests for many
+# more rounds than make test does, the corruption campaign through a real
+# mount on both adapters, and a mount's compaction under 4 GiB of churn
+# with the daemon killed twelve times.
 stress: build
-	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
+	FSNODE_CRASH_ROUNDS=200 FSNODE_MODEL_SEEDS=2000 FSNODE_DAMAGE_RUNS=500 $(GO) test -count=1 -timeout 60m -run 'Crash|Random' ./fsnode/
+	MOUNT_DAMAGE_RUNS=200 $(GO) test -count=1 -timeout 30m -run 'TestMountIndexDamage' ./mount/
+	MOUNT_DAMAGE_RUNS=200 $(GO) test -count=1 -timeout 30m -tags cgofuse,fuse3 -run 'TestMountIndexDamage/cgofuse' ./mount/
 	HGFS_BIN=$(HGFS) $(GO) test -count=25 -timeout 60m -run 'TestMountCrash' ./cmd/hgfs/
 	HGFS_BIN=$(HGFS) HGFS_COMPACT_STRESS_MIB=4096 HGFS_COMPACT_STRESS_KILLS=12 $(GO) test -count=1 -timeout 60m -run 'TestMountCompactStress' ./cmd/hgfs/
 

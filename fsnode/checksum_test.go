@@ -321,7 +321,7 @@ func toV1(t testing.TB, dir string) {
 
 func cacheVersion(t testing.TB, dir string) uint32 {
 	t.Helper()
-	ver, err := checkVersion(filepath.Join(dir, indexName), time.Second, true)
+	ver, _, err := checkVersion(filepath.Join(dir, indexName), time.Second, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -402,7 +402,7 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	defer func() { f.db.NoSync = f.opt.NoSync }()
 	var inlineBytes uint64
 	var seqOps []seqOp
-	err := f.db.Update(func(tx *bolt.Tx) error {
+	err := f.update("commit", func(tx *bolt.Tx) error {
 		inodes := tx.Bucket(bucketInodes)
 		inodes.FillPercent = 0.9 // inode numbers mostly ascend
 		exts := tx.Bucket(bucketExtents)

@@ -318,7 +318,7 @@ func (f *FS) referrers(ids []uint32) (map[uint32][]Ino, error) {
 		want[id] = true
 	}
 	refs := map[uint32][]Ino{}
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("compact", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketExtents).ForEach(func(k, v []byte) error {
 			ino, err := decodeInoKey(k)
 			if err != nil {

@@ -59,7 +59,8 @@
 //
 //	cache/
 //	  index.db    bbolt: meta (format version, creation time, counters,
-//	              the unfinished-ingest mark), inodes, dirents + dirseq
+//	              the unfinished-ingest mark, the "open" mark of a cache
+//	              not closed yet), inodes, dirents + dirseq
 //	              (entries by name and by cookie), extents (with the CRC32C
 //	              of their runs), inline, datafiles (committed lengths),
 //	              orphans, rdev (device numbers), xattrs (extended
@@ -206,6 +207,24 @@
 // commit fails the cache refuses changes (EIO) until reopened. Cache-level
 // errors (Create, Open, Fsck) are the sentinels in errors.go.
 //
+// A damaged index never panics (guard.go). Every bbolt call runs with
+// faults turned into panics (debug.SetPanicOnFault) and under recover: a
+// panic reading the index is that call's error (ErrCorrupt and EIO) and
+// the FS keeps serving, once a probe transaction shows that bbolt's locks
+// were released; a panic in a write transaction (whose rollback may have
+// left bbolt's writer lock held) or a probe that does not finish poisons
+// the FS: every later index access and change answers EIO at once, and
+// Close does not wait on bbolt's locks. Open checks the meta and freelist
+// pages with bounds-checked reads before bolt.Open (boltcheck.go), and
+// the whole index file when the cache was not closed cleanly (the meta
+// "open" mark that Open sets and Close removes): a damaged index is
+// refused with ErrCorrupt naming the cache and hgfs fsck --repair. Fsck
+// reports a damaged index file as problems instead of failing, and runs
+// its record checks on a salvaged copy; with repair it rebuilds the file
+// from its readable records (keeping index.db.damaged) and repeats its
+// record repairs until a pass has nothing to fix: the next Fsck is clean,
+// or the report lists what was not repaired.
+//
 // # ReadDir and "."/".."
 //
 // ReadDir never returns "." and "..": cookies start at 3, so an adapter
@@ -226,5 +245,8 @@
 // cleanup. The crash test SIGKILLs a writer child
 // (FSNODE_CRASH_ROUNDS rounds, default 10); the random-operation test
 // compares the core with the kernel's own file system step by step
-// (FSNODE_MODEL_SEEDS for more seeds).
+// (FSNODE_MODEL_SEEDS for more seeds). TestRandomIndexDamage damages
+// copies of a cache's index.db in random ways and opens, walks, fscks,
+// repairs and fscks each again, counting panics and hung steps
+// (FSNODE_DAMAGE_RUNS runs, default 30).
 package fsnode

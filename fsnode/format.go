@@ -8,6 +8,7 @@ package fsnode
 //	          "created" -> i64 unix nanoseconds
 //	          "nextino" -> u64 next inode number to allocate
 //	          "nextseq" -> u64 next directory-entry cookie to allocate
+//	          "open"    -> u64 unix ns; present while open (guard.go)
 //	inodes    ino(8) -> inode record (inodeRecordLen bytes, see encodeInode)
 //	          "ingest"  -> i64 unix nanoseconds; present while the cache is
 //	                       being filled by a clone (CreateForIngest) and not

@@ -213,6 +213,9 @@ type FS struct {
 	c committer
 
 	closed atomic.Bool
+	// poisoned is set (to the cause) when a panic inside bbolt left the
+	// index unusable (guard.go).
+	poisoned atomic.Pointer[error]
 	// bulk counts active sinks: group commits are then larger and, until
 	// someone waits, not fsynced (see Sink).
 	bulk atomic.Int32
@@ -330,11 +333,28 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		}
 		return nil, err
 	}
-	ver, err := checkVersion(path, opt.LockTimeout, ingest)
+	// What bolt.Open reads (meta and freelist pages) is checked first: a
+	// damaged one would make it panic with the file locked.
+	probs, err := checkBoltFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+	}
+	if len(probs) > 0 {
+		return nil, damagedIndex(dir, probs)
+	}
+	ver, unclean, err := checkVersion(path, opt.LockTimeout, ingest)
 	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
+	if unclean {
+		// Not closed cleanly: check the whole file before serving.
+		if probs, err := checkBoltFile(path, true); err != nil {
+			return nil, fmt.Errorf("fsnode: open %s: %w", path, err)
+		} else if len(probs) > 0 {
+			return nil, damagedIndex(dir, probs)
+		}
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmap})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("fsnode: cache %s is in use by another process", dir)
@@ -362,7 +382,7 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 	}
 	f.c.unfinished = ingest
 	if err := f.load(); err != nil {
-		db.Close()
+		closeDB(db, f.poisoned.Load() != nil)
 		if f.data != nil {
 			f.data.close()
 		}
@@ -382,6 +402,10 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 // xattrs) in a cache made before them; a cache that has them all is not
 // written to.
 func createLaterBuckets(db *bolt.DB) error {
+	return guarded("open", func() error { return createLaterBucketsUnguarded(db) })
+}
+
+func createLaterBucketsUnguarded(db *bolt.DB) error {
 	missing := false
 	_ = db.View(func(tx *bolt.Tx) error {
 		for _, b := range laterBuckets {
@@ -404,36 +428,39 @@ func createLaterBuckets(db *bolt.DB) error {
 
 // checkVersion reads the format version read-only, so that a cache from a
 // newer hgfs, or one left by an unfinished clone (unless ingest), is
-// refused before anything (even bbolt's freelist) is written.
-func checkVersion(path string, timeout time.Duration, ingest bool) (uint32, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+// refused before anything (even bbolt's freelist) is written. It also
+// reports whether the cache was left open (not closed cleanly).
+func checkVersion(path string, timeout time.Duration, ingest bool) (ver uint32, unclean bool, err error) {
+	db, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return 0, fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
+			return 0, false, fmt.Errorf("fsnode: cache %s is in use by another process", filepath.Dir(path))
 		}
-		return 0, fmt.Errorf("fsnode: open %s: %w", path, err)
+		return 0, false, fmt.Errorf("fsnode: open %s: %w", path, err)
 	}
-	defer db.Close()
-	var ver uint32
-	err = db.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bucketMeta)
-		if m == nil {
-			return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
-		}
-		var err error
-		if ver, err = readVersion(m); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if ver > formatVersion {
-			return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
-				ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
-		}
-		if m.Get(metaIngest) != nil && !ingest {
-			return fmt.Errorf("%w: %s", ErrUnfinished, filepath.Dir(path))
-		}
-		return nil
+	defer closeDB(db, false)
+	err = guarded("open "+path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			m := tx.Bucket(bucketMeta)
+			if m == nil {
+				return fmt.Errorf("%w: %s has no meta bucket", ErrNotCache, path)
+			}
+			var err error
+			if ver, err = readVersion(m); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if ver > formatVersion {
+				return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
+					ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
+			}
+			if m.Get(metaIngest) != nil && !ingest {
+				return fmt.Errorf("%w: %s", ErrUnfinished, filepath.Dir(path))
+			}
+			unclean = m.Get(metaOpen) != nil
+			return nil
+		})
 	})
-	return ver, err
+	return ver, unclean, err
 }
 
 // readVersion decodes the format version record.
@@ -455,7 +482,7 @@ func readVersion(m *bolt.Bucket) (uint32, error) {
 func (f *FS) load() (err error) {
 	var files map[uint32]int64
 	var orphans []Ino
-	err = f.db.View(func(tx *bolt.Tx) error {
+	err = f.view("open", func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("%w: %s: bucket %q missing", ErrCorrupt, f.dir, b)
@@ -518,8 +545,12 @@ func (f *FS) load() (err error) {
 			err = f.countLive()
 		}
 	}()
-	if len(orphans) > 0 {
-		err := f.db.Update(func(tx *bolt.Tx) error {
+	// Mark the cache open (Close removes the mark) and reclaim orphans.
+	{
+		err := f.update("open", func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put(metaOpen, u64(uint64(time.Now().UnixNano()))); err != nil {
+				return err
+			}
 			for _, ino := range orphans {
 				if err := deleteInodeRecords(tx, ino, true); err != nil {
 					return err
@@ -528,9 +559,11 @@ func (f *FS) load() (err error) {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("fsnode: open %s: reclaiming orphans: %w", f.dir, err)
+			return fmt.Errorf("fsnode: open %s: marking the cache open: %w", f.dir, err)
 		}
-		f.c.commits.Add(1)
+		if len(orphans) > 0 {
+			f.c.commits.Add(1)
+		}
 	}
 	return nil
 }
@@ -540,7 +573,7 @@ func (f *FS) load() (err error) {
 // undecodable extent list counts as dead: Fsck reports it.
 func (f *FS) countLive() error {
 	files := f.data.files // not shared yet
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("open", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketExtents).ForEach(func(_, v []byte) error {
 			exts, err := decodeExtents(v)
 			if err != nil {
@@ -613,10 +646,14 @@ func (f *FS) Close() error {
 	}
 	f.tree.Unlock()
 	err := f.c.stop()
+	if err == nil {
+		// Closed cleanly: the next Open need not check the whole index.
+		err = f.update("close", func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(metaOpen) })
+	}
 	if derr := f.data.close(); err == nil {
 		err = derr
 	}
-	if derr := f.db.Close(); err == nil {
+	if derr := closeDB(f.db, f.poisoned.Load() != nil); err == nil {
 		err = derr
 	}
 	if f.indexFile != nil {

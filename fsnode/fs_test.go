@@ -13,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hgfs/hgfs/testenv"
 )
 
 func TestCreateOpenErrors(t *testing.T) {
@@ -179,7 +181,7 @@ func TestOrphanLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashed := t.TempDir()
-	copyDir(t, dir, crashed)
+	testenv.CopyFiles(t, dir, crashed)
 	f.Release(h2)
 	f.Forget(b.Ino, 1)
 	if err := f.Close(); err != nil {
@@ -201,22 +203,6 @@ func TestOrphanLifecycle(t *testing.T) {
 	r, err = Fsck(crashed, false)
 	if err != nil || !r.OK() || r.Orphans != 0 {
 		t.Fatalf("fsck after reclaiming: %v %v", r, err)
-	}
-}
-
-func copyDir(t *testing.T, from, to string) {
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ package fsnode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -116,7 +117,8 @@ func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error { return tx.Bucket(bucket).Delete(key) }
 }
 
-// Fsck checks the cache in dir, which must not be open: every record
+// Fsck checks the cache in dir, which must not be open: the index file's
+// structure (every page bbolt would read, see boltcheck.go); every record
 // decodes; extents lie within their data files' committed lengths; every
 // directory entry names an existing inode of the recorded type under an
 // existing directory; link counts match the entries; the tree from the
@@ -124,84 +126,382 @@ func deleteKeyFix(bucket, key []byte) func(*bolt.Tx) error {
 // (orphans excepted); inline sizes match; every extent's run matches its
 // CRC32C (damaged contents are reported by path, Problem.Damaged, and
 // never repaired). A version 1 cache is checked in its own layout, or
-// upgraded first with repair. With repair, it fixes what it
-// can: drops dangling entries and bad extents, fixes link counts, sizes
-// and counters, reclaims orphans and unreachable inodes, deletes stray
-// records and unlisted data files.
+// upgraded first with repair. With repair, it fixes what it can: an
+// index file bbolt cannot read safely is rebuilt from its readable
+// records (the old one kept as index.db.damaged); then it drops dangling
+// entries and bad extents, fixes link counts, sizes and counters,
+// reclaims orphans and unreachable inodes, deletes stray records and
+// unlisted data files. Repair runs its checks again until a pass finds
+// nothing more to fix, so that a second Fsck is clean; problems it
+// cannot fix are in the report with Repaired false.
 func Fsck(dir string, repair bool) (*FsckReport, error) {
 	path := filepath.Join(dir, indexName)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotCache, dir, err)
 	}
-	ver, err := checkVersion(path, time.Second, false)
+	rep := &FsckReport{}
+	damage, err := indexDamage(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("fsnode: fsck: cache %s is in use", dir)
+	rebuilt, counted := false, false
+	if len(damage) > 0 {
+		if !repair {
+			for _, d := range damage {
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, What: d})
+			}
+			return previewRebuild(dir, rep), nil
 		}
-		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+		salvaged, err := rebuildIndex(dir)
+		for _, d := range damage {
+			rep.Problems = append(rep.Problems, Problem{Path: indexName, What: d, Repaired: err == nil})
+		}
+		if err != nil {
+			return rep, fmt.Errorf("fsnode: fsck %s: rebuilding the index: %w", dir, err)
+		}
+		rebuilt = true
+		rep.Problems = append(rep.Problems, Problem{Path: indexName, Repaired: true,
+			What: fmt.Sprintf("index rebuilt from its %d readable records; the damaged file is kept as %s.damaged", salvaged, indexName)})
 	}
-	defer db.Close()
-	if repair && ver < formatVersion {
-		// Repair upgrades, as Open would; a plain check reads the old
-		// layout (without checksums to verify).
-		if err := migrate(db, dir); err != nil {
+	ver, err := fsckVersion(dir, repair)
+	if err != nil {
+		return rep, err
+	}
+	// Each repair can uncover more (an entry dropped leaves its inode
+	// unreachable, ...): repeat until a pass has nothing to fix.
+	const maxPasses = 8
+	for pass := 0; ; pass++ {
+		r, applied, err := fsckPass(dir, repair, ver)
+		var pe *panicError
+		if errors.As(err, &pe) {
+			// bbolt itself failed on the file: not a record problem.
+			if repair && !rebuilt {
+				salvaged, rerr := rebuildIndex(dir)
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, What: pe.Error(), Repaired: rerr == nil})
+				if rerr != nil {
+					return rep, fmt.Errorf("fsnode: fsck %s: rebuilding the index: %w", dir, rerr)
+				}
+				rebuilt = true
+				rep.Problems = append(rep.Problems, Problem{Path: indexName, Repaired: true,
+					What: fmt.Sprintf("index rebuilt from its %d readable records; the damaged file is kept as %s.damaged", salvaged, indexName)})
+				continue
+			}
+			rep.Problems = append(rep.Problems, Problem{Path: indexName, What: pe.Error()})
+			return rep, nil
+		}
+		if err != nil {
+			return rep, err
+		}
+		if !counted {
+			counted = true
+			probs := rep.Problems
+			*rep = *r
+			rep.Problems = probs
+		}
+		if !repair || applied == 0 {
+			// Nothing was fixed in this pass: what it found stays.
+			rep.Problems = append(rep.Problems, r.Problems...)
+			return rep, nil
+		}
+		for _, p := range r.Problems {
+			if p.Repaired {
+				rep.Problems = append(rep.Problems, p)
+			}
+		}
+		if pass+1 == maxPasses {
+			r, _, err := fsckPass(dir, false, ver)
+			if err != nil {
+				return rep, err
+			}
+			for _, p := range r.Problems {
+				p.What += fmt.Sprintf(" (still there after %d repair passes)", maxPasses)
+				rep.Problems = append(rep.Problems, p)
+			}
+			return rep, nil
+		}
+	}
+}
+
+// rebuildIndex copies every record that can be read from the damaged
+// index (a bounds-checked walk of the file, see boltcheck.go) into a fresh
+// bbolt file and puts it in place of index.db, which is kept as
+// index.db.damaged. Data files the salvaged index does not list are listed
+// again with their current size, so that the record checks that follow
+// keep the extents that point into them. It returns how many records were
+// copied.
+func rebuildIndex(dir string) (int, error) {
+	path := filepath.Join(dir, indexName)
+	tmp := path + ".rebuild"
+	n, err := salvageIndex(dir, tmp)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Rename(path, path+".damaged"); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	return n, syncDir(dir)
+}
+
+// previewRebuild is fsck without repair on a damaged index file: the
+// record checks run on what a rebuild would keep (a salvaged copy in a
+// temporary directory, the data files linked there), so that the report
+// says what --repair would find and fix too.
+func previewRebuild(dir string, rep *FsckReport) *FsckReport {
+	unchecked := Problem{Path: indexName,
+		What: "damaged index file: its records were not checked (fsck --repair rebuilds it from the readable records)"}
+	tmp, err := os.MkdirTemp("", "hgfs-fsck-")
+	if err != nil {
+		rep.Problems = append(rep.Problems, unchecked)
+		return rep
+	}
+	defer os.RemoveAll(tmp)
+	n, err := salvageIndex(dir, filepath.Join(tmp, indexName))
+	if err == nil {
+		var ents []os.DirEntry
+		ents, err = os.ReadDir(dir)
+		for _, e := range ents {
+			if _, ok := parseDataFileName(e.Name()); ok && err == nil {
+				err = os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(tmp, e.Name()))
+			}
+		}
+	}
+	var r *FsckReport
+	if err == nil {
+		var ver uint32
+		if ver, _, err = checkVersion(filepath.Join(tmp, indexName), time.Second, false); err == nil {
+			r, _, err = fsckPass(tmp, false, ver)
+		}
+	}
+	if err != nil {
+		rep.Problems = append(rep.Problems, unchecked)
+		return rep
+	}
+	probs := append(rep.Problems, Problem{Path: indexName,
+		What: fmt.Sprintf("damaged index file: records on damaged pages are lost; the checks below ran on its %d readable records, which fsck --repair keeps", n)})
+	*rep = *r
+	rep.Problems = append(probs, r.Problems...)
+	return rep
+}
+
+// salvageIndex writes into a fresh bbolt file at dst every record of
+// dir's index that can be read, and the data files' records (see
+// rebuildIndex). It returns how many records were read.
+func salvageIndex(dir, dst string) (int, error) {
+	path := filepath.Join(dir, indexName)
+	recs := map[string][][2][]byte{}
+	n := 0
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	checkBolt(f, st.Size(), true, func(bucket, k, v []byte) {
+		if len(k) == 0 || len(k) > bolt.MaxKeySize || int64(len(v)) > bolt.MaxValueSize {
+			return
+		}
+		recs[string(bucket)] = append(recs[string(bucket)], [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+		n++
+	})
+	f.Close()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	os.Remove(dst)
+	db, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return 0, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range append(append([][]byte{}, allBuckets...), laterBuckets...) {
+			b, err := tx.CreateBucket(name)
+			if err != nil {
+				return err
+			}
+			for _, kv := range recs[string(name)] {
+				if err := b.Put(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+		}
+		m := tx.Bucket(bucketMeta)
+		if v := m.Get(metaVersion); len(v) != 4 || binary.BigEndian.Uint32(v) == 0 {
+			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+				return err
+			}
+		}
+		if len(m.Get(metaCreated)) != 8 {
+			if err := m.Put(metaCreated, u64(uint64(time.Now().UnixNano()))); err != nil {
+				return err
+			}
+		}
+		if err := m.Delete(metaOpen); err != nil {
+			return err
+		}
+		files := tx.Bucket(bucketDatafiles)
+		for _, e := range ents {
+			id, ok := parseDataFileName(e.Name())
+			if !ok || files.Get(fileKey(id)) != nil {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			if err := files.Put(fileKey(id), u64(uint64(info.Size()))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return 0, err
+	}
+	return n, nil
+}
+
+// indexDamage checks the index file's structure and its format version:
+// the problems that make it unsafe to read through bbolt. The error is
+// for a cache that must not be touched (in use, newer format) or a file
+// that cannot be read.
+func indexDamage(path string) ([]string, error) {
+	damage, err := checkBoltFile(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("fsnode: fsck %s: %w", filepath.Dir(path), err)
+	}
+	if len(damage) > 0 {
+		return damage, nil
+	}
+	if _, _, err := checkVersion(path, time.Second, false); err != nil {
+		if errors.Is(err, ErrNewerFormat) || errors.Is(err, ErrUnfinished) || !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotCache) {
+			if strings.Contains(err.Error(), "in use") {
+				return nil, fmt.Errorf("fsnode: fsck: cache %s is in use", filepath.Dir(path))
+			}
 			return nil, err
 		}
-		ver = formatVersion
+		damage = append(damage, err.Error())
 	}
+	return damage, nil
+}
+
+// fsckVersion returns the cache's format version; with repair a version
+// 1 cache is upgraded first, as Open would (a plain check reads the old
+// layout, without checksums to verify).
+func fsckVersion(dir string, repair bool) (uint32, error) {
+	path := filepath.Join(dir, indexName)
+	ver, _, err := checkVersion(path, time.Second, false)
+	if err != nil || !repair || ver >= formatVersion {
+		return ver, err
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return ver, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	defer closeDB(db, false)
+	if err := migrate(db, dir); err != nil {
+		return ver, err
+	}
+	return formatVersion, nil
+}
+
+// fsckPass is one check of the index (of format version ver), with repair
+// its fixes applied; applied counts them. A panic inside bbolt is
+// returned as *panicError.
+func fsckPass(dir string, repair bool, ver uint32) (*FsckReport, int, error) {
+	path := filepath.Join(dir, indexName)
+	db, err := openBolt(path, &bolt.Options{ReadOnly: !repair, Timeout: time.Second})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, 0, fmt.Errorf("fsnode: fsck: cache %s is in use", dir)
+		}
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	poisoned := false
+	defer func() { closeDB(db, poisoned) }()
 	c := &fsck{r: &FsckReport{}, repair: repair, inodes: map[Ino]*diskInode{}, paths: map[Ino]string{RootIno: "/"},
 		files: map[uint32]int64{}, sizes: map[uint32]int64{}, version: ver, dir: dir,
 		verified: map[runKey]error{}, open: map[uint32]*os.File{}}
 	defer c.closeFiles()
 	var unlisted []string
-	err = db.View(func(tx *bolt.Tx) error {
-		c.tx = tx
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
-			}
-		}
-		var err error
-		unlisted, err = c.checkDataFiles(dir)
-		if err != nil {
-			return err
-		}
-		c.loadInodes()
-		c.loadDirents()
-		c.walkTree()
-		c.checkInodes()
-		c.checkRdevXattrs()
-		c.checkCounters()
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
-	}
-	if repair && len(c.fixes) > 0 {
-		err := db.Update(func(tx *bolt.Tx) error {
-			for _, fix := range c.fixes {
-				if err := fix(tx); err != nil {
-					return err
+	err = guarded("fsck", func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			c.tx = tx
+			missing := false
+			for _, b := range allBuckets {
+				if tx.Bucket(b) == nil {
+					name := b
+					c.problem(indexName, 0, func(tx *bolt.Tx) error { _, err := tx.CreateBucket(name); return err }, "bucket %q missing", b)
+					missing = true
 				}
 			}
+			if missing {
+				return nil // the next pass checks the records
+			}
+			var err error
+			unlisted, err = c.checkDataFiles(dir)
+			if err != nil {
+				return err
+			}
+			c.loadInodes()
+			c.loadDirents()
+			c.walkTree()
+			c.checkInodes()
+			c.checkRdevXattrs()
+			c.checkCounters()
 			return nil
 		})
+	})
+	if err != nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			poisoned = true
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("fsnode: fsck %s: %w", dir, err)
+	}
+	if repair && len(c.fixes) > 0 {
+		err := guarded("fsck repair", func() error {
+			return db.Update(func(tx *bolt.Tx) error {
+				for _, fix := range c.fixes {
+					if err := fix(tx); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
 		if err != nil {
-			return c.r, fmt.Errorf("fsnode: fsck %s: repair: %w", dir, err)
+			var pe *panicError
+			if errors.As(err, &pe) {
+				poisoned = true
+				return nil, 0, err
+			}
+			return c.r, 0, fmt.Errorf("fsnode: fsck %s: repair: %w", dir, err)
 		}
 	}
 	if repair {
 		for _, name := range unlisted {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return c.r, err
+				return c.r, 0, err
 			}
 		}
 	}
-	return c.r, nil
+	return c.r, len(c.fixes) + len(unlisted), nil
 }
 
 func (c *fsck) checkDataFiles(dir string) ([]string, error) {
@@ -323,7 +623,10 @@ func (c *fsck) loadDirents() {
 func (c *fsck) walkTree() {
 	root := c.inodes[RootIno]
 	if root == nil || root.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		c.problem("/", RootIno, nil, "root inode missing or not a directory")
+		now := time.Now().UnixNano()
+		fresh := diskInode{Mode: syscall.S_IFDIR | 0o755, Nlink: 2, Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid()),
+			Atime: now, Mtime: now, Ctime: now, Parent: RootIno}
+		c.problem("/", RootIno, putInodeFix(RootIno, fresh), "root inode missing or not a directory (a new, empty root replaces it)")
 		return
 	}
 	byParent := map[Ino][]fsckDirent{}

@@ -121,7 +121,7 @@ func (f *FS) getInode(ino Ino) (*inode, error) {
 
 func (f *FS) loadInode(ino Ino) (*inode, error) {
 	var in *inode
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("load inode", func(tx *bolt.Tx) error {
 		var err error
 		in, err = readInode(indexBuckets(tx), ino)
 		return err
@@ -161,7 +161,7 @@ func (f *FS) Preload(inos []Ino) {
 	}
 	slices.Sort(missing)
 	loaded := make([]*inode, 0, len(missing))
-	_ = f.db.View(func(tx *bolt.Tx) error {
+	_ = f.view("preload", func(tx *bolt.Tx) error {
 		b := indexBuckets(tx)
 		for _, ino := range missing {
 			if in, err := readInode(b, ino); err == nil {

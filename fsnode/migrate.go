@@ -44,59 +44,61 @@ func migrate(db *bolt.DB, dir string) error {
 		return fh
 	}
 	buf := make([]byte, maxRunLen)
-	err := db.Update(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bucketMeta)
-		if m == nil {
-			return fmt.Errorf("%w: no meta bucket", ErrNotCache)
-		}
-		ver, err := readVersion(m)
-		if err != nil || ver == formatVersion {
-			return err
-		}
-		if ver != 1 {
-			return fmt.Errorf("%w: cannot upgrade format version %d", ErrCorrupt, ver)
-		}
-		log.Printf("hgfs: upgrading cache %s to format version %d (checksums: reading its data files once)", dir, formatVersion)
-		b := tx.Bucket(bucketExtents)
-		if b == nil {
-			return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, bucketExtents)
-		}
-		type rec struct{ k, v []byte }
-		var recs []rec
-		if err := b.ForEach(func(k, v []byte) error {
-			recs = append(recs, rec{append([]byte(nil), k...), append([]byte(nil), v...)})
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, r := range recs {
-			old, err := decodeExtentsVersion(r.v, 1)
-			if err != nil {
-				if err := b.Put(r.k, []byte{}); err != nil {
-					return err
-				}
-				continue
+	err := guarded("upgrade", func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			m := tx.Bucket(bucketMeta)
+			if m == nil {
+				return fmt.Errorf("%w: no meta bucket", ErrNotCache)
 			}
-			var exts []extent
-			for _, e := range old {
-				for done := int64(0); done < e.Len; {
-					n := min(e.Len-done, maxRunLen)
-					p := buf[:n]
-					if err := readOrZero(open(e.File), p, e.FileOff+done); err != nil {
-						return fmt.Errorf("reading %s at %d: %w", dataFileName(e.File), e.FileOff+done, err)
-					}
-					exts = append(exts, extent{Off: e.Off + done, File: e.File, FileOff: e.FileOff + done,
-						Len: n, Run: n, Sum: checksum(p)})
-					done += n
-				}
-			}
-			if err := b.Put(r.k, encodeExtents(exts)); err != nil {
+			ver, err := readVersion(m)
+			if err != nil || ver == formatVersion {
 				return err
 			}
-		}
-		v := make([]byte, 4)
-		v[3] = formatVersion
-		return m.Put(metaVersion, v)
+			if ver != 1 {
+				return fmt.Errorf("%w: cannot upgrade format version %d", ErrCorrupt, ver)
+			}
+			log.Printf("hgfs: upgrading cache %s to format version %d (checksums: reading its data files once)", dir, formatVersion)
+			b := tx.Bucket(bucketExtents)
+			if b == nil {
+				return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, bucketExtents)
+			}
+			type rec struct{ k, v []byte }
+			var recs []rec
+			if err := b.ForEach(func(k, v []byte) error {
+				recs = append(recs, rec{append([]byte(nil), k...), append([]byte(nil), v...)})
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, r := range recs {
+				old, err := decodeExtentsVersion(r.v, 1)
+				if err != nil {
+					if err := b.Put(r.k, []byte{}); err != nil {
+						return err
+					}
+					continue
+				}
+				var exts []extent
+				for _, e := range old {
+					for done := int64(0); done < e.Len; {
+						n := min(e.Len-done, maxRunLen)
+						p := buf[:n]
+						if err := readOrZero(open(e.File), p, e.FileOff+done); err != nil {
+							return fmt.Errorf("reading %s at %d: %w", dataFileName(e.File), e.FileOff+done, err)
+						}
+						exts = append(exts, extent{Off: e.Off + done, File: e.File, FileOff: e.FileOff + done,
+							Len: n, Run: n, Sum: checksum(p)})
+						done += n
+					}
+				}
+				if err := b.Put(r.k, encodeExtents(exts)); err != nil {
+					return err
+				}
+			}
+			v := make([]byte, 4)
+			v[3] = formatVersion
+			return m.Put(metaVersion, v)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("fsnode: upgrading %s to format version %d: %w", dir, formatVersion, err)

@@ -79,7 +79,7 @@ func (f *FS) loadDir(in *inode) error {
 		return nil
 	}
 	ds := newDirState()
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := f.view("load directory", func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDirents).Cursor()
 		prefix := inoKey(in.ino)
 		for k, v := c.Seek(prefix); len(k) > 8 && string(k[:8]) == string(prefix); k, v = c.Next() {

@@ -75,7 +75,7 @@ func (f *FS) loadXattrsLocked(in *inode) error {
 	}
 	var m map[string][]byte
 	if f.anyXattrs.Load() {
-		err := f.db.View(func(tx *bolt.Tx) error {
+		err := f.view("getxattr", func(tx *bolt.Tx) error {
 			var err error
 			m, err = readXattrs(tx.Bucket(bucketXattrs), in.ino)
 			return err

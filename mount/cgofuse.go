@@ -416,12 +416,26 @@ func (a *cgoFS) inoOf(p string, fh uint64) (fsnode.Ino, bool, error) {
 	return attr.Ino, true, nil
 }
 
+// recovered answers a panicking handler with EIO (rc nil: no answer)
+// and logs it (recover.go). Every handler defers it; those that only
+// call another handler rely on that one's. cgofuse would recover the
+// panic too, but silently.
+func (a *cgoFS) recovered(rc *int) {
+	if r := recover(); r != nil {
+		handlerPanic(r)
+		if rc != nil {
+			*rc = -fuse.EIO
+		}
+	}
+}
+
 // Init is called once the file system is mounted.
 func (a *cgoFS) Init() { a.readyOnce.Do(func() { close(a.ready) }) }
 
 // Destroy is called when the file system is unmounted: hidden names
 // libfuse did not get to unlink give their references back.
 func (a *cgoFS) Destroy() {
+	defer a.recovered(nil)
 	a.mu.Lock()
 	hidden := a.hidden
 	a.hidden = map[string]fsnode.Ino{}
@@ -431,7 +445,8 @@ func (a *cgoFS) Destroy() {
 	}
 }
 
-func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) int {
+func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) (rc int) {
+	defer a.recovered(&rc)
 	st, err := a.fsys.Statfs(a.ctx())
 	if err != nil {
 		return toErrno(err)
@@ -445,7 +460,8 @@ func (a *cgoFS) Statfs(p string, out *fuse.Statfs_t) int {
 	return 0
 }
 
-func (a *cgoFS) Getattr(p string, st *fuse.Stat_t, fh uint64) int {
+func (a *cgoFS) Getattr(p string, st *fuse.Stat_t, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	attr, err := a.getattr(p, fh)
 	if err != nil {
 		return toErrno(err)
@@ -474,7 +490,8 @@ func (a *cgoFS) getattr(p string, fh uint64) (fsnode.Attr, error) {
 	return attr, err
 }
 
-func (a *cgoFS) Mkdir(p string, mode uint32) int {
+func (a *cgoFS) Mkdir(p string, mode uint32) (rc int) {
+	defer a.recovered(&rc)
 	return a.makeNode(p, func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error) {
 		return a.fsys.Mkdir(ctx, dir, name, mode&0o7777)
 	})
@@ -499,7 +516,8 @@ func (a *cgoFS) makeNode(p string, mk func(ctx context.Context, dir fsnode.Ino, 
 	return 0
 }
 
-func (a *cgoFS) Unlink(p string) int {
+func (a *cgoFS) Unlink(p string) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(p); err != nil {
 		return toErrno(err)
 	}
@@ -514,7 +532,8 @@ func (a *cgoFS) Unlink(p string) int {
 	return toErrno(a.fsys.Unlink(a.ctx(), dir, name))
 }
 
-func (a *cgoFS) Rmdir(p string) int {
+func (a *cgoFS) Rmdir(p string) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(p); err != nil {
 		return toErrno(err)
 	}
@@ -526,7 +545,8 @@ func (a *cgoFS) Rmdir(p string) int {
 	return toErrno(a.fsys.Rmdir(a.ctx(), dir, name))
 }
 
-func (a *cgoFS) Link(oldpath, newpath string) int {
+func (a *cgoFS) Link(oldpath, newpath string) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(oldpath); err != nil {
 		return toErrno(err)
 	}
@@ -551,7 +571,8 @@ func (a *cgoFS) Link(oldpath, newpath string) int {
 	return 0
 }
 
-func (a *cgoFS) Symlink(target, newpath string) int {
+func (a *cgoFS) Symlink(target, newpath string) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.newName(newpath); err != nil {
 		return toErrno(err)
 	}
@@ -568,7 +589,8 @@ func (a *cgoFS) Symlink(target, newpath string) int {
 	return 0
 }
 
-func (a *cgoFS) Readlink(p string) (int, string) {
+func (a *cgoFS) Readlink(p string) (rc int, _ string) {
+	defer a.recovered(&rc)
 	if x, in, err := a.ctlNode(p); in {
 		var target string
 		if err == nil {
@@ -594,7 +616,8 @@ func (a *cgoFS) Rename(oldpath, newpath string) int { return a.Rename3(oldpath, 
 // the "hide" renames that stand in for unlinking an open file (see
 // isLibfuseHidden); they become unlinks, so the file keeps POSIX
 // semantics: gone from its directory, open handles still working, nlink 0.
-func (a *cgoFS) Rename3(oldpath, newpath string, flags uint32) int {
+func (a *cgoFS) Rename3(oldpath, newpath string, flags uint32) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(oldpath); err != nil {
 		return toErrno(err)
 	}
@@ -648,7 +671,8 @@ func (a *cgoFS) setattr(p string, fh uint64, in fsnode.SetAttr) int {
 
 func (a *cgoFS) Chmod(p string, mode uint32) int { return a.Chmod3(p, mode, noFh) }
 
-func (a *cgoFS) Chmod3(p string, mode uint32, fh uint64) int {
+func (a *cgoFS) Chmod3(p string, mode uint32, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	mode &= 0o7777
 	return a.setattr(p, fh, fsnode.SetAttr{Mode: &mode})
 }
@@ -656,7 +680,8 @@ func (a *cgoFS) Chmod3(p string, mode uint32, fh uint64) int {
 func (a *cgoFS) Chown(p string, uid, gid uint32) int { return a.Chown3(p, uid, gid, noFh) }
 
 // Chown3: an id of -1 leaves it alone, as chown(2) does.
-func (a *cgoFS) Chown3(p string, uid, gid uint32, fh uint64) int {
+func (a *cgoFS) Chown3(p string, uid, gid uint32, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	var in fsnode.SetAttr
 	if uid != ^uint32(0) {
 		in.Uid = &uid
@@ -671,7 +696,8 @@ func (a *cgoFS) Utimens(p string, tmsp []fuse.Timespec) int { return a.Utimens3(
 
 // Utimens3: cgofuse passes UTIME_NOW and UTIME_OMIT through unless both
 // times are UTIME_NOW.
-func (a *cgoFS) Utimens3(p string, tmsp []fuse.Timespec, fh uint64) int {
+func (a *cgoFS) Utimens3(p string, tmsp []fuse.Timespec, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	if len(tmsp) != 2 {
 		return -fuse.EINVAL
 	}
@@ -689,7 +715,8 @@ func (a *cgoFS) Utimens3(p string, tmsp []fuse.Timespec, fh uint64) int {
 	return a.setattr(p, fh, fsnode.SetAttr{Atime: conv(tmsp[0]), Mtime: conv(tmsp[1])})
 }
 
-func (a *cgoFS) Truncate(p string, size int64, fh uint64) int {
+func (a *cgoFS) Truncate(p string, size int64, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	if size < 0 {
 		return -fuse.EINVAL
 	}
@@ -744,7 +771,8 @@ func (a *cgoFS) Create(p string, flags int, mode uint32) (int, uint64) {
 	return errc, fi.Fh
 }
 
-func (a *cgoFS) CreateEx(p string, mode uint32, fi *fuse.FileInfo_t) int {
+func (a *cgoFS) CreateEx(p string, mode uint32, fi *fuse.FileInfo_t) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.newName(p); err != nil {
 		return toErrno(err)
 	}
@@ -768,7 +796,8 @@ func (a *cgoFS) Open(p string, flags int) (int, uint64) {
 	return errc, fi.Fh
 }
 
-func (a *cgoFS) OpenEx(p string, fi *fuse.FileInfo_t) int {
+func (a *cgoFS) OpenEx(p string, fi *fuse.FileInfo_t) (rc int) {
+	defer a.recovered(&rc)
 	flags := cgoOpenFlags(fi.Flags)
 	if x, in, err := a.ctlNode(p); in {
 		var data []byte
@@ -803,7 +832,8 @@ func (a *cgoFS) OpenEx(p string, fi *fuse.FileInfo_t) int {
 // Read fills buff as far as the file goes (fsnode reads whole ranges up
 // to EOF): outside direct I/O a short read means end of file to the
 // kernel.
-func (a *cgoFS) Read(p string, buff []byte, ofst int64, fh uint64) int {
+func (a *cgoFS) Read(p string, buff []byte, ofst int64, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	f := a.file(fh)
 	if f == nil {
 		return -fuse.EBADF
@@ -821,7 +851,8 @@ func (a *cgoFS) Read(p string, buff []byte, ofst int64, fh uint64) int {
 	return n
 }
 
-func (a *cgoFS) Write(p string, buff []byte, ofst int64, fh uint64) int {
+func (a *cgoFS) Write(p string, buff []byte, ofst int64, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	f := a.file(fh)
 	if f == nil || f.virt != nil {
 		return -fuse.EBADF
@@ -833,7 +864,8 @@ func (a *cgoFS) Write(p string, buff []byte, ofst int64, fh uint64) int {
 	return n
 }
 
-func (a *cgoFS) Flush(p string, fh uint64) int {
+func (a *cgoFS) Flush(p string, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	f := a.file(fh)
 	if f == nil {
 		return -fuse.EBADF
@@ -844,7 +876,8 @@ func (a *cgoFS) Flush(p string, fh uint64) int {
 	return toErrno(a.fsys.Flush(a.ctx(), f.h))
 }
 
-func (a *cgoFS) Release(p string, fh uint64) int {
+func (a *cgoFS) Release(p string, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	a.mu.Lock()
 	f := a.files[fh]
 	delete(a.files, fh)
@@ -858,7 +891,8 @@ func (a *cgoFS) Release(p string, fh uint64) int {
 	return 0
 }
 
-func (a *cgoFS) Fsync(p string, datasync bool, fh uint64) int {
+func (a *cgoFS) Fsync(p string, datasync bool, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	f := a.file(fh)
 	if f == nil {
 		return -fuse.EBADF
@@ -871,7 +905,8 @@ func (a *cgoFS) Fsync(p string, datasync bool, fh uint64) int {
 
 // Opendir keeps a lookup reference on the directory until Releasedir, so
 // Readdir needs no path walk; the fh is the inode number.
-func (a *cgoFS) Opendir(p string) (int, uint64) {
+func (a *cgoFS) Opendir(p string) (rc int, _ uint64) {
+	defer a.recovered(&rc)
 	if x, in, err := a.ctlNode(p); in {
 		if err == nil && !x.isDir() {
 			err = syscall.ENOTDIR
@@ -889,7 +924,8 @@ func (a *cgoFS) Opendir(p string) (int, uint64) {
 	return 0, uint64(attr.Ino)
 }
 
-func (a *cgoFS) Releasedir(p string, fh uint64) int {
+func (a *cgoFS) Releasedir(p string, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	if fh != noFh {
 		a.put(fsnode.Ino(fh))
 	}
@@ -902,7 +938,8 @@ func (a *cgoFS) Releasedir(p string, fh uint64) int {
 // offsets through; WinFsp reads a directory in one call). Each entry
 // carries its attributes (readdir-plus), sparing WinFsp a getattr per
 // file. The control directory is never listed.
-func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
+func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	if x, in, err := a.ctlNode(p); in {
 		var ents []ctlEntry
 		if err == nil {
@@ -960,13 +997,19 @@ func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst
 			log.Printf("hgfs mount: %s/%s: name not representable on Windows; not listed", p, e.Name)
 			continue
 		}
-		attr, err := a.fsys.Lookup(ctx, dir, e.Name)
-		if err != nil {
-			continue // gone since the listing
-		}
-		a.put(attr.Ino)
 		var st fuse.Stat_t
-		cgoFillStat(attr, &st)
+		attr, err := a.fsys.Lookup(ctx, dir, e.Name)
+		switch {
+		case err == nil:
+			a.put(attr.Ino)
+			cgoFillStat(attr, &st)
+		case fsnode.ToErrno(err) == syscall.ENOENT:
+			continue // gone since the listing
+		default:
+			// Listed all the same (a damaged index answers EIO when
+			// the entry is opened, not by hiding it).
+			st = fuse.Stat_t{Mode: e.Mode, Ino: uint64(e.Ino)}
+		}
 		if !fill(e.Name, &st, int64(e.Off)) {
 			break
 		}
@@ -974,7 +1017,8 @@ func (a *cgoFS) Readdir(p string, fill func(name string, stat *fuse.Stat_t, ofst
 	return 0
 }
 
-func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) int {
+func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) (rc int) {
+	defer a.recovered(&rc)
 	return toErrno(a.fsys.Sync(a.ctx()))
 }
 
@@ -991,7 +1035,8 @@ func (a *cgoFS) Fsyncdir(p string, datasync bool, fh uint64) int {
 // WinFsp's descriptor gives the owner bits to; so a file without write
 // bits refuses W_OK, as its descriptor refuses writing, and nothing
 // passes for lack of a caller.
-func (a *cgoFS) Access(p string, mask uint32) int {
+func (a *cgoFS) Access(p string, mask uint32) (rc int) {
+	defer a.recovered(&rc)
 	attr, err := a.getattr(p, noFh)
 	if err != nil {
 		return toErrno(err)
@@ -1082,14 +1127,16 @@ func (s *CgofuseServer) Unmount() error {
 		return nil
 	default:
 	}
+	// As Server.Unmount: a failed drain does not keep the mount.
+	var syncErr error
 	if err := s.fsys.Sync(context.Background()); err != nil {
-		return fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
+		syncErr = fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
 	}
 	if err := cgofuseUnmount(s, false); err != nil {
-		return err
+		return errors.Join(syncErr, err)
 	}
 	<-s.done
-	return nil
+	return syncErr
 }
 
 // LazyUnmount detaches the mount at once even while files are open.

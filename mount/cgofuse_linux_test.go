@@ -40,6 +40,12 @@ func init() { backends = append(backends, cgofuseBackend) }
 
 // newCgoMount creates a cache and mounts it through cgofuseBackend; the
 // cleanup is newMount's.
+func init() {
+	damageMounts["cgofuse"] = func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		return MountCgofuse(fsys, mp, opt)
+	}
+}
+
 func newCgoMount(t testing.TB) *testMount {
 	t.Helper()
 	return newMountWith(t, cgofuseBackend.mount)

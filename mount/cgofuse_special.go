@@ -19,7 +19,8 @@ import (
 // Mknod creates FIFOs, sockets, device nodes and regular files, as the
 // raw adapter's Mknod. libfuse passes the kernel's device number through
 // unchanged in both directions.
-func (a *cgoFS) Mknod(p string, mode uint32, dev uint64) int {
+func (a *cgoFS) Mknod(p string, mode uint32, dev uint64) (rc int) {
+	defer a.recovered(&rc)
 	return a.makeNode(p, func(ctx context.Context, dir fsnode.Ino, name string) (fsnode.Attr, error) {
 		return a.fsys.Mknod(ctx, dir, name, mode, dev)
 	})
@@ -39,7 +40,8 @@ func (a *cgoFS) xattrIno(p string) (ino fsnode.Ino, in bool, err error) {
 	return attr.Ino, false, nil
 }
 
-func (a *cgoFS) Getxattr(p string, name string) (int, []byte) {
+func (a *cgoFS) Getxattr(p string, name string) (rc int, _ []byte) {
+	defer a.recovered(&rc)
 	ino, ctl, err := a.xattrIno(p)
 	if err != nil {
 		return toErrno(err), nil
@@ -55,7 +57,8 @@ func (a *cgoFS) Getxattr(p string, name string) (int, []byte) {
 }
 
 // Listxattr fills the names; a buffer too small for them is ERANGE.
-func (a *cgoFS) Listxattr(p string, fill func(name string) bool) int {
+func (a *cgoFS) Listxattr(p string, fill func(name string) bool) (rc int) {
+	defer a.recovered(&rc)
 	ino, ctl, err := a.xattrIno(p)
 	if err != nil {
 		return toErrno(err)
@@ -77,7 +80,8 @@ func (a *cgoFS) Listxattr(p string, fill func(name string) bool) int {
 
 // Setxattr passes setxattr(2)'s flags on; fsnode's constants are
 // Linux's, which cgofuse's are too.
-func (a *cgoFS) Setxattr(p string, name string, value []byte, flags int) int {
+func (a *cgoFS) Setxattr(p string, name string, value []byte, flags int) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(p); err != nil {
 		return toErrno(err)
 	}
@@ -88,7 +92,8 @@ func (a *cgoFS) Setxattr(p string, name string, value []byte, flags int) int {
 	return toErrno(a.fsys.Setxattr(a.ctx(), ino, name, value, flags))
 }
 
-func (a *cgoFS) Removexattr(p string, name string) int {
+func (a *cgoFS) Removexattr(p string, name string) (rc int) {
+	defer a.recovered(&rc)
 	if err := a.changing(p); err != nil {
 		return toErrno(err)
 	}

@@ -5,6 +5,7 @@ package mount
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -87,6 +88,12 @@ func rootOnly(opt Options) bool {
 // mountOptions are the kernel-facing choices shared by both mount kinds.
 func mountOptions(opt Options) *fuse.MountOptions {
 	mo := &fuse.MountOptions{
+		// A panicking handler answers EIO, is logged in one line and
+		// the mount keeps serving (recover.go).
+		PanicHandler: func(r any) fuse.Status {
+			handlerPanic(r)
+			return fuse.EIO
+		},
 		AllowOther: opt.AllowOther,
 		FsName:     opt.FsName,
 		Name:       "hgfs",
@@ -152,7 +159,10 @@ func (s *Server) Mountpoint() string { return s.mountpoint }
 
 // Unmount drains fsys (everything written so far becomes durable), then
 // unmounts and waits for the request loop to end. It fails with EBUSY
-// while files on the mount are open; LazyUnmount detaches regardless.
+// while files on the mount are open; LazyUnmount detaches regardless. A
+// drain that fails (a failed commit, a damaged index) does not keep the
+// mount: waiting would not cure it; it unmounts all the same and returns
+// that error, with Done closed.
 func (s *Server) Unmount() error {
 	s.unmountMu.Lock()
 	defer s.unmountMu.Unlock()
@@ -161,16 +171,17 @@ func (s *Server) Unmount() error {
 		return nil
 	default:
 	}
+	var syncErr error
 	if s.fsys != nil {
 		if err := s.fsys.Sync(context.Background()); err != nil {
-			return fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
+			syncErr = fmt.Errorf("unmount %s: sync: %w", s.mountpoint, err)
 		}
 	}
 	if err := s.srv.Unmount(); err != nil {
-		return fmt.Errorf("unmount %s: %w", s.mountpoint, err)
+		return errors.Join(syncErr, fmt.Errorf("unmount %s: %w", s.mountpoint, err))
 	}
 	<-s.done
-	return nil
+	return syncErr
 }
 
 // LazyUnmount detaches the mount from the namespace at once (umount -l);

@@ -119,6 +119,28 @@ func CopyRepo(t testing.TB, src string) string {
 	return dst
 }
 
+// CopyFiles copies the files directly in directory from into directory
+// to (a cache: its index and data files), for tests that damage a copy.
+func CopyFiles(t testing.TB, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 var (
 	genMu    sync.Mutex
 	genCache = map[string]*genEntry{}

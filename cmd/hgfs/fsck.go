@@ -18,10 +18,17 @@ Checks every index record, extent, directory entry and link count of the
 cache, which must not be mounted, and reads every byte of file contents
 to verify its checksum. Each problem is printed as "PATH: what"; damaged
 contents as "PATH: data damaged (extent at offset N, ...)". With --repair,
-what can be fixed is fixed and marked "(repaired)". Damaged contents
-cannot be repaired: the file is left as it is (reading the damaged part
-fails with an I/O error); restore it from elsewhere or remove it.
---repair also upgrades a cache of an older format, as mounting it does.
+what can be fixed is fixed and marked "(repaired)", and the checks run
+again until nothing more is found: a second fsck is clean, or the
+problems left are printed without "(repaired)". Damaged contents cannot
+be repaired: the file is left as it is (reading the damaged part fails
+with an I/O error); restore it from elsewhere or remove it. --repair
+also upgrades a cache of an older format, as mounting it does.
+
+A damaged index file (pages its database cannot read) is reported as
+"index.db: ..." lines, and the records that can still be read are
+checked. --repair rebuilds the index from those records, keeping the
+damaged file as index.db.damaged.
 
 Returns 0 if the cache is clean (or every problem was repaired), 1 if
 problems remain.`,

@@ -40,6 +40,7 @@ func helpCommand(u *ui, cmd *command) int {
 	u.write("\nenvironment:\n\n")
 	u.write("    %-22s %s\n", tune.EnvVar, "performance tricks to switch off or on, e.g. -yield,-uring (all but schedbatch are on by default)")
 	u.write("    %-22s %s\n", "", "tricks: "+strings.Join(tune.Names(), ", ")+"; see docs/ARCHITECTURE.md")
+	u.write("    %-22s %s\n", "HGFS_DEBUG", "if set, a panic recovered from a damaged cache is logged with its stack")
 	return 0
 }
 

@@ -192,10 +192,16 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 	case <-srv.Done():
 	case <-ctx.Done():
 		if err := srv.Unmount(); err != nil {
-			// Files are still open: detach now, serve them until closed.
-			c.ui.warn("hgfs: %v; detaching lazily\n", err)
-			if err := srv.LazyUnmount(); err != nil {
+			select {
+			case <-srv.Done():
+				// Unmounted, but the last changes were not committed.
 				c.ui.warn("hgfs: %v\n", err)
+			default:
+				// Files are still open: detach now, serve them until closed.
+				c.ui.warn("hgfs: %v; detaching lazily\n", err)
+				if err := srv.LazyUnmount(); err != nil {
+					c.ui.warn("hgfs: %v\n", err)
+				}
 			}
 		}
 		srv.Wait()

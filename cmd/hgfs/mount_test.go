@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -295,5 +299,85 @@ func TestMountErrors(t *testing.T) {
 	_, stderr, code = dispatchRun(t, "mount", "--foreground", t.TempDir(), filepath.Join(t.TempDir(), "missing"))
 	if code != 255 || !strings.Contains(stderr, "abort: mount point") {
 		t.Errorf("missing mount point: %d %q", code, stderr)
+	}
+}
+
+// TestMountDamagedIndexSIGTERM: a mount whose index has a damaged page
+// (the readdir-order bucket's root page, zeroed after a clean unmount):
+// the tree reads (nothing reads that page until a commit), a change's
+// commit meets the page, panics inside bbolt and takes the index out of
+// service, and SIGTERM still unmounts and ends the daemon.
+func TestMountDamagedIndexSIGTERM(t *testing.T) {
+	testenv.RequireFUSE(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	fsys, err := fsnode.Create(cache, fsnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		p := fmt.Sprintf("d%d/f%02d", i%5, i)
+		if _, err := fsys.MkdirAll(context.Background(), filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := fsys.WriteFile(context.Background(), p, []byte(strings.Repeat(p, i*20)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fsys.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cache, "index.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page uint64
+	db.View(func(tx *bolt.Tx) error {
+		page = uint64(tx.Bucket([]byte("dirseq")).RootPage())
+		return nil
+	})
+	db.Close()
+	if page == 0 {
+		t.Fatal("the dirseq bucket is inline")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[page*4096 : (page+1)*4096])
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	mp := t.TempDir()
+	cmd, out, exited := startMount(t, "--foreground", cache, mp)
+	waitMounted(t, mp, exited)
+	find := exec.Command("timeout", "60", "find", mp)
+	if findOut, err := find.CombinedOutput(); err != nil {
+		t.Errorf("find on the mount: %v\n%s", err, findOut)
+	}
+	if err := os.WriteFile(filepath.Join(mp, "d0", "new"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(mp, "d0", "new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err == nil {
+		t.Error("fsync of a change whose commit meets the damaged page succeeded")
+	}
+	f.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if testenv.IsMounted(mp) {
+			t.Errorf("still mounted after SIGTERM (exit %v)", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("hgfs mount still running 30 s after SIGTERM\n%s", out.Bytes())
+	}
+	if !strings.Contains(out.String(), "recovered panic") || !strings.Contains(out.String(), "taken out of service") {
+		t.Errorf("the daemon logged no recovered panic or no index taken out of service:\n%s", out.Bytes())
 	}
 }
