@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -538,4 +539,90 @@ func TestKilledIngestChild(t *testing.T) {
 			fmt.Println("COMMITTED")
 		}
 	}
+}
+
+// TestRandomDataDamage is the data files' corruption campaign: in each
+// run one bit of a random live byte of a random file's data is flipped
+// on disk. The file must read EIO where the damage is (the rest of the
+// cache as before), fsck must name exactly that file, and --repair must
+// keep it and report it unrepaired, with no other problem before or
+// after. FSNODE_DAMAGE_RUNS sets the runs (30; make stress 500).
+func TestRandomDataDamage(t *testing.T) {
+	runs := damageRuns()
+	if testing.Short() {
+		runs = min(runs, 10)
+	}
+	tmpl := t.TempDir()
+	f := must[*FS](t)(Create(tmpl, Options{CommitInterval: time.Millisecond, DataFileMax: 1 << 20}))
+	rng := rand.New(rand.NewSource(7))
+	type file struct {
+		name string
+		ino  Ino
+		data []byte
+	}
+	var files []file
+	for i := range 24 {
+		// Sizes from just over inline to several runs, over several data files.
+		data := pattern(5000+rng.Intn(3*maxRunLen), byte(i))
+		name := fmt.Sprintf("f%02d", i)
+		a := createFile(t, f, RootIno, name, data)
+		files = append(files, file{name, a.Ino, data})
+	}
+	// Overwrites cut some extents, so damage also meets pieces of runs.
+	for _, fl := range files[:8] {
+		h := must[Handle](t)(f.Open(bg, fl.ino, syscall.O_RDWR))
+		off := rng.Intn(len(fl.data))
+		patch := pattern(min(len(fl.data)-off, 3000), 0xee)
+		if _, err := f.Write(bg, h, int64(off), patch); err != nil {
+			t.Fatal(err)
+		}
+		copy(fl.data[off:], patch)
+		f.Release(h)
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	exts := map[Ino][]extent{}
+	for _, fl := range files {
+		exts[fl.ino] = extentsOf(t, f, fl.ino)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for run := range runs {
+		dir := t.TempDir()
+		testenv.CopyFiles(t, tmpl, dir)
+		victim := files[rng.Intn(len(files))]
+		ve := exts[victim.ino]
+		e := ve[rng.Intn(len(ve))]
+		at := rng.Int63n(e.Len)
+		flipByte(t, dir, e.File, e.FileOff+at)
+
+		f := must[*FS](t)(Open(dir, Options{}))
+		for _, fl := range files {
+			got, err := f.ReadFile(bg, fl.name)
+			switch {
+			case fl.ino == victim.ino && ToErrno(err) != syscall.EIO:
+				t.Fatalf("run %d: %s with a flipped byte at %d: %v, want EIO", run, fl.name, e.Off+at, err)
+			case fl.ino != victim.ino && (err != nil || !bytes.Equal(got, fl.data)):
+				t.Fatalf("run %d: %s (undamaged): %d bytes, %v", run, fl.name, len(got), err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, repair := range []bool{false, true, false} {
+			// One problem per extent of the damaged run (an overwrite
+			// may have cut it in pieces), all of them the victim's.
+			probs := damagedProblems(t, dir, repair)
+			ok := len(probs) > 0
+			for _, p := range probs {
+				ok = ok && p.Path == "/"+victim.name && !p.Repaired
+			}
+			if !ok {
+				t.Fatalf("run %d (repair %v): fsck reports %v, want /%s damaged and unrepaired", run, repair, probs, victim.name)
+			}
+		}
+	}
+	t.Logf("%d runs: every flipped byte read EIO and was named by fsck", runs)
 }
