@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,17 +357,17 @@ func TestRevlogType(t *testing.T) {
 }
 
 // panicWalker is a storeFS whose sizes panics when told to; it counts
-// its closes.
+// its closes (forked walkers close on goroutines of their own).
 type panicWalker struct {
 	panics bool
-	closed *int
+	closed *atomic.Int64
 	twin   *panicWalker // what fork returns
 }
 
 func (w *panicWalker) isDir(string) bool                                  { return true }
 func (w *panicWalker) list(string, func(string) bool) ([]dirEntry, error) { return nil, nil }
 func (w *panicWalker) fork() storeFS                                      { return w.twin }
-func (w *panicWalker) close()                                             { *w.closed++ }
+func (w *panicWalker) close()                                             { w.closed.Add(1) }
 func (w *panicWalker) sizes(rels []string, sizes []int64, errs []error, data [][]byte) {
 	if w.panics {
 		panic("walker broke")
@@ -386,7 +387,7 @@ func TestWalkForkedPanics(t *testing.T) {
 		entries[i] = fmt.Sprintf("data/f%d.i", i)
 	}
 	for _, which := range []string{"main", "forked"} {
-		closed := 0
+		var closed atomic.Int64
 		second := &panicWalker{panics: which == "forked", closed: &closed}
 		main := &panicWalker{panics: which == "main", closed: &closed, twin: second}
 		got := func() (r any) {
@@ -397,8 +398,8 @@ func TestWalkForkedPanics(t *testing.T) {
 		if got != "walker broke" {
 			t.Errorf("%s walker's panic: caller got %v", which, got)
 		}
-		if closed != 1 {
-			t.Errorf("%s walker's panic: forked walker closed %d times", which, closed)
+		if n := closed.Load(); n != 1 {
+			t.Errorf("%s walker's panic: forked walker closed %d times", which, n)
 		}
 	}
 }
@@ -413,14 +414,14 @@ func TestWalkersFork(t *testing.T) {
 		entries[i] = fmt.Sprintf("data/f%d.i", i)
 	}
 	for walkers, forks := range map[int]int{0: DefaultWalkers - 1, 1: 0, 2: 1, 3: 2} {
-		closed := 0
+		var closed atomic.Int64
 		main := &panicWalker{closed: &closed, twin: &panicWalker{closed: &closed}}
 		got, err := (&Store{Walkers: walkers}).fncacheFiles(main, entries, entries)
 		if err != nil {
 			t.Fatalf("walkers=%d: %v", walkers, err)
 		}
-		if closed != forks {
-			t.Errorf("walkers=%d: %d forked walkers closed, want %d", walkers, closed, forks)
+		if n := closed.Load(); n != int64(forks) {
+			t.Errorf("walkers=%d: %d forked walkers closed, want %d", walkers, n, forks)
 		}
 		if len(got) != len(entries) {
 			t.Errorf("walkers=%d: %d entries, want %d", walkers, len(got), len(entries))
