@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package mount
 
 // The control directory, MOUNTPOINT/.hgfs, described once for every
@@ -18,7 +20,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"sync"
 	"syscall"
@@ -97,28 +98,6 @@ func (c *control) ino(x ctlNode) uint64 {
 		return x.n.Ino
 	}
 	return c.dirIno
-}
-
-// node finds the node numbered ino: the directory, stats, or a view node
-// the adapter remembered (hgview.View.Remember).
-func (c *control) node(ino uint64) (ctlNode, error) {
-	switch {
-	case ino == c.dirIno:
-		return ctlNode{}, nil
-	case ino == c.ino(ctlNode{stats: true}):
-		return ctlNode{stats: true}, nil
-	case c.views == nil:
-		return ctlNode{}, syscall.ENOENT
-	}
-	v, err := c.views.view()
-	if err != nil {
-		return ctlNode{}, err
-	}
-	n, ok := v.Node(ino)
-	if !ok {
-		return ctlNode{}, syscall.ENOENT // forgotten: the kernel never asks
-	}
-	return ctlNode{n: n}, nil
 }
 
 // errControl is the one answer to a request that would create, change
@@ -308,20 +287,6 @@ func (c *control) entries(dir ctlNode) ([]ctlEntry, error) {
 	return out, nil
 }
 
-// forget drops what the adapter's references to the view node ino kept.
-func (c *control) forget(ino, nlookup uint64) {
-	if c.views != nil && c.views.forget(ino, nlookup) {
-		c.served.forget(ino)
-	}
-}
-
-// close releases the views' revlogs once the mount is gone.
-func (c *control) close() {
-	if c.views != nil {
-		c.views.close()
-	}
-}
-
 // views is hgview's tree of the repository at the mount's root, shown in
 // the control directory beside stats. The view is opened on first use,
 // so a cache mounted empty shows it once a repository has been cloned or
@@ -331,26 +296,6 @@ type views struct {
 
 	mu sync.Mutex
 	v  *hgview.View
-}
-
-// cacheViews shows the repository whose .hg is at the root of a cache;
-// its root is the control directory, virtualDirIno.
-func cacheViews(fsys *fsnode.FS) *views {
-	return &views{open: func() (*hgview.View, error) {
-		hg, err := fs.Sub(fsys.FS(), ".hg")
-		if err != nil {
-			return nil, err
-		}
-		return hgview.Open(hg, hgview.Options{RootIno: virtualDirIno})
-	}}
-}
-
-// repoViews shows the repository at root (an ordinary one on disk),
-// whose control directory is numbered rootIno.
-func repoViews(root string, rootIno uint64) *views {
-	return &views{open: func() (*hgview.View, error) {
-		return hgview.OpenDir(root, hgview.Options{RootIno: rootIno})
-	}}
 }
 
 func (w *views) view() (*hgview.View, error) {
@@ -379,24 +324,6 @@ func (w *views) resolve(n *hgview.Node) (*hgview.View, *hgview.Node, error) {
 		return v, v.Root(), nil
 	}
 	return v, n, nil
-}
-
-// forget undoes nlookup of the adapter's Remember calls on ino and
-// reports whether the node is gone.
-func (w *views) forget(ino, nlookup uint64) bool {
-	w.mu.Lock()
-	v := w.v
-	w.mu.Unlock()
-	return v != nil && v.Forget(ino, nlookup)
-}
-
-func (w *views) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.v != nil {
-		w.v.Close()
-		w.v = nil
-	}
 }
 
 // served is one generation of a moving file's content.
@@ -437,10 +364,4 @@ func (s *servedFiles) get(ino uint64) *served {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m[ino]
-}
-
-func (s *servedFiles) forget(ino uint64) {
-	s.mu.Lock()
-	delete(s.m, ino)
-	s.mu.Unlock()
 }
