@@ -121,6 +121,15 @@ func (c *Config) parse(src string, data []byte, depth int, trusted bool) error {
 // missing or unreadable file is not an error.
 func (c *Config) ReadFile(path string) error { return c.readFile(path, false) }
 
+// ReadTrustedFile reads an hgrc file the user named (hg serve
+// --web-conf): trusted whoever owns it; a missing file is an error.
+func (c *Config) ReadTrustedFile(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return err
+	}
+	return c.readFile(path, true)
+}
+
 // readFile reads one hgrc file; trust skips the ownership check (hg
 // trusts the system, user and HGRCPATH files whoever owns them).
 func (c *Config) readFile(path string, trust bool) error {

@@ -56,6 +56,12 @@ var (
 	ServerBundle2Stream           = Known{"server", "bundle2.stream", "true", "offer stream clones inside bundle2 (v2)"}
 	ServerPreferUncompressed      = Known{"server", "preferuncompressed", "false", "advertise stream-preferred"}
 	ServerMaxHTTPHeaderLen        = Known{"server", "maxhttpheaderlen", "1024", "longest HTTP header hgfs serve advertises it accepts (httpheader=; 0 or less keeps 1024)"}
+	WebBaseURL                    = Known{"web", "baseurl", "", "URL hgfs serve's pages show in their clone commands (behind a proxy, say); default: the request's scheme and Host"}
+	WebName                       = Known{"web", "name", "", "repository name on hgfs serve's pages (default: the name it is served under, else its directory's name)"}
+	WebDescription                = Known{"web", "description", "", "repository description on hgfs serve's pages"}
+	WebContact                    = Known{"web", "contact", "", "repository contact on hgfs serve's pages"}
+	WebHidden                     = Known{"web", "hidden", "false", "hgfs serve --web-conf serves the repository but does not list it"}
+	WebDescend                    = Known{"web", "descend", "true", "hgfs serve --web-conf's listings show the repositories of subdirectories too"}
 	HgfsServeStreams              = Known{"hgfs", "serve-streams", "16", "stream clones hgfs serve sends at once; later ones wait their turn (0: no bound)"}
 	HgfsCloneWriters              = Known{"hgfs", "clone-writers", "4", "goroutines writing the small files of a clone into a directory (0: the applier writes them; at most 64)"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
@@ -78,7 +84,8 @@ func All() []Known {
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
 		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
-		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate}
+		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate,
+		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

@@ -73,6 +73,8 @@ type ServerConfig struct {
 	// AccessLog and ErrorLog receive hg-style log lines; nil discards.
 	AccessLog io.Writer
 	ErrorLog  io.Writer
+	// Web is what the page at / shows besides the repository (web.go).
+	Web WebConfig
 }
 
 // DefaultServerConfig returns hg 6.3's defaults (mercurial/configitems.py).
@@ -161,7 +163,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cmd, hasCmd := firstQueryValue(r.URL.RawQuery, "cmd")
-	if !hasCmd || !(pullCommands[cmd] || pushCommands[cmd] || otherCommands[cmd]) {
+	if !hasCmd {
+		s.servePage(rec, r) // web.go
+		return
+	}
+	if !(pullCommands[cmd] || pushCommands[cmd] || otherCommands[cmd]) {
 		rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		rec.WriteHeader(http.StatusNotFound)
 		io.WriteString(rec, "hgfs serve speaks only the Mercurial wire protocol (?cmd=...)\n")
@@ -280,6 +286,15 @@ func (s *Server) logAccess(r *http.Request, rec *logRecorder) {
 	if s.cfg.AccessLog == nil {
 		return
 	}
+	line := accessLogLine(r, rec.status)
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	io.WriteString(s.cfg.AccessLog, line)
+}
+
+// accessLogLine is one access log line. RequestURI is the request's own
+// (a WebDir hands a repository's Server a copy with a shorter path).
+func accessLogLine(r *http.Request, status int) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -291,11 +306,12 @@ func (s *Server) logAccess(r *http.Request, rec *logRecorder) {
 		}
 	}
 	sort.Strings(xh)
-	line := fmt.Sprintf("%s - - [%s] \"%s %s %s\" %d -%s\n", host, time.Now().Format("02/Jan/2006 15:04:05"),
-		r.Method, r.URL.RequestURI(), r.Proto, rec.status, strings.Join(xh, ""))
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	io.WriteString(s.cfg.AccessLog, line)
+	uri := r.RequestURI
+	if uri == "" {
+		uri = r.URL.RequestURI()
+	}
+	return fmt.Sprintf("%s - - [%s] \"%s %s %s\" %d -%s\n", host, time.Now().Format("02/Jan/2006 15:04:05"),
+		r.Method, uri, r.Proto, status, strings.Join(xh, ""))
 }
 
 // logRecorder remembers the status for the access log and bounds each

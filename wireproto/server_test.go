@@ -36,7 +36,7 @@ func startServer(t testing.TB, root string, cfg ServerConfig) string {
 
 // serveOn serves srv on a loopback port until the test ends and returns
 // the URL.
-func serveOn(t testing.TB, srv *Server) string {
+func serveOn(t testing.TB, srv http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -751,13 +751,7 @@ func sourceConfig(c *cmdContext, root string) (*configSet, error) {
 	if err := cfg.ReadFile(filepath.Join(root, ".hg", "hgrc")); err != nil {
 		return nil, abortf("%v", err)
 	}
-	for _, sec := range c.ui.cfg.Sections() {
-		for _, name := range c.ui.cfg.Names(sec) {
-			if it, ok := c.ui.cfg.Lookup(sec, name); ok && it.Source == "--config" {
-				cfg.Set(sec, name, it.Value, it.Source)
-			}
-		}
-	}
+	copyOverrides(c, cfg)
 	return cfg, nil
 }
 

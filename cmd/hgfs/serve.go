@@ -31,7 +31,7 @@ const shutdownGrace = 30 * time.Second
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
+		synopsis: "[-R REPO | --web-conf FILE] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
 		help: `serve a repository's stream clones over HTTP (read-only)
 
 Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what a clone
@@ -46,6 +46,19 @@ server.uncompressedallowsecret (stream despite secret changesets, which a
 stream cannot hide), server.bundle2.stream, server.preferuncompressed and
 phases.publish.
 
+A browser (or curl) at the server's address without ?cmd= gets a small
+page: the tip, heads, branches and bookmarks of what a clone would bring
+(no secret or hidden changeset), and the hg clone and hgfs clone --mount
+commands for the address it was reached at (web.baseurl overrides it;
+web.name, web.description and web.contact are shown).
+
+With --web-conf FILE it serves the repositories the [paths] section of
+FILE names, as hg serve --web-conf does: "NAME = PATH" serves PATH at
+/NAME (hg clone http://HOST:PORT/NAME), "PREFIX = DIR/*" every repository
+found in DIR at /PREFIX/SUBPATH ("DIR/**" looks inside repositories too),
+and / lists them (web.hidden ones not; web.descend = false lists only the
+top level). The repositories are found when the server starts.
+
 The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
 port. SIGINT, SIGTERM or SIGHUP stop it: responses in progress get some time to
 finish. With -d it runs in the background and the command returns once it
@@ -57,6 +70,7 @@ listens; --pid-file records its pid.`,
 			{0, "pid-file", optString, "", "name of file to write process ID to"},
 			{'A', "accesslog", optString, "", "name of access log file to write to"},
 			{'E', "errorlog", optString, "", "name of error log file to write to"},
+			{0, "web-conf", optString, "", "name of the hgweb config file (see 'hg help hgweb')"},
 		},
 		run: runServe,
 	})
@@ -103,16 +117,20 @@ func runServe(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) != 0 {
 		return &usageError{msg: "invalid arguments"}
 	}
-	if r := c.opts.String("repository"); r != "" {
+	webConf := c.opts.String("web-conf") != ""
+	if r := c.opts.String("repository"); r != "" && !webConf {
 		if _, err := os.Stat(filepath.Join(c.abs(r), "index.db")); err == nil {
 			// Serving straight from a cache needs streamclone to generate
 			// from fsnode, and fsnode's index is locked while mounted.
 			return abortf("%s is an hgfs cache, not a repository", r).withHint("mount it (hgfs mount) and serve the mount point: hgfs serve -R MOUNTPOINT")
 		}
 	}
-	root, err := c.repoRoot()
-	if err != nil {
-		return err
+	var root string
+	var err error
+	if !webConf {
+		if root, err = c.repoRoot(); err != nil {
+			return err
+		}
 	}
 	sc, err := serverConfig(c.ui.cfg)
 	sc.StoreWalkers = c.ui.storeWalkers()
@@ -199,9 +217,9 @@ func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc w
 	if sc.ErrorLog == nil {
 		sc.ErrorLog = &syncWriter{w: c.ui.err}
 	}
-	srv, err := wireproto.NewServer(root, sc)
+	srv, err := serveHandler(c, root, sc) // serve_web.go
 	if err != nil {
-		return abortf("%v", err)
+		return err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
 	if err != nil {
@@ -279,8 +297,11 @@ func serveDaemonize(ctx context.Context, c *cmdContext, root string) error {
 	if err != nil {
 		return abortf("cannot find the hgfs executable: %v", err)
 	}
-	args := []string{"serve", "-R", root}
-	for _, o := range []string{"address", "pid-file", "accesslog", "errorlog"} {
+	args := []string{"serve"}
+	if root != "" {
+		args = append(args, "-R", root)
+	}
+	for _, o := range []string{"address", "pid-file", "accesslog", "errorlog", "web-conf"} {
 		if v := c.opts.String(o); v != "" {
 			if o != "address" {
 				v = c.abs(v)
