@@ -422,8 +422,7 @@ const pageHead = `{{define "head"}}<!DOCTYPE html>
 <title>{{.}}</title>
 <style>` + pageStyle + `</style>
 </head>
-{{end}}
-{{define "foot"}}<footer>Served read-only by hgfs serve over Mercurial's wire protocol.</footer>
+{{end}}{{define "foot"}}<footer>Served read-only by hgfs serve over Mercurial's wire protocol.</footer>
 </body>
 </html>
 {{end}}`

@@ -80,7 +80,7 @@ func TestWebPage(t *testing.T) {
 	hostPort := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/")
 
 	resp, page := get(t, "GET", u, "")
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.HasPrefix(page, "<!DOCTYPE html>\n") {
 		t.Fatalf("GET /: %s %q", resp.Status, resp.Header.Get("Content-Type"))
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") {

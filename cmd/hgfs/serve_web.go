@@ -113,9 +113,10 @@ type webConfRepo struct{ name, root string }
 // relative to the working directory, as in hg.
 func webConfPaths(c *cmdContext, paths *configSet) []webConfRepo {
 	var out []webConfRepo
-	for _, name := range paths.Names("paths") {
+	sec := config.PathsDefault.Section // each of its names is a repository's
+	for _, name := range paths.Names(sec) {
 		prefix := strings.Trim(filepath.ToSlash(name), "/")
-		for _, p := range paths.List("paths", name) {
+		for _, p := range paths.List(sec, name) {
 			tail := filepath.Base(p)
 			if tail != "*" && tail != "**" {
 				out = append(out, webConfRepo{prefix, c.abs(p)})

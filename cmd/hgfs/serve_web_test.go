@@ -1,0 +1,99 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// TestServeWebConf serves three repositories of a --web-conf file (one
+// by name, two found by a glob, one of them nested) and a path that is
+// no repository: real hg stream-clones each through its /NAME, a real
+// browser shows the listing and a repository's page, an unknown name is
+// a 404.
+func TestServeWebConf(t *testing.T) {
+	dir := t.TempDir()
+	one := cloneFixture(t, dir)
+	testenv.Hg(t, one, "bookmark", "-r", "0", "<script>alert(1)</script>")
+	for _, r := range []string{"repos/x", "repos/sub/y"} {
+		root := filepath.Join(dir, filepath.FromSlash(r))
+		os.MkdirAll(root, 0o755)
+		testenv.Hg(t, root, "init")
+		os.WriteFile(filepath.Join(root, "f"), []byte(r+"\n"), 0o644)
+		testenv.Hg(t, root, "commit", "-qAm", "in "+r)
+		testenv.Hg(t, root, "phase", "--public", "-r", ".") // as a clone of a publishing repository has it
+	}
+	// y is hidden from the listing, and describes itself.
+	os.WriteFile(filepath.Join(dir, "repos", "sub", "y", ".hg", "hgrc"), []byte("[web]\nhidden = true\ndescription = why\n"), 0o644)
+	conf := filepath.Join(dir, "web.conf")
+	os.WriteFile(conf, []byte("[paths]\n/one = "+one+"\ngrp = "+filepath.Join(dir, "repos", "*")+
+		"\nbad = "+filepath.Join(dir, "nope")+"\n[web]\ndescription = from the web-conf\n"), 0o644)
+
+	// -R names a repository hgfs serve ignores with --web-conf, as hg.
+	u, _, _ := startServeBinary(t, one, "--web-conf", conf)
+	repos := map[string]string{"one": one, "grp/x": filepath.Join(dir, "repos", "x"), "grp/sub/y": filepath.Join(dir, "repos", "sub", "y")}
+	for name, root := range repos {
+		dest := filepath.Join(t.TempDir(), "clone")
+		out := string(testenv.Hg(t, "", "clone", "-U", "--stream", u+name, dest))
+		if !strings.Contains(out, "streaming all changes") {
+			t.Errorf("hg clone --stream %s:\n%s", name, out)
+		}
+		if got, want := repoState(t, dest, true), repoState(t, root, false); got != want {
+			t.Errorf("clone of %s differs:\n%s", name, testenv.Diff("source", want, "clone", got))
+		}
+	}
+	for path, want := range map[string]int{"": 200, "one": 200, "grp/": 200, "grp/sub/y/": 200, "bad": 404, "nope/": 404, "grp/z": 404} {
+		resp, err := http.Get(u + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || !strings.HasPrefix(string(body), "<!DOCTYPE html>") {
+			t.Errorf("GET /%s: %s, want %d\n%s", path, resp.Status, want, body)
+		}
+	}
+
+	listing := testenv.BrowserDOM(t, u)
+	for _, w := range []string{`<a href="/one/">one</a>`, `<a href="/grp/x/">grp/x</a>`, "from the web-conf"} {
+		if !strings.Contains(listing, w) {
+			t.Errorf("listing lacks %s:\n%s", w, listing)
+		}
+	}
+	if strings.Contains(listing, "grp/sub/y") || strings.Contains(listing, "bad") {
+		t.Errorf("listing shows a hidden or missing repository:\n%s", listing)
+	}
+	page := testenv.BrowserDOM(t, u+"one/")
+	tip := string(testenv.Hg(t, one, "log", "-r", "tip", "-T", "{rev}:{node|short}"))
+	for _, w := range []string{
+		`<code id="hg-clone">hg clone ` + u + `one</code>`,
+		`<code id="hgfs-clone">hgfs clone --mount ` + u + `one one</code>`,
+		`>` + tip + `</span>`,
+		`<dd id="tip-summary">draft work</dd>`,
+		`<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>`,
+		`<td>feature</td>`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %s:\n%s", w, page)
+		}
+	}
+	if strings.Contains(page, "<script") {
+		t.Errorf("the page's DOM has a script:\n%s", page)
+	}
+	if y := testenv.BrowserDOM(t, u+"grp/sub/y"); !strings.Contains(y, `<p class="desc">why</p>`) {
+		t.Errorf("y's page:\n%s", y)
+	}
+}
+
+func TestServeWebConfErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := hgfsIn(dir, "serve", "--web-conf", "missing.conf")
+	if code != 255 || !strings.Contains(stderr, "abort: config file "+filepath.Join(dir, "missing.conf")+" not found!") {
+		t.Errorf("missing file: %d %q", code, stderr)
+	}
+}
