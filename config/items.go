@@ -61,6 +61,8 @@ var (
 	WebDescription                = Known{"web", "description", "", "repository description on hgfs serve's pages"}
 	WebContact                    = Known{"web", "contact", "", "repository contact on hgfs serve's pages"}
 	WebHidden                     = Known{"web", "hidden", "false", "hgfs serve --web-conf serves the repository but does not list it"}
+	WebAllowRead                  = Known{"web", "allow_read", "", "hgfs serve refuses the repository (401) unless this list is empty or holds * (it knows no users)"}
+	WebDenyRead                   = Known{"web", "deny_read", "", "hgfs serve refuses the repository (401) when this list is not empty (it knows no users)"}
 	WebDescend                    = Known{"web", "descend", "true", "hgfs serve --web-conf's listings show the repositories of subdirectories too"}
 	HgfsServeStreams              = Known{"hgfs", "serve-streams", "16", "stream clones hgfs serve sends at once; later ones wait their turn (0: no bound)"}
 	HgfsCloneWriters              = Known{"hgfs", "clone-writers", "4", "goroutines writing the small files of a clone into a directory (0: the applier writes them; at most 64)"}
@@ -85,7 +87,7 @@ func All() []Known {
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
 		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
 		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate,
-		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend}
+		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend, WebAllowRead, WebDenyRead}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

@@ -163,6 +163,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cmd, hasCmd := firstQueryValue(r.URL.RawQuery, "cmd")
+	if s.cfg.Web.ReadDenied {
+		readDenied(rec, hasCmd) // web.go
+		return
+	}
 	if !hasCmd {
 		s.servePage(rec, r) // web.go
 		return

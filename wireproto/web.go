@@ -22,12 +22,14 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +50,21 @@ type WebConfig struct {
 	// a proxy, say). Its scheme, host and path replace the request's in
 	// the clone commands, as hgweb's advertised URL does.
 	BaseURL string
+	// ReadDenied refuses every request (401), as hgweb refuses a reader
+	// web.deny_read or web.allow_read leaves out: hgfs serve knows no
+	// users, so any deny_read, or an allow_read without "*", refuses
+	// everyone.
+	ReadDenied bool
+}
+
+// ReadDenied reports whether hgweb's web.allow_read and web.deny_read
+// lists refuse a reader who is not logged in (common.checkauthz, with
+// ismember for no user).
+func ReadDenied(allowRead, denyRead []string) bool {
+	if len(denyRead) > 0 {
+		return true
+	}
+	return len(allowRead) > 0 && !slices.Contains(allowRead, "*")
 }
 
 // pageLimit bounds each list of a page (heads, branches, bookmarks, the
@@ -105,6 +122,18 @@ type repoPage struct {
 	BranchesTotal  int
 	Bookmarks      []markInfo
 	BookmarksTotal int
+}
+
+// readDenied answers as hgweb does when its permission check fails: a
+// wire command gets "permission denied", a page says so.
+func readDenied(w *logRecorder, wire bool) {
+	if wire {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, "permission denied")
+		return
+	}
+	writeHTML(w, http.StatusUnauthorized, errorTemplate, errorPage{Title: "Unauthorized", Message: "read not authorized"})
 }
 
 // servePage answers a request without ?cmd=: the landing page at the

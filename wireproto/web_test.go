@@ -249,6 +249,7 @@ func TestWebDir(t *testing.T) {
 		{Name: "/team/b/", Server: srv(b, WebConfig{Contact: "b@example.com"})},
 		{Name: "hidden", Server: srv(h, WebConfig{}), Hidden: true},
 		{Name: "we ird", Server: srv(b, WebConfig{})},
+		{Name: "private", Server: srv(b, WebConfig{ReadDenied: true})},
 	}, WebDirConfig{Descend: true, AccessLog: &log})
 	u := serveOn(t, wd)
 	hostPort := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/")
@@ -262,8 +263,15 @@ func TestWebDir(t *testing.T) {
 			t.Errorf("listing lacks %s:\n%s", w, list)
 		}
 	}
-	if strings.Contains(list, "hidden") {
-		t.Errorf("listing shows the hidden repository")
+	if strings.Contains(list, "hidden") || strings.Contains(list, "private") {
+		t.Errorf("listing shows the hidden or the refused repository")
+	}
+	// A refused repository answers neither its page nor the protocol.
+	if resp, body := get(t, "GET", u+"private/", ""); resp.StatusCode != 401 || !strings.Contains(body, "read not authorized") {
+		t.Errorf("/private/: %s %q", resp.Status, body)
+	}
+	if resp, body := get(t, "GET", u+"private?cmd=capabilities", ""); resp.StatusCode != 401 || body != "permission denied" {
+		t.Errorf("/private?cmd=capabilities: %s %q", resp.Status, body)
 	}
 	for _, p := range []string{"team/", "team", "team/index"} {
 		_, sub := get(t, "GET", u+p, "")
@@ -387,4 +395,24 @@ func rawRequest(t *testing.T, hostPort, req string) string {
 	}
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	return strings.TrimRight(line, "\r\n")
+}
+
+// TestReadDenied: hgweb's checkauthz for a reader who is not logged in.
+func TestReadDenied(t *testing.T) {
+	for _, c := range []struct {
+		allow, deny []string
+		want        bool
+	}{
+		{nil, nil, false},
+		{[]string{"*"}, nil, false},
+		{[]string{"alice", "*"}, nil, false},
+		{[]string{"alice"}, nil, true},
+		{nil, []string{"bob"}, true},
+		{nil, []string{"*"}, true},
+		{[]string{"*"}, []string{"bob"}, true},
+	} {
+		if got := ReadDenied(c.allow, c.deny); got != c.want {
+			t.Errorf("ReadDenied(%q, %q) = %v", c.allow, c.deny, got)
+		}
+	}
 }

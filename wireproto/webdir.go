@@ -169,8 +169,9 @@ type dirPage struct {
 }
 
 // listing answers the list of the repositories under subdir ("" or
-// "DIR/"), as hgwebdir's makeindex: hidden ones and, without
-// web.descend, those of subdirectories left out.
+// "DIR/"), as hgwebdir's makeindex: hidden ones, refused ones
+// (web.deny_read) and, without web.descend, those of subdirectories
+// left out.
 func (d *WebDir) listing(w http.ResponseWriter, r *http.Request, subdir string) {
 	rec := &logRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer d.logAccess(r, rec)
@@ -191,7 +192,7 @@ func (d *WebDir) listing(w http.ResponseWriter, r *http.Request, subdir string) 
 	for _, name := range d.names {
 		rel, ok := strings.CutPrefix(name, subdir)
 		repo := d.repos[name]
-		if !ok || rel == "" || repo.Hidden || (!d.cfg.Descend && strings.Contains(rel, "/")) {
+		if !ok || rel == "" || repo.Hidden || repo.Server.cfg.Web.ReadDenied || (!d.cfg.Descend && strings.Contains(rel, "/")) {
 			continue
 		}
 		p.Total++

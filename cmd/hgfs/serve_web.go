@@ -31,8 +31,9 @@ func serveHandler(c *cmdContext, root string, sc wireproto.ServerConfig) (http.H
 
 // webConfig reads the [web] settings a repository's page shows. hg reads
 // them with untrusted=True: the repository's owner names and describes
-// it, and, for a repository served alone, says where it is reached
-// (hgweb_mod's web.baseurl).
+// it, says who may read it (web.allow_read, web.deny_read) and, for a
+// repository served alone, where it is reached (hgweb_mod's
+// web.baseurl).
 func webConfig(cfg *configSet) wireproto.WebConfig {
 	u := cfg.Untrusted()
 	return wireproto.WebConfig{
@@ -40,6 +41,8 @@ func webConfig(cfg *configSet) wireproto.WebConfig {
 		Description: u.Get(config.WebDescription),
 		Contact:     u.Get(config.WebContact),
 		BaseURL:     u.Get(config.WebBaseURL),
+		ReadDenied: wireproto.ReadDenied(u.List(config.WebAllowRead.Section, config.WebAllowRead.Name),
+			u.List(config.WebDenyRead.Section, config.WebDenyRead.Name)),
 	}
 }
 

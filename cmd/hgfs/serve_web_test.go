@@ -28,6 +28,10 @@ func TestServeWebConf(t *testing.T) {
 		testenv.Hg(t, root, "commit", "-qAm", "in "+r)
 		testenv.Hg(t, root, "phase", "--public", "-r", ".") // as a clone of a publishing repository has it
 	}
+	// z lets only alice read it: hgfs serve, which knows no users, refuses it.
+	z := filepath.Join(dir, "repos", "z")
+	testenv.Hg(t, dir, "init", z)
+	os.WriteFile(filepath.Join(z, ".hg", "hgrc"), []byte("[web]\nallow_read = alice\n"), 0o644)
 	// y is hidden from the listing, and describes itself.
 	os.WriteFile(filepath.Join(dir, "repos", "sub", "y", ".hg", "hgrc"), []byte("[web]\nhidden = true\ndescription = why\n"), 0o644)
 	conf := filepath.Join(dir, "web.conf")
@@ -47,7 +51,7 @@ func TestServeWebConf(t *testing.T) {
 			t.Errorf("clone of %s differs:\n%s", name, testenv.Diff("source", want, "clone", got))
 		}
 	}
-	for path, want := range map[string]int{"": 200, "one": 200, "grp/": 200, "grp/sub/y/": 200, "bad": 404, "nope/": 404, "grp/z": 404} {
+	for path, want := range map[string]int{"": 200, "one": 200, "grp/": 200, "grp/sub/y/": 200, "bad": 404, "nope/": 404, "grp/w": 404, "grp/z": 401} {
 		resp, err := http.Get(u + path)
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +69,7 @@ func TestServeWebConf(t *testing.T) {
 			t.Errorf("listing lacks %s:\n%s", w, listing)
 		}
 	}
-	if strings.Contains(listing, "grp/sub/y") || strings.Contains(listing, "bad") {
+	if strings.Contains(listing, "grp/sub/y") || strings.Contains(listing, "bad") || strings.Contains(listing, "grp/z") {
 		t.Errorf("listing shows a hidden or missing repository:\n%s", listing)
 	}
 	page := testenv.BrowserDOM(t, u+"one/")
