@@ -368,6 +368,9 @@ func cloneCommands(u, name string) (hg, hgfs string) {
 	if dir == "." || dir == "/" || dir == ".." || dir == "" {
 		dir = "repo"
 	}
+	if strings.HasPrefix(dir, "-") {
+		dir = "./" + dir // a directory, not an option
+	}
 	hg = "hg clone " + serverQuote(u)
 	if pu, err := url.Parse(u); err != nil || strings.Trim(pu.Path, "/") == "" {
 		hg += " " + serverQuote(dir)

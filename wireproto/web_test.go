@@ -416,3 +416,91 @@ func TestReadDenied(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCloneCommands: whatever the Host header, web.baseurl and the
+// repository's name, the advertised host is a plain host[:port] and the
+// commands a visitor copies are the words they mean to a POSIX shell.
+func FuzzCloneCommands(f *testing.F) {
+	for _, s := range [][3]string{
+		{"127.0.0.1:8000", "", "a"},
+		{"[::1]:8000", "", "team/b"},
+		{"hg.example.org", "https://hg.example.com/repos/", "we ird"},
+		{`evil"><script>`, "", "<script>alert(1)</script>"},
+		{"a'b", "//x", ""},
+		{"h:1", "http://[::1]:99/a b/", "it's; rm -rf ~"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	hostChars := regexp.MustCompile(`^[A-Za-z0-9.:\[\]_-]+$`)
+	f.Fuzz(func(t *testing.T, host, baseURL, name string) {
+		r, err := http.NewRequest("GET", "http://127.0.0.1:8000/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Host = host
+		if validHost(host) && !hostChars.MatchString(host) {
+			t.Fatalf("validHost(%q)", host)
+		}
+		if h := requestHost(r); !hostChars.MatchString(h) {
+			t.Fatalf("requestHost gave %q for Host %q", h, host)
+		}
+		u := advertisedURL(r, baseURL, escapeName(name))
+		hg, hgfs := cloneCommands(u, name)
+		for _, cmd := range []string{hg, hgfs} {
+			words, ok := shellWords(cmd)
+			if !ok || len(words) < 3 {
+				t.Fatalf("%q is not shell words", cmd)
+			}
+			i := 2
+			if words[2] == "--mount" {
+				i = 3
+			}
+			if words[i] != u {
+				t.Fatalf("%q: URL word %q, want %q", cmd, words[i], u)
+			}
+			if len(words) > i+1 && (words[i+1] == "" || strings.HasPrefix(words[i+1], "-") || strings.Contains(words[i+1], "/") && !strings.HasPrefix(words[i+1], "./-")) {
+				t.Fatalf("%q: directory %q", cmd, words[i+1])
+			}
+		}
+	})
+}
+
+// shellWords splits s as a POSIX shell splits words made of safe
+// characters and single-quoted strings, refusing anything else.
+func shellWords(s string) ([]string, bool) {
+	var words []string
+	var cur strings.Builder
+	in, started := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case in && c == '\'':
+			in = false
+		case in:
+			cur.WriteByte(c)
+		case c == '\'':
+			in, started = true, true
+		case c == '\\' && i+1 < len(s) && s[i+1] == '\'':
+			cur.WriteByte('\'')
+			i++
+		case c == ' ':
+			if started {
+				words = append(words, cur.String())
+				cur.Reset()
+				started = false
+			}
+		case strings.IndexByte("@%+=:,./_-", c) >= 0 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+			cur.WriteByte(c)
+			started = true
+		default:
+			return nil, false
+		}
+	}
+	if in {
+		return nil, false
+	}
+	if started {
+		words = append(words, cur.String())
+	}
+	return words, true
+}
