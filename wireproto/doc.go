@@ -45,6 +45,15 @@
 // StreamCloneArgs builds getbundle's arguments for a bundle2 stream clone
 // exactly as exchange._pullbundle2 does with streaming on.
 //
+// # Server
+//
+// Server answers one repository's wire protocol (?cmd=) read-only, and
+// without ?cmd= its landing page (web.go); WebDir routes /NAME to the
+// Server of each of several repositories and lists them (webdir.go), as
+// hgweb's hgwebdir does. Pages show the served view only and treat every
+// name, description and the Host header as untrusted: html/template
+// escaping, bounded lists, no script.
+//
 // # Errors
 //
 // Sentinels (errors.Is): ErrProtocol (malformed response), ErrRemote (the
