@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/hgfs/hgfs/internal/hggen"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hgfs/hgfs/internal/hggen"
 )
 
 // CI reports whether the tests run under continuous integration, where

@@ -14,7 +14,8 @@ package wireproto
 // Only the ?cmd= query selects what runs: a request path other than "/"
 // with a command is a 404 (as hgweb answers), and no request path is ever
 // mapped to the filesystem. Push commands are refused as hgweb refuses a
-// push it does not allow.
+// push it does not allow. A request without ?cmd= gets the repository's
+// page (web.go).
 //
 // Each request opens the repository afresh, so a server sees commits made
 // while it runs, and nothing is cached between requests.
@@ -287,18 +288,16 @@ func (s *Server) logError(format string, args ...any) {
 //
 //	127.0.0.1 - - [30/Nov/2026 01:25:39] "GET /?cmd=heads HTTP/1.1" 200 - x-hgarg-1:...
 func (s *Server) logAccess(r *http.Request, rec *logRecorder) {
-	if s.cfg.AccessLog == nil {
-		return
-	}
-	line := accessLogLine(r, rec.status)
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	io.WriteString(s.cfg.AccessLog, line)
+	writeAccessLog(s.cfg.AccessLog, &s.logMu, r, rec.status)
 }
 
-// accessLogLine is one access log line. RequestURI is the request's own
-// (a WebDir hands a repository's Server a copy with a shorter path).
-func accessLogLine(r *http.Request, status int) string {
+// writeAccessLog writes r's access log line to w (nil: nowhere) under
+// mu. RequestURI is the request's own (a WebDir hands a repository's
+// Server a copy with a shorter path).
+func writeAccessLog(w io.Writer, mu *sync.Mutex, r *http.Request, status int) {
+	if w == nil {
+		return
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -314,8 +313,11 @@ func accessLogLine(r *http.Request, status int) string {
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
-	return fmt.Sprintf("%s - - [%s] \"%s %s %s\" %d -%s\n", host, time.Now().Format("02/Jan/2006 15:04:05"),
+	line := fmt.Sprintf("%s - - [%s] \"%s %s %s\" %d -%s\n", host, time.Now().Format("02/Jan/2006 15:04:05"),
 		r.Method, uri, r.Proto, status, strings.Join(xh, ""))
+	mu.Lock()
+	defer mu.Unlock()
+	io.WriteString(w, line)
 }
 
 // logRecorder remembers the status for the access log and bounds each

@@ -245,13 +245,7 @@ func basePath(baseURL string) string {
 }
 
 func (d *WebDir) logAccess(r *http.Request, rec *logRecorder) {
-	if d.cfg.AccessLog == nil {
-		return
-	}
-	line := accessLogLine(r, rec.status)
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	io.WriteString(d.cfg.AccessLog, line)
+	writeAccessLog(d.cfg.AccessLog, &d.logMu, r, rec.status)
 }
 
 var dirTemplate = template.Must(template.New("dir").Parse(pageHead + `{{template "head" .Title}}<body>
