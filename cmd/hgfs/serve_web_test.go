@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -99,5 +101,54 @@ func TestServeWebConfErrors(t *testing.T) {
 	_, stderr, code := hgfsIn(dir, "serve", "--web-conf", "missing.conf")
 	if code != 255 || !strings.Contains(stderr, "abort: config file "+filepath.Join(dir, "missing.conf")+" not found!") {
 		t.Errorf("missing file: %d %q", code, stderr)
+	}
+}
+
+// TestWebConfPaths: the repositories a web-conf's [paths] names, against
+// hgwebdir's own findrepos on the same tree: plain names, "*" (not into
+// repositories, but .hg/patches), "**" (into them), a symbolic link
+// looping back, names with leading and trailing slashes.
+func TestWebConfPaths(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"top/r1/.hg", "top/r1/sub/.hg", "top/r1/sub/deeper/.hg", "top/r2/.hg/patches/.hg",
+		"top/plain/r3/.hg", "top/empty", "other/.hg"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "top"), filepath.Join(dir, "top", "plain", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	entries := [][2]string{{"/one/", "other"}, {"all", "top/*"}, {"/", "top/**"}, {"deep/x", "top/r1/**"}}
+	var conf strings.Builder
+	conf.WriteString("[paths]\n")
+	for _, e := range entries {
+		conf.WriteString(e[0] + " = " + filepath.Join(dir, filepath.FromSlash(e[1])) + "\n")
+	}
+	paths := config.New()
+	if err := paths.Parse("web.conf", []byte(conf.String())); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, r := range webConfPaths(&cmdContext{cwd: dir}, paths) {
+		fmt.Fprintf(&got, "%s %s\n", r.name, r.root)
+	}
+	const script = `
+import sys
+from mercurial.hgweb.hgwebdir_mod import findrepos
+paths = [(a.encode(), b.encode()) for a, b in zip(sys.argv[1::2], sys.argv[2::2])]
+for name, root in findrepos(paths):
+    print(name.decode(), root.decode())
+`
+	var args []string
+	for _, e := range entries {
+		args = append(args, e[0], filepath.Join(dir, filepath.FromSlash(e[1])))
+	}
+	want, err := testenv.HgPython(t, script, args...).Output()
+	if err != nil {
+		t.Fatalf("findrepos: %v", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("repositories differ:\n%s", testenv.Diff("hgwebdir", string(want), "hgfs", got.String()))
 	}
 }
