@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/repo"
@@ -18,53 +15,12 @@ import (
 	"github.com/hgfs/hgfs/worktree"
 )
 
-var v2Allow = []string{"--config", "storage.dirstate-v2.slow-path=allow"}
+var v2Allow = testenv.DirstateV2Allow
 
-// Tree lists a working directory (without .hg) as "path mode content"
-// lines, symlinks by target: what must equal hg's checkout.
-func Tree(t testing.TB, root string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == ".hg" {
-			return filepath.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			b.WriteString(rel + "/\n")
-		case fi.Mode()&fs.ModeSymlink != 0:
-			tg, _ := os.Readlink(p)
-			b.WriteString(rel + " -> " + tg + "\n")
-		default:
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			b.WriteString(rel + " " + fi.Mode().String() + " " + strconv.Quote(string(data)) + "\n")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
+// Tree is the working copy at root, as testenv lists it.
+func Tree(t testing.TB, root string) string { return testenv.WorkingCopy(t, root) }
 
-var dateCol = regexp.MustCompile(`(?m) (set|unset) {15}`)
-
-// debugstate is hg debugstate without the mtime column (mtimes differ).
-func debugstate(t testing.TB, hg testenv.Mercurial, dir string) string {
-	t.Helper()
-	return dateCol.ReplaceAllString(string(hg.Run(t, dir, append([]string{"debugstate", "--no-dates"}, v2Allow...)...)), " ")
-}
+func debugstate(t testing.TB, hg testenv.Mercurial, dir string) string { return hg.Debugstate(t, dir) }
 
 func update(t testing.TB, dir string, rev int, opt worktree.Options) (*worktree.Result, error) {
 	t.Helper()
