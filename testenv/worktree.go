@@ -53,7 +53,7 @@ func WorkingCopy(t testing.TB, root string) string {
 // hg 7 here) read and write dirstate-v2.
 var DirstateV2Allow = []string{"--config", "storage.dirstate-v2.slow-path=allow"}
 
-var debugstateDates = regexp.MustCompile(`(?m) (set|unset) {15}`)
+var debugstateDates = regexp.MustCompile(`(?m) (set|unset) +`)
 
 // Debugstate is `hg debugstate` of the working copy at dir without the
 // mtime column (two checkouts' mtimes differ): states, modes, sizes,
@@ -61,5 +61,11 @@ var debugstateDates = regexp.MustCompile(`(?m) (set|unset) {15}`)
 func (m Mercurial) Debugstate(t testing.TB, dir string) string {
 	t.Helper()
 	out := m.Run(t, dir, append([]string{"debugstate", "--no-dates"}, DirstateV2Allow...)...)
-	return debugstateDates.ReplaceAllString(string(out), " ")
+	return WithoutDates(string(out))
+}
+
+// WithoutDates drops the mtime column of `hg debugstate --no-dates`
+// output.
+func WithoutDates(debugstate string) string {
+	return debugstateDates.ReplaceAllString(debugstate, " ")
 }
