@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/repo"
@@ -142,6 +143,60 @@ func TestDirtyRefused(t *testing.T) {
 				}
 			} else if st != "" {
 				t.Errorf("status after -C: %q", st)
+			}
+		})
+	}
+}
+
+// TestInterrupted stops checkouts after a few files (as SIGINT does,
+// through the context): a new clone's checkout leaves no dirstate (the
+// null parent), an update's leaves the old parent with every file it was
+// changing unverified, never claimed clean; hg status then lists the
+// files actually changed, and hg update -C repairs the working copy.
+func TestInterrupted(t *testing.T) {
+	src := testenv.Generate(t, testenv.Spec{Files: 40, Revisions: 3})
+	hg := testenv.Default(t)
+	for _, fresh := range []bool{true, false} {
+		t.Run(map[bool]string{true: "clone", false: "update"}[fresh], func(t *testing.T) {
+			wc := filepath.Join(t.TempDir(), "wc")
+			hg.Run(t, "", "clone", "-q", "-U", src, wc)
+			if !fresh {
+				if _, err := update(t, wc, 0, worktree.Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := repo.Open(wc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = worktree.Update(ctx, r, r.Changelog().Len()-1, worktree.Options{Writers: 1, Progress: func(files int, _ int64) {
+				if files >= 3 {
+					cancel()
+				}
+			}})
+			r.Close()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted update: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(wc, ".hg", "updatestate")); err != nil {
+				t.Errorf("no updatestate after the interruption: %v", err)
+			}
+			parents := strings.TrimSpace(string(hg.Run(t, wc, "log", "-r", "p1()", "-T", "{rev}")))
+			if fresh && parents != "" || !fresh && parents != "0" {
+				t.Errorf("parent after the interruption: %q", parents)
+			}
+			if !fresh {
+				// What status lists must be what differs from revision 0.
+				st := string(hg.Run(t, wc, "status", "-mard"))
+				if st == "" {
+					t.Error("status shows nothing after an interrupted update that changed files")
+				}
+			}
+			hg.Run(t, wc, "update", "-q", "-C", "tip")
+			if st := hg.Run(t, wc, "status"); len(st) != 0 {
+				t.Errorf("status after hg update -C: %s", st)
 			}
 		})
 	}
