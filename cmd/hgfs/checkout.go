@@ -94,6 +94,10 @@ func cloneCheckout(ctx context.Context, c *cmdContext, root, updateRev string) e
 	}
 	c.ui.status("%s", status)
 	if err := runCheckout(ctx, c, r, rev, worktree.Options{}); err != nil {
+		var ue *worktree.UnsupportedError
+		if errors.As(err, &ue) {
+			return abortf("%s", ue.Error()).withHint("the clone is complete, without a working copy: run 'hg update' in %s", root).wrap(err)
+		}
 		return err
 	}
 	if book != "" {
