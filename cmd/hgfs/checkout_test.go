@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,5 +122,60 @@ func TestUpdateDirty(t *testing.T) {
 	}
 	if id := strings.TrimSpace(string(hg.Run(t, wc, "id", "-n"))); id != strconv.Itoa(0) {
 		t.Errorf("parent after update -C -r 0: %s", id)
+	}
+}
+
+// TestCheckoutRefused: subrepositories and largefiles are refused by
+// name; the clone itself is complete and says so.
+func TestCheckoutRefused(t *testing.T) {
+	hg := testenv.Default(t)
+	for _, name := range []string{".hgsub", ".hglf/big.bin"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src")
+			hg.Run(t, dir, "init", src)
+			os.MkdirAll(filepath.Dir(filepath.Join(src, filepath.FromSlash(name))), 0o755)
+			writeFile(t, filepath.Join(src, filepath.FromSlash(name)), "")
+			writeFile(t, filepath.Join(src, "a"), "a\n")
+			hg.Run(t, src, "commit", "-qAm", "c", "-u", "t")
+			o, e, code := hgfsClone(t, dir, src, filepath.Join(dir, "wc"))
+			if code != 255 || !strings.Contains(e, name) || !strings.Contains(e, "not supported by hgfs") || !strings.Contains(e, "the clone is complete") {
+				t.Errorf("clone: %d %q %q", code, o, e)
+			}
+			hg.Run(t, filepath.Join(dir, "wc"), "verify", "-q")
+			if _, err := os.Stat(filepath.Join(dir, "wc", "a")); err == nil {
+				t.Error("files checked out despite the refusal")
+			}
+		})
+	}
+}
+
+// TestUpdateDirstateV2: in a repository requiring dirstate-v2, hgfs
+// update writes a docket and data file both hg versions read clean.
+func TestUpdateDirstateV2(t *testing.T) {
+	src := testenv.Generate(t, testenv.Spec{Files: 4, Revisions: 2, History: true})
+	hgs := testenv.Mercurials(t)
+	dir := t.TempDir()
+	mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
+	for _, d := range []string{mine, theirs} {
+		hgs[0].Run(t, dir, append([]string{"clone", "-q", "-U", "--config", "format.use-dirstate-v2=1"}, append(testenv.DirstateV2Allow, src, d)...)...)
+	}
+	hgs[0].Run(t, theirs, append([]string{"update", "-q", "tip"}, testenv.DirstateV2Allow...)...)
+	if o, e, code := hgfsRun(mine, "update", "-q", "tip"); code != 0 {
+		t.Fatalf("hgfs update: %d %s%s", code, o, e)
+	}
+	if g, w := testenv.WorkingCopy(t, mine), testenv.WorkingCopy(t, theirs); g != w {
+		t.Fatalf("working copy differs:\n%s", testenv.Diff("hg", w, "hgfs", g))
+	}
+	for _, hg := range hgs {
+		if g, w := hg.Debugstate(t, mine), hg.Debugstate(t, theirs); g != w {
+			t.Errorf("%s debugstate differs:\n%s", hg.Name, testenv.Diff("hg", w, "hgfs", g))
+		}
+		if st := hg.Run(t, mine, append([]string{"status"}, testenv.DirstateV2Allow...)...); len(st) != 0 {
+			t.Errorf("%s status: %s", hg.Name, st)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(mine, ".hg", "dirstate.*")); len(m) != 1 {
+		t.Errorf("dirstate data files: %v", m)
 	}
 }
