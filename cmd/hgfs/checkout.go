@@ -14,6 +14,7 @@ import (
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
+	"github.com/hgfs/hgfs/wireproto"
 	"github.com/hgfs/hgfs/worktree"
 )
 
@@ -159,4 +160,47 @@ func branchOf(r *repo.Repo, rev int) (string, error) {
 		return "", abortf("%v", err)
 	}
 	return cs.Branch(), nil
+}
+
+// checkCloneRevs refuses what clone --rev cannot do: it pulls the
+// ancestors of the revisions from a remote peer (heads of a getbundle);
+// a stream copies the whole store, a mount is filled from a stream, and
+// local and bundle sources are not pulled by heads here.
+func checkCloneRevs(c *cmdContext, kind cloneSource) error {
+	switch {
+	case c.opts.Bool("stream") || c.opts.Bool("uncompressed"):
+		return abortf("cannot clone only --rev ancestors with --stream").withHint("a stream copies the whole store; clone without --stream")
+	case c.opts.Bool("mount"):
+		return abortf("cannot clone only --rev ancestors into a mount").withHint("a mount is filled from a stream, which copies the whole store")
+	case kind != sourceRemote:
+		return abortf("hgfs clone --rev needs an http(s):// or ssh:// source").withHint("use hg clone -r for local repositories and bundles")
+	}
+	return nil
+}
+
+// revHeads looks the --rev revisions up on the peer (hex nodes for the
+// getbundle's heads), as hg.clone does; nil without --rev.
+func (cl *cloner) revHeads(peer wireproto.Peer) ([]string, error) {
+	var heads []string
+	for _, rev := range cl.revs {
+		n, err := peer.Lookup(cl.ctx, rev)
+		if err != nil {
+			return nil, peerError(cl.ctx, err)
+		}
+		heads = append(heads, n)
+	}
+	cl.revNodes = heads
+	return heads, nil
+}
+
+// checkoutRev is the revision the clone checks out: -u, else the first
+// --rev (hg.clone's checkout = revs[0]), else hg's default choice.
+func (cl *cloner) checkoutRev() string {
+	if u := cl.c.opts.String("updaterev"); u != "" {
+		return u
+	}
+	if len(cl.revNodes) > 0 {
+		return cl.revNodes[0]
+	}
+	return ""
 }

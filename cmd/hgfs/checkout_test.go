@@ -179,3 +179,37 @@ func TestUpdateDirstateV2(t *testing.T) {
 		t.Errorf("dirstate data files: %v", m)
 	}
 }
+
+// TestCloneRev: clone -r pulls only the ancestors of the revisions and
+// checks out the first, as hg clone -r; with --stream it is refused.
+func TestCloneRev(t *testing.T) {
+	src := testenv.Generate(t, testenv.Spec{Files: 4, Revisions: 4, History: true, NoSecret: true})
+	url := testenv.Serve(t, src)
+	hg := testenv.Default(t)
+	dir := t.TempDir()
+	for _, rev := range []string{"2", "stable"} {
+		mine, theirs := filepath.Join(dir, "hgfs-"+rev), filepath.Join(dir, "hg-"+rev)
+		o, e, code := hgfsClone(t, dir, "-r", rev, url, mine)
+		if code != 0 {
+			t.Fatalf("clone -r %s: %d %s%s", rev, code, o, e)
+		}
+		want := string(hg.Run(t, dir, "clone", "-r", rev, url, theirs))
+		if o != want {
+			t.Errorf("clone -r %s output:\n%s", rev, testenv.Diff("hg", want, "hgfs", o))
+		}
+		log := func(d string) string { return string(hg.Run(t, d, "log", "-T", "{node} {phase}\n")) + string(hg.Run(t, d, "id")) }
+		if g, w := log(mine), log(theirs); g != w {
+			t.Errorf("clone -r %s history:\n%s", rev, testenv.Diff("hg", w, "hgfs", g))
+		}
+		if g, w := testenv.WorkingCopy(t, mine), testenv.WorkingCopy(t, theirs); g != w {
+			t.Errorf("clone -r %s working copy:\n%s", rev, testenv.Diff("hg", w, "hgfs", g))
+		}
+		if st := hg.Run(t, mine, "status"); len(st) != 0 {
+			t.Errorf("status: %s", st)
+		}
+	}
+	_, e, code := hgfsClone(t, dir, "--stream", "-r", "2", url, filepath.Join(dir, "streamed"))
+	if code != 255 || !strings.HasPrefix(e, "abort: cannot clone only --rev ancestors with --stream\n") {
+		t.Errorf("--stream -r: %d %q", code, e)
+	}
+}

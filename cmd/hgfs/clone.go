@@ -69,7 +69,10 @@ func init() {
     The clone then checks out a working copy, as hg does: the revision
     -u/--updaterev names, else the "@" bookmark, else the tip of branch
     default (see hgfs help update); -U/--noupdate leaves it empty. A clone
-    into a mount has no working copy yet (as with -U).
+    into a mount has no working copy yet (as with -U). -r/--rev clones
+    only the given changesets and their ancestors (from an http(s):// or
+    ssh:// source, by changegroup: not with --stream) and checks out the
+    first.
 
     With --mount, the store goes into a new hgfs cache (--cache DIR, or
     one under [hgfs] cache / $XDG_CACHE_HOME/hgfs) instead of files on
@@ -82,6 +85,7 @@ func init() {
 		options: append([]option{
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
 			{'u', "updaterev", optString, "", "revision, tag, or branch to check out"},
+			{'r', "rev", optList, "", "do not clone everything, but include this changeset and its ancestors"},
 			{0, "pull", optBool, "", "use pull protocol to copy metadata"},
 			{0, "stream", optBool, "", "clone with minimal data processing"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
@@ -127,6 +131,11 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	destAbs := c.abs(strings.TrimPrefix(dest, "file://"))
 
 	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted}
+	if cl.revs = c.opts.List("rev"); len(cl.revs) > 0 {
+		if err := checkCloneRevs(c, kind); err != nil {
+			return err
+		}
+	}
 	if c.opts.Bool("mount") {
 		if c.opts.String("updaterev") != "" {
 			return abortf("cannot check out a working copy into a mount yet").withHint("clone with --mount without -u, or without --mount")
@@ -155,7 +164,7 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	if c.opts.Bool("noupdate") {
 		return nil
 	}
-	return cloneCheckout(ctx, c, destAbs, c.opts.String("updaterev"))
+	return cloneCheckout(ctx, c, destAbs, cl.checkoutRev())
 }
 
 // classifySource tells a remote URL, a local repository and a bundle file
@@ -237,6 +246,8 @@ type cloner struct {
 	defaultURL  string
 	defaulted   bool         // dest was derived from the source
 	mount       *mountTarget // --mount: the cache being filled
+	revs        []string     // --rev: clone only these and their ancestors
+	revNodes    []string     // --rev looked up on the peer (hex)
 	destChecked bool
 }
 
@@ -400,7 +411,7 @@ func (cl *cloner) fromRemote(source string) error {
 
 	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
-		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred")
+		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred") && len(cl.revs) == 0
 	if !wantStream {
 		return cl.pullClone(peer, remote)
 	}
