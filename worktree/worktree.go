@@ -127,6 +127,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if p1 != revlog.NullNode {
 		p1rev, ok := r.Changelog().Rev(p1)
 		if !ok {
+			//lint:ignore ST1005 hg's message (localrepo.dirstate)
 			return nil, fmt.Errorf("working directory has unknown parent '%s'!", p1.Short())
 		}
 		if from, err = r.Manifest(p1rev); err != nil {
