@@ -7,6 +7,9 @@
 // new parent and each file's mode, size and mtime so that `hg status` is
 // clean without reading a file back.
 //
+// On Windows, as hg there, symlinks are written as files holding their
+// target and exec bits are neither set nor compared.
+//
 // # Speed
 //
 // Only what differs between the two manifests is written or removed.

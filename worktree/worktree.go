@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -256,6 +257,12 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
+// fsSymlinks and fsExec: whether the working directory's filesystem has
+// symlinks and exec bits. hg on Windows has neither (windows.py
+// checkexec and checklink answer False): a symlink is written as a file
+// holding its target, and exec bits are neither set nor compared.
+var fsSymlinks, fsExec = runtime.GOOS != "windows", runtime.GOOS != "windows"
+
 // item is a file to write.
 type item struct {
 	e      revlog.ManifestEntry
@@ -367,7 +374,7 @@ func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error)
 			return written{}, err
 		}
 	}
-	if g.e.Flags == "l" {
+	if g.e.Flags == "l" && fsSymlinks {
 		if err := os.Symlink(string(data), p); err != nil {
 			return written{}, err
 		}
@@ -378,7 +385,7 @@ func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error)
 		return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
 	}
 	perm := 0o666 &^ umask
-	if g.e.Flags == "x" {
+	if g.e.Flags == "x" && fsExec {
 		// util.setflags: x where r is, less the umask.
 		perm |= (perm & 0o444) >> 2 &^ umask
 	}
@@ -458,11 +465,11 @@ func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dir
 			continue
 		}
 		isLink := fi.Mode()&fs.ModeSymlink != 0
-		if isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
+		if fsSymlinks && isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
 			dirty = append(dirty, e.Path)
 			continue
 		}
-		if !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
+		if fsExec && !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
 			dirty = append(dirty, e.Path)
 			continue
 		}
