@@ -197,7 +197,9 @@ func TestCloneRev(t *testing.T) {
 		if o != want {
 			t.Errorf("clone -r %s output:\n%s", rev, testenv.Diff("hg", want, "hgfs", o))
 		}
-		log := func(d string) string { return string(hg.Run(t, d, "log", "-T", "{node} {phase}\n")) + string(hg.Run(t, d, "id")) }
+		log := func(d string) string {
+			return string(hg.Run(t, d, "log", "-T", "{node} {phase}\n")) + string(hg.Run(t, d, "id"))
+		}
 		if g, w := log(mine), log(theirs); g != w {
 			t.Errorf("clone -r %s history:\n%s", rev, testenv.Diff("hg", w, "hgfs", g))
 		}
@@ -211,5 +213,67 @@ func TestCloneRev(t *testing.T) {
 	_, e, code := hgfsClone(t, dir, "--stream", "-r", "2", url, filepath.Join(dir, "streamed"))
 	if code != 255 || !strings.HasPrefix(e, "abort: cannot clone only --rev ancestors with --stream\n") {
 		t.Errorf("--stream -r: %d %q", code, e)
+	}
+}
+
+// TestUpdateBookmarks: a clone checks out and activates "@"; update to
+// another revision leaves it, to its name activates it, as hg's.
+func TestUpdateBookmarks(t *testing.T) {
+	hg := testenv.Default(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	hg.Run(t, dir, "init", src)
+	writeFile(t, filepath.Join(src, "a"), "a\n")
+	hg.Run(t, src, "commit", "-qAm", "a", "-u", "t")
+	hg.Run(t, src, "bookmark", "@")
+	writeFile(t, filepath.Join(src, "a"), "b\n")
+	hg.Run(t, src, "commit", "-qm", "b", "-u", "t")
+	hg.Run(t, src, "update", "-q", "0")
+	writeFile(t, filepath.Join(src, "b"), "c\n")
+	hg.Run(t, src, "commit", "-qAm", "c", "-u", "t")
+	mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
+	o, e, code := hgfsClone(t, dir, src, mine)
+	if want := string(hg.Run(t, dir, "clone", src, theirs)); code != 0 || o != want {
+		t.Fatalf("clone: %d %q %q, want %q", code, o, e, want)
+	}
+	for _, args := range [][]string{{"update", "0"}, {"update", "@"}, {"update"}, {"update", "tip"}, {"update", "@"}} {
+		want := string(hg.Run(t, theirs, args...))
+		o, e, code := hgfsRun(mine, args...)
+		if code != 0 || o != want {
+			t.Errorf("%v: %d %q %q, want %q", args, code, o, e, want)
+		}
+		if g, w := string(hg.Run(t, mine, "id", "-B", "-i")), string(hg.Run(t, theirs, "id", "-B", "-i")); g != w {
+			t.Errorf("%v: at %q, want %q", args, g, w)
+		}
+	}
+}
+
+// TestUpdateNoRev: without a revision, update goes to the highest open
+// head of the branch descending from the parent, naming it when other
+// heads exist, as hg's destupdate and statusotherdests.
+func TestUpdateNoRev(t *testing.T) {
+	hg := testenv.Default(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	hg.Run(t, dir, "init", src)
+	for i, f := range []string{"a", "b", "c"} {
+		writeFile(t, filepath.Join(src, f), f+"\n")
+		hg.Run(t, src, "commit", "-qAm", "commit "+f, "-u", "t")
+		if i == 1 {
+			hg.Run(t, src, "update", "-q", "0")
+		}
+	}
+	mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
+	hg.Run(t, dir, "clone", "-q", "-U", src, theirs)
+	hg.Run(t, dir, "clone", "-q", "-U", src, mine)
+	for _, args := range [][]string{{"update"}, {"update", "-r", "0"}, {"update"}, {"update", "1"}, {"update"}} {
+		want := string(hg.Run(t, theirs, args...))
+		o, e, code := hgfsRun(mine, args...)
+		if code != 0 || o != want {
+			t.Errorf("%v: %d %q %q, want %q", args, code, o, e, want)
+		}
+		if g, w := string(hg.Run(t, mine, "id", "-n")), string(hg.Run(t, theirs, "id", "-n")); g != w {
+			t.Errorf("%v: at %q, want %q", args, g, w)
+		}
 	}
 }
