@@ -28,7 +28,8 @@
 // progress, or with uncommitted changes (detected as hg's status does:
 // size, mode and mtime against the dirstate, contents compared when
 // those cannot tell), is refused unless Clean is set: hgfs does not
-// merge.
+// merge. So is an update over untracked files that differ from the ones
+// it writes (merge._checkunknownfiles), unless Clean.
 //
 // # Interruption
 //

@@ -179,6 +179,12 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		}
 	}
 
+	if !opt.Clean {
+		if err := checkUntracked(r, root, gets); err != nil {
+			return nil, err
+		}
+	}
+
 	if err := os.WriteFile(filepath.Join(hgDir, "updatestate"), []byte(target.String()), 0o666); err != nil {
 		return nil, err
 	}
@@ -248,6 +254,46 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	writeWCache(hgDir)
 	os.Remove(filepath.Join(hgDir, "updatestate"))
 	return &Result{Updated: len(gets), Removed: len(removes), Branch: cs.Branch()}, nil
+}
+
+// UntrackedError is merge._checkunknownfiles's refusal: untracked files
+// where the update would write different ones.
+type UntrackedError struct{ Paths []string }
+
+func (e *UntrackedError) Error() string {
+	return "untracked files in working directory differ from files in requested revision"
+}
+
+// checkUntracked refuses to overwrite untracked files that differ from
+// the ones the update writes (one equal to it is taken as it is
+// rewritten, as hg does). A working directory holding only .hg (a new
+// clone's) has none, and is not looked at file by file.
+func checkUntracked(r *repo.Repo, root string, gets []item) error {
+	if ents, err := os.ReadDir(root); err == nil && len(ents) <= 1 {
+		return nil
+	}
+	var differ []string
+	for _, g := range gets {
+		if g.exists {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(g.e.Path)))
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		same, err := sameContent(r, root, g.e, isLink)
+		if err != nil {
+			return err
+		}
+		if !same || fsSymlinks && isLink != (g.e.Flags == "l") {
+			differ = append(differ, g.e.Path)
+		}
+	}
+	if len(differ) > 0 {
+		return &UntrackedError{Paths: differ}
+	}
+	return nil
 }
 
 func firstN(s []string, n int) []string {

@@ -48,14 +48,14 @@ func runCheckout(ctx context.Context, c *cmdContext, r *repo.Repo, rev int, opt 
 	res, err := worktree.Update(ctx, r, rev, opt)
 	bar.done()
 	if err != nil {
-		return checkoutError(ctx, err, opt)
+		return checkoutError(ctx, c, err, opt)
 	}
 	c.ui.status("%d files updated, 0 files merged, %d files removed, 0 files unresolved\n", res.Updated, res.Removed)
 	return nil
 }
 
 // checkoutError renders a checkout failure in hg's words.
-func checkoutError(ctx context.Context, err error, opt worktree.Options) error {
+func checkoutError(ctx context.Context, c *cmdContext, err error, opt worktree.Options) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -71,6 +71,13 @@ func checkoutError(ctx context.Context, err error, opt worktree.Options) error {
 		return abortf("outstanding uncommitted merge").wrap(err)
 	case errors.As(err, &ue):
 		return abortf("%s", ue.Error()).wrap(err)
+	}
+	var un *worktree.UntrackedError
+	if errors.As(err, &un) {
+		for _, p := range un.Paths {
+			c.ui.warn("%s: untracked file differs\n", p)
+		}
+		return abortf("%s", un.Error()).wrap(err)
 	}
 	var le *store.LockError
 	if errors.As(err, &le) && le.Err == store.ErrLocked {

@@ -277,3 +277,39 @@ func TestUpdateNoRev(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateUntracked: an untracked file where the update writes a
+// different one is refused in hg's words, before anything changes; an
+// equal one is taken; -C overwrites.
+func TestUpdateUntracked(t *testing.T) {
+	hg := testenv.Default(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	hg.Run(t, dir, "init", src)
+	writeFile(t, filepath.Join(src, "a"), "a\n")
+	hg.Run(t, src, "commit", "-qAm", "a", "-u", "t")
+	writeFile(t, filepath.Join(src, "b"), "b\n")
+	writeFile(t, filepath.Join(src, "c"), "c\n")
+	hg.Run(t, src, "commit", "-qAm", "bc", "-u", "t")
+	mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
+	for _, d := range []string{mine, theirs} {
+		hg.Run(t, dir, "clone", "-q", "-r", "0", src, d)
+		hg.Run(t, d, "pull", "-q", src)
+		writeFile(t, filepath.Join(d, "b"), "untracked\n")
+		writeFile(t, filepath.Join(d, "c"), "c\n")
+	}
+	_, want, _ := hg.Result(t, theirs, "update", "tip")
+	o, e, code := hgfsRun(mine, "update", "tip")
+	if code != 255 || e != string(want) || o != "" {
+		t.Errorf("update over an untracked file: %d %q %q, want %q", code, o, e, want)
+	}
+	if g, w := testenv.WorkingCopy(t, mine), testenv.WorkingCopy(t, theirs); g != w {
+		t.Errorf("the refused update changed the working copy:\n%s", testenv.Diff("hg", w, "hgfs", g))
+	}
+	if o, e, code := hgfsRun(mine, "update", "-C", "tip"); code != 0 {
+		t.Fatalf("update -C: %d %s%s", code, o, e)
+	}
+	if st := hg.Run(t, mine, "status"); len(st) != 0 {
+		t.Errorf("status after update -C: %s", st)
+	}
+}
