@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
 )
@@ -140,20 +141,17 @@ func (r *Repo) loadMeta() (*meta, error) {
 }
 
 // readDirstateParents reads the working directory parents: the first 40
-// bytes of a dirstate-v1 file, or the parents in a dirstate-v2 docket
-// (marker "dirstate-v2\n", then two 32-byte padded nodes).
+// bytes of a dirstate-v1 file, or the parents of a dirstate-v2 docket
+// (dirstate.ParseDocket).
 func (r *Repo) readDirstateParents() ([2]revlog.Node, error) {
 	var p [2]revlog.Node
 	b, err := r.readOptional("dirstate")
 	if err != nil {
 		return p, err
 	}
-	const v2 = "dirstate-v2\n"
-	if bytes.HasPrefix(b, []byte(v2)) {
-		b = b[len(v2):]
-		if len(b) >= 64 {
-			copy(p[0][:], b[:20])
-			copy(p[1][:], b[32:52])
+	if bytes.HasPrefix(b, []byte("dirstate-v2\n")) {
+		if dk, err := dirstate.ParseDocket(b); err == nil {
+			p = dk.Parents
 		}
 		return p, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -299,8 +300,7 @@ func TestEmptyRepository(t *testing.T) {
 }
 
 // TestDirstateV2Parent reads the working directory parent from a
-// dirstate-v2 docket (hg here lacks the Rust extensions to write one, so
-// the docket is built by hand: marker, then two 32-byte padded nodes).
+// dirstate-v2 docket (as package dirstate writes it).
 func TestDirstateV2Parent(t *testing.T) {
 	dir := testenv.CopyRepo(t, testenv.Generate(t, testenv.Small))
 	r0, err := Open(dir)
@@ -309,8 +309,9 @@ func TestDirstateV2Parent(t *testing.T) {
 	}
 	want := r0.Node(3)
 	r0.Close()
-	docket := append([]byte("dirstate-v2\n"), want[:]...)
-	docket = append(docket, make([]byte, 12+32+44)...)
+	dk := dirstate.Docket{}
+	dk.Parents[0] = want
+	docket := dk.Encode()
 	if err := os.WriteFile(dir+"/.hg/dirstate", docket, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hgfs/hgfs/internal/batchpool"
 	"github.com/hgfs/hgfs/internal/sysio"
 )
 
@@ -119,7 +120,7 @@ type DirSink struct {
 	renamed  bool
 	dirs     map[string]bool // directories created under stage
 	expected int64           // announced file count, -1 unknown
-	closer   *batchPool[sinkFile]
+	closer   *batchpool.Pool[sinkFile]
 	writers  *writers
 }
 
@@ -226,7 +227,7 @@ func (s *DirSink) failed() error {
 		}
 	}
 	if s.closer != nil {
-		return s.closer.failed()
+		return s.closer.Failed()
 	}
 	return nil
 }
@@ -263,11 +264,11 @@ func (s *DirSink) closeLarge(f sinkFile) error {
 	if s.closer == nil {
 		return closeFile(f, s.opt.Durable)
 	}
-	if err := s.closer.failed(); err != nil {
+	if err := s.closer.Failed(); err != nil {
 		f.Close()
 		return err
 	}
-	s.closer.add(f)
+	s.closer.Add(f)
 	return nil
 }
 
@@ -302,7 +303,7 @@ func (s *DirSink) Finish() error {
 		}
 	}
 	if s.closer != nil {
-		err := s.closer.close()
+		err := s.closer.Close()
 		s.closer = nil
 		if err != nil {
 			return err
@@ -346,7 +347,7 @@ func (s *DirSink) Abort() error {
 		s.writers = nil
 	}
 	if s.closer != nil {
-		s.closer.close() // close every handle before removing; errors moot
+		s.closer.Close() // close every handle before removing; errors moot
 		s.closer = nil
 	}
 	dir := s.stage
@@ -456,7 +457,7 @@ const closeBatchSize = 16
 // files handed over in batches. At most MaxQueue files wait in the queue
 // (plus a batch on each goroutine and the one being filled), so the open
 // descriptors stay bounded.
-func newCloser(opt DirOptions) *batchPool[sinkFile] {
+func newCloser(opt DirOptions) *batchpool.Pool[sinkFile] {
 	threads, queue := opt.ThreadCount, opt.MaxQueue
 	if threads <= 0 {
 		threads = 4
@@ -465,7 +466,7 @@ func newCloser(opt DirOptions) *batchPool[sinkFile] {
 		queue = 384
 	}
 	size := min(closeBatchSize, queue)
-	return newBatchPool(threads, queue/size, size, func(f sinkFile) error {
+	return batchpool.New(threads, queue/size, size, func(f sinkFile) error {
 		return closeFile(f, opt.Durable)
 	})
 }

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hgfs/hgfs/internal/batchpool"
 )
 
 const (
@@ -44,7 +46,7 @@ type smallFile struct {
 
 // writers is the pool writing small files (see the file comment).
 type writers struct {
-	pool    *batchPool[smallFile]
+	pool    *batchpool.Pool[smallFile]
 	durable bool
 	drop    atomic.Bool // set by Abort: files not yet written are skipped
 
@@ -59,7 +61,7 @@ func newWriters(n int, durable bool) *writers {
 	// Queue two batches a writer: enough that no writer waits for the
 	// applier's next hand-over, few enough that the budget, not the
 	// queue, is what bounds memory.
-	w.pool = newBatchPool(n, 2*n, writerBatchSize, w.write)
+	w.pool = batchpool.New(n, 2*n, writerBatchSize, w.write)
 	return w
 }
 
@@ -88,7 +90,7 @@ func (w *writers) reserve(n int64) {
 		// The batch being filled holds part of the budget: hand it
 		// over, or the writers could never release it.
 		w.mu.Unlock()
-		w.pool.flush()
+		w.pool.Flush()
 		w.mu.Lock()
 		for w.held+n > writerBudget && w.held > 0 {
 			w.cond.Wait()
@@ -106,21 +108,21 @@ func (w *writers) release(n int64) {
 }
 
 // add hands a whole file to the pool; its bytes were reserved.
-func (w *writers) add(f smallFile) { w.pool.add(f) }
+func (w *writers) add(f smallFile) { w.pool.Add(f) }
 
-func (w *writers) failed() error { return w.pool.failed() }
+func (w *writers) failed() error { return w.pool.Failed() }
 
 // finish writes everything handed over and returns the first error.
-func (w *writers) finish() error { return w.pool.close() }
+func (w *writers) finish() error { return w.pool.Close() }
 
 // abort drops what has not been written yet and waits for the files
 // being written.
 func (w *writers) abort() {
 	w.drop.Store(true)
-	for _, f := range w.pool.take() {
+	for _, f := range w.pool.Take() {
 		w.release(int64(len(f.data)))
 	}
-	w.pool.close() // errors are moot: everything is removed next
+	w.pool.Close() // errors are moot: everything is removed next
 }
 
 // bufFile takes a small file whole; Close hands it to the writers.

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/store"
 )
 
@@ -152,26 +153,14 @@ func saveDirstate(d dirs, v2 bool) (bool, error) {
 	return true, nil
 }
 
-// dirstateV2DataFile returns the data file a dirstate-v2 docket names.
-// Keep in sync with mercurial/dirstateutils/docket.py: marker (12),
-// parents (2*32), tree metadata (44), data size (4), uuid length (1),
-// uuid.
+// dirstateV2DataFile returns the data file a dirstate-v2 docket names
+// (dirstate.ParseDocket), if any.
 func dirstateV2DataFile(docket []byte) (string, bool) {
-	const marker = "dirstate-v2\n"
-	const header = len(marker) + 32 + 32 + 44 + 4 + 1
-	if len(docket) < header || string(docket[:len(marker)]) != marker {
+	dk, err := dirstate.ParseDocket(docket)
+	if err != nil || dk.ID == "" {
 		return "", false
 	}
-	n := int(docket[header-1])
-	uuid := docket[header:]
-	if n == 0 || len(uuid) < n {
-		return "", false
-	}
-	name := "dirstate." + string(uuid[:n])
-	if strings.ContainsAny(name, "/\\\x00") {
-		return "", false
-	}
-	return name, true
+	return dk.DataFile(), true
 }
 
 // restoreDirstate is the failure half of localrepo.transaction's

@@ -66,8 +66,13 @@ func init() {
     streaming is requested but the server does not allow it, or needs a
     repository format hgfs lacks, the clone warns and applies changegroups.
 
-    hgfs does not check out a working copy yet: the clone always behaves
-    as with -U; run 'hg update' in DEST to get one.
+    The clone then checks out a working copy, as hg does: the revision
+    -u/--updaterev names, else the "@" bookmark, else the tip of branch
+    default (see hgfs help update); -U/--noupdate leaves it empty. A clone
+    into a mount has no working copy yet (as with -U). -r/--rev clones
+    only the given changesets and their ancestors (from an http(s):// or
+    ssh:// source, by changegroup: not with --stream) and checks out the
+    first.
 
     With --mount, the store goes into a new hgfs cache (--cache DIR, or
     one under [hgfs] cache / $XDG_CACHE_HOME/hgfs) instead of files on
@@ -79,6 +84,8 @@ func init() {
     Returns 0 on success.`,
 		options: append([]option{
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
+			{'u', "updaterev", optString, "", "revision, tag, or branch to check out"},
+			{'r', "rev", optList, "", "do not clone everything, but include this changeset and its ancestors"},
 			{0, "pull", optBool, "", "use pull protocol to copy metadata"},
 			{0, "stream", optBool, "", "clone with minimal data processing"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
@@ -124,7 +131,15 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	destAbs := c.abs(strings.TrimPrefix(dest, "file://"))
 
 	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted}
+	if cl.revs = c.opts.List("rev"); len(cl.revs) > 0 {
+		if err := checkCloneRevs(c, kind); err != nil {
+			return err
+		}
+	}
 	if c.opts.Bool("mount") {
+		if c.opts.String("updaterev") != "" {
+			return abortf("cannot check out a working copy into a mount yet").withHint("clone with --mount without -u, or without --mount")
+		}
 		if err := cl.checkDest(); err != nil {
 			return err
 		}
@@ -146,10 +161,10 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !c.opts.Bool("noupdate") {
-		c.ui.status("(hgfs does not check out working copies yet; run 'hg update' in %s for one)\n", dest)
+	if c.opts.Bool("noupdate") {
+		return nil
 	}
-	return nil
+	return cloneCheckout(ctx, c, destAbs, cl.checkoutRev())
 }
 
 // classifySource tells a remote URL, a local repository and a bundle file
@@ -231,6 +246,8 @@ type cloner struct {
 	defaultURL  string
 	defaulted   bool         // dest was derived from the source
 	mount       *mountTarget // --mount: the cache being filled
+	revs        []string     // --rev: clone only these and their ancestors
+	revNodes    []string     // --rev looked up on the peer (hex)
 	destChecked bool
 }
 
@@ -394,7 +411,7 @@ func (cl *cloner) fromRemote(source string) error {
 
 	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
-		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred")
+		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred") && len(cl.revs) == 0
 	if !wantStream {
 		return cl.pullClone(peer, remote)
 	}

@@ -78,7 +78,11 @@ func (cl *cloner) pullClone(peer wireproto.Peer, remote *remoteOutput) error {
 		}
 	}
 	return cl.changegroupClone(func(root string) error {
-		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
+		heads, err := cl.revHeads(peer)
+		if err != nil {
+			return err
+		}
+		_, err = exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true, Heads: heads})
 		remote.flush(cl.c.ui)
 		if err != nil {
 			return pullError(cl.ctx, cl.c, err, root)

@@ -125,10 +125,13 @@ func TestClone(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(stdout, "destination directory: src\n") {
 			t.Fatalf("local default dest: %d %q %q", code, stdout, stderr)
 		}
-		if !strings.Contains(stdout, "does not check out working copies") {
-			t.Errorf("no note about the missing checkout: %q", stdout)
+		if !strings.Contains(stdout, "updating to branch default\n") || !strings.Contains(stdout, " files updated, 0 files merged, 0 files removed, 0 files unresolved\n") {
+			t.Errorf("no checkout: %q", stdout)
 		}
 		testenv.Hg(t, filepath.Join(cwd, "src"), "verify", "-q")
+		if st := testenv.Hg(t, filepath.Join(cwd, "src"), "status"); len(st) != 0 {
+			t.Errorf("hg status after the clone: %s", st)
+		}
 	})
 
 	t.Run("errors", func(t *testing.T) {

@@ -1,0 +1,46 @@
+// Package worktree checks out a revision into a working directory, as
+// `hg update` does for a clean working copy: the files of the target
+// manifest written with hg's flags (`l` a symlink whose target is the
+// file's content, `x` the exec bits hg's util.setflags gives), the files
+// of the old manifest that the new one lacks removed (and directories
+// left empty by that), and the dirstate (package dirstate) recording the
+// new parent and each file's mode, size and mtime so that `hg status` is
+// clean without reading a file back.
+//
+// On Windows, as hg there, symlinks are written as files holding their
+// target and exec bits are neither set nor compared.
+//
+// # Speed
+//
+// Only what differs between the two manifests is written or removed.
+// Each file's filelog is opened and its revision reconstructed once, by
+// one of Options.Writers goroutines (internal/batchpool, the pool the
+// stream clone's directory sink uses) which also write it; directories
+// are created once each, beforehand, by the calling goroutine. Memory
+// is bounded: the manifests, one entry per file to write, and at most
+// one file's content per writer.
+//
+// # What is refused
+//
+// Subrepositories (.hgsub, .hgsubstate) and largefiles (.hglf/) need
+// hg's extensions and logic: a manifest with them is refused by name
+// before anything is touched. A working directory with a merge in
+// progress, or with uncommitted changes (detected as hg's status does:
+// size, mode and mtime against the dirstate, contents compared when
+// those cannot tell), is refused unless Clean is set: hgfs does not
+// merge. So is an update over untracked files that differ from the ones
+// it writes (merge._checkunknownfiles), unless Clean.
+//
+// # Interruption
+//
+// Update follows merge.update: it holds the wlock, writes .hg/updatestate
+// (the target's hex node) before touching any file and removes it when
+// done, and writes the dirstate last. Before touching the files of an
+// existing working copy it rewrites the dirstate with every file it is
+// about to change marked "possibly dirty" (no mtime), so an interrupted
+// update leaves a dirstate that claims no file clean that is not: `hg
+// status` compares those, and `hg update -C` (or hgfs's) repairs the
+// working copy. A checkout into a new clone writes no dirstate until the
+// end: an interrupted one has the null parent, and `hg update` takes the
+// files already written, which equal the ones it would write.
+package worktree

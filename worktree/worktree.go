@@ -1,0 +1,596 @@
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hgfs/hgfs/dirstate"
+	"github.com/hgfs/hgfs/internal/batchpool"
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/store"
+)
+
+// Options tune Update.
+type Options struct {
+	// Clean discards uncommitted changes (hg update -C).
+	Clean bool
+	// Check refuses any uncommitted change (hg update --check); the
+	// refusal then carries no hint.
+	Check bool
+	// Writers is the number of goroutines reconstructing and writing
+	// files (default 4, as the directory sink's).
+	Writers int
+	// Progress, if set, is called with the total files to write before
+	// any is written (total) and then with cumulative counts; it must be
+	// safe for concurrent use.
+	Total    func(files int)
+	Progress func(files int, bytes int64)
+	// Lock tunes the wlock wait.
+	Lock store.LockOptions
+}
+
+// Result counts what an update did, as hg's summary line does.
+type Result struct {
+	Updated, Removed int
+	Branch           string
+}
+
+// ErrDirty is wrapped by the refusal of a working copy with uncommitted
+// changes; ErrMerge by that of one with a merge in progress.
+var (
+	ErrDirty       = errors.New("uncommitted changes")
+	ErrMerge       = errors.New("outstanding uncommitted merge")
+	ErrUnsupported = errors.New("not supported by hgfs")
+)
+
+// UnsupportedError names what a manifest holds that hgfs cannot check
+// out.
+type UnsupportedError struct{ What, Path string }
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s (%s) %s; use hg update", e.What, e.Path, ErrUnsupported)
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// Check refuses a manifest hgfs cannot check out.
+func Check(m []revlog.ManifestEntry) error {
+	for _, e := range m {
+		switch {
+		case e.Path == ".hgsub" || e.Path == ".hgsubstate":
+			return &UnsupportedError{"subrepositories", e.Path}
+		case strings.HasPrefix(e.Path, ".hglf/"):
+			return &UnsupportedError{"largefiles", e.Path}
+		case e.Flags == "t":
+			return &UnsupportedError{"tree manifests", e.Path}
+		}
+		if !validPath(e.Path) {
+			return fmt.Errorf("%w: manifest path %q", revlog.ErrCorrupt, e.Path)
+		}
+	}
+	return nil
+}
+
+// validPath refuses what would escape the working directory or touch .hg
+// (hg's pathauditor).
+func validPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\\") {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".hg") {
+			return false
+		}
+	}
+	return true
+}
+
+// Update moves the working directory of r (whose root is r.Root) to
+// changeset rev (revlog.NullRev empties it), under the wlock.
+func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, error) {
+	root := r.Root
+	hgDir := filepath.Join(root, ".hg")
+	v2 := r.Store.Requirements.Has("dirstate-v2")
+	unlock, err := store.WLock(ctx, root, opt.Lock)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	old, err := dirstate.Read(hgDir, v2)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := r.Changeset(rev)
+	if err != nil {
+		return nil, err
+	}
+	to, err := r.ReadManifest(cs.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(to); err != nil {
+		return nil, err
+	}
+	var from []revlog.ManifestEntry
+	p1 := old.Parents[0]
+	if p1 != revlog.NullNode {
+		p1rev, ok := r.Changelog().Rev(p1)
+		if !ok {
+			//lint:ignore ST1005 hg's message (localrepo.dirstate)
+			return nil, fmt.Errorf("working directory has unknown parent '%s'!", p1.Short())
+		}
+		if from, err = r.Manifest(p1rev); err != nil {
+			return nil, err
+		}
+	}
+	if !opt.Clean && old.Parents[1] != revlog.NullNode {
+		return nil, ErrMerge
+	}
+	oldMap := old.Map()
+	dirty, err := dirtyFiles(r, root, from, old)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirty) > 0 && !opt.Clean {
+		return nil, fmt.Errorf("%w: %s", ErrDirty, strings.Join(firstN(dirty, 5), ", "))
+	}
+	target := r.Node(rev)
+
+	// What changes: files of the target that are new, differ, or are
+	// dirty (-C); files of the old manifest the target lacks; and with
+	// -C, files added since (hg forgets them, leaving them on disk).
+	fromMap := make(map[string]revlog.ManifestEntry, len(from))
+	for _, e := range from {
+		fromMap[e.Path] = e
+	}
+	dirtySet := make(map[string]bool, len(dirty))
+	for _, p := range dirty {
+		dirtySet[p] = true
+	}
+	toSet := make(map[string]bool, len(to))
+	var gets []item
+	for _, e := range to {
+		toSet[e.Path] = true
+		o, had := fromMap[e.Path]
+		_, tracked := oldMap[e.Path]
+		if had && o.Node == e.Node && o.Flags == e.Flags && tracked && !dirtySet[e.Path] {
+			continue
+		}
+		gets = append(gets, item{e: e, exists: had || tracked || dirtySet[e.Path]})
+	}
+	var removes []string
+	for _, e := range from {
+		if !toSet[e.Path] {
+			if ent, ok := oldMap[e.Path]; ok && ent.WCTracked {
+				removes = append(removes, e.Path)
+			}
+		}
+	}
+
+	if !opt.Clean {
+		if err := checkUntracked(r, root, gets); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := os.WriteFile(filepath.Join(hgDir, "updatestate"), []byte(target.String()), 0o666); err != nil {
+		return nil, err
+	}
+	// Files about to change are no longer known clean.
+	if len(old.Entries) > 0 {
+		touched := make(map[string]bool, len(gets)+len(removes))
+		for _, g := range gets {
+			touched[g.e.Path] = true
+		}
+		for _, p := range removes {
+			touched[p] = true
+		}
+		marked := &dirstate.Dirstate{Parents: old.Parents, Entries: make([]dirstate.Entry, 0, len(old.Entries))}
+		for _, e := range old.Entries {
+			if touched[e.Path] {
+				e.HasMtime = false
+			}
+			marked.Entries = append(marked.Entries, e)
+		}
+		if err := dirstate.Write(hgDir, marked, v2); err != nil {
+			return nil, err
+		}
+	}
+
+	for _, p := range removes {
+		if err := removeFile(root, p); err != nil {
+			return nil, err
+		}
+	}
+	written, err := write(ctx, r, root, gets, opt)
+	if err != nil {
+		return nil, err
+	}
+
+	// The new dirstate: written files clean unless their mtime is too
+	// close to now; unchanged ones keep their entries.
+	now, err := dirstate.Now(hgDir)
+	if err != nil {
+		return nil, err
+	}
+	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
+	nd.Parents[0] = target
+	wi := 0
+	for _, e := range to {
+		if wi < len(gets) && gets[wi].e.Path == e.Path {
+			w := written[wi]
+			wi++
+			var mt *dirstate.Timestamp
+			if !dirstate.Ambiguous(w.mtime, now) {
+				mt = &w.mtime
+			}
+			nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
+			continue
+		}
+		if o, ok := oldMap[e.Path]; ok && o.MaybeClean() {
+			nd.Entries = append(nd.Entries, *o)
+		} else {
+			nd.Entries = append(nd.Entries, dirstate.Entry{Path: e.Path, WCTracked: true, P1Tracked: true})
+		}
+	}
+	if err := dirstate.WriteBranch(hgDir, cs.Branch()); err != nil {
+		return nil, err
+	}
+	if err := dirstate.Write(hgDir, nd, v2); err != nil {
+		return nil, err
+	}
+	writeWCache(hgDir)
+	os.Remove(filepath.Join(hgDir, "updatestate"))
+	return &Result{Updated: len(gets), Removed: len(removes), Branch: cs.Branch()}, nil
+}
+
+// UntrackedError is merge._checkunknownfiles's refusal: untracked files
+// where the update would write different ones.
+type UntrackedError struct{ Paths []string }
+
+func (e *UntrackedError) Error() string {
+	return "untracked files in working directory differ from files in requested revision"
+}
+
+// checkUntracked refuses to overwrite untracked files that differ from
+// the ones the update writes (one equal to it is taken as it is
+// rewritten, as hg does). A working directory holding only .hg (a new
+// clone's) has none, and is not looked at file by file.
+func checkUntracked(r *repo.Repo, root string, gets []item) error {
+	if ents, err := os.ReadDir(root); err == nil && len(ents) <= 1 {
+		return nil
+	}
+	var differ []string
+	for _, g := range gets {
+		if g.exists {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(g.e.Path)))
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		same, err := sameContent(r, root, g.e, isLink)
+		if err != nil {
+			return err
+		}
+		if !same || fsSymlinks && isLink != (g.e.Flags == "l") {
+			differ = append(differ, g.e.Path)
+		}
+	}
+	if len(differ) > 0 {
+		return &UntrackedError{Paths: differ}
+	}
+	return nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}
+
+// fsSymlinks and fsExec: whether the working directory's filesystem has
+// symlinks and exec bits. hg on Windows has neither (windows.py
+// checkexec and checklink answer False): a symlink is written as a file
+// holding its target, and exec bits are neither set nor compared.
+var fsSymlinks, fsExec = runtime.GOOS != "windows", runtime.GOOS != "windows"
+
+// item is a file to write.
+type item struct {
+	e      revlog.ManifestEntry
+	exists bool // something may be at its path already
+}
+
+// written is what lstat said of a file just written.
+type written struct {
+	mode  uint32
+	size  int64
+	mtime dirstate.Timestamp
+}
+
+// write creates the directories the files need, then has the writers
+// reconstruct and write every file; results are by index of gets.
+func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Options) ([]written, error) {
+	out := make([]written, len(gets))
+	if len(gets) == 0 {
+		return out, nil
+	}
+	if opt.Total != nil {
+		opt.Total(len(gets))
+	}
+	made := map[string]bool{"": true, ".": true}
+	for _, g := range gets {
+		if err := mkdirs(root, path.Dir(g.e.Path), made); err != nil {
+			return nil, err
+		}
+	}
+	umask := getUmask()
+	n := opt.Writers
+	if n <= 0 {
+		n = 4
+	}
+	var files, nbytes atomic.Int64
+	type job struct{ i int }
+	pool := batchpool.New(n, 2*n, 16, func(j job) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		g := gets[j.i]
+		w, err := writeFile(r, root, g, umask)
+		if err != nil {
+			return err
+		}
+		out[j.i] = w
+		f, b := files.Add(1), nbytes.Add(w.size)
+		if opt.Progress != nil {
+			opt.Progress(int(f), b)
+		}
+		return nil
+	})
+	for i := range gets {
+		if ctx.Err() != nil || pool.Failed() != nil {
+			break
+		}
+		pool.Add(job{i})
+	}
+	err := pool.Close()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return out, err
+}
+
+// mkdirs creates dir (slash-separated, under root) and its parents once
+// each, removing a file or symlink in the way if it is one a removed
+// file left (an untracked one makes the update fail, as in hg).
+func mkdirs(root, dir string, made map[string]bool) error {
+	if made[dir] {
+		return nil
+	}
+	if err := mkdirs(root, path.Dir(dir), made); err != nil {
+		return err
+	}
+	p := filepath.Join(root, filepath.FromSlash(dir))
+	err := os.Mkdir(p, 0o777)
+	if errors.Is(err, fs.ErrExist) {
+		fi, serr := os.Lstat(p)
+		if serr != nil {
+			return serr
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: untracked file in working directory differs from a directory in the requested revision", dir)
+		}
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	made[dir] = true
+	return nil
+}
+
+// writeFile reconstructs one file and writes it.
+func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error) {
+	fl, err := r.File(g.e.Path)
+	if err != nil {
+		return written{}, err
+	}
+	data, err := repo.FileContent(fl, g.e)
+	fl.Close()
+	if err != nil {
+		return written{}, err
+	}
+	p := filepath.Join(root, filepath.FromSlash(g.e.Path))
+	if g.exists {
+		if err := removeExisting(p); err != nil {
+			return written{}, err
+		}
+	}
+	if g.e.Flags == "l" && fsSymlinks {
+		if err := os.Symlink(string(data), p); err != nil {
+			return written{}, err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return written{}, err
+		}
+		return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
+	}
+	perm := 0o666 &^ umask
+	if g.e.Flags == "x" && fsExec {
+		// util.setflags: x where r is, less the umask.
+		perm |= (perm & 0o444) >> 2 &^ umask
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+	if errors.Is(err, fs.ErrExist) {
+		// An untracked file of the same name: -C or a new clone's
+		// leftovers; hg overwrites it when -C, and so does hgfs.
+		if err = removeExisting(p); err == nil {
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+		}
+	}
+	if err != nil {
+		return written{}, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return written{}, err
+	}
+	fi, err := f.Stat()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return written{}, err
+	}
+	return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
+}
+
+// removeExisting removes a file or symlink at p; an empty directory too
+// (a directory the old revision had where the new one has a file).
+func removeExisting(p string) error {
+	err := os.Remove(p)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// removeFile removes a tracked file and the directories it leaves empty
+// (util.unlinkpath with rmdir).
+func removeFile(root, rel string) error {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for d := path.Dir(rel); d != "." && d != ""; d = path.Dir(d) {
+		if os.Remove(filepath.Join(root, filepath.FromSlash(d))) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// dirtyFiles lists the working copy's uncommitted changes to tracked
+// files, as hg status finds them: entries that are not clean-able
+// (added, removed, merged), files missing or of another type, size or
+// exec bit changed, and, where the mtime cannot vouch, contents that
+// differ from the parent's. Unknown files are not changes.
+func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate) ([]string, error) {
+	var dirty []string
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		if !e.MaybeClean() {
+			if e.WCTracked || e.P1Tracked {
+				dirty = append(dirty, e.Path)
+			}
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(e.Path)))
+		if err != nil {
+			dirty = append(dirty, e.Path)
+			continue
+		}
+		m, ok := repo.FindEntry(parent, e.Path)
+		if !ok {
+			dirty = append(dirty, e.Path)
+			continue
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		if fsSymlinks && isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
+			dirty = append(dirty, e.Path)
+			continue
+		}
+		if fsExec && !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
+			dirty = append(dirty, e.Path)
+			continue
+		}
+		if e.HasModeSize {
+			if int64(e.Size) != fi.Size()&dirstate.RangeMask && int64(e.Size) != fi.Size() {
+				dirty = append(dirty, e.Path)
+				continue
+			}
+			if e.HasMtime && mtimeEqual(e.Mtime, dirstate.TimestampOf(fi.ModTime().UnixNano())) {
+				continue
+			}
+		}
+		same, err := sameContent(r, root, m, isLink)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			dirty = append(dirty, e.Path)
+		}
+	}
+	sort.Strings(dirty)
+	return dirty, nil
+}
+
+// mtimeEqual is DirstateItem.mtime_likely_equal_to.
+func mtimeEqual(rec, disk dirstate.Timestamp) bool {
+	if rec.Sec != disk.Sec {
+		return false
+	}
+	if rec.Nsec == 0 || disk.Nsec == 0 {
+		return !rec.SecondAmbiguous
+	}
+	return rec.Nsec == disk.Nsec
+}
+
+func sameContent(r *repo.Repo, root string, m revlog.ManifestEntry, isLink bool) (bool, error) {
+	want, err := r.FileData(m)
+	if err != nil {
+		return false, err
+	}
+	p := filepath.Join(root, filepath.FromSlash(m.Path))
+	if isLink {
+		target, err := os.Readlink(p)
+		return err == nil && target == string(want), nil
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		return false, nil
+	}
+	return bytes.Equal(got, want), nil
+}
+
+// writeWCache writes the .hg/wcache entries hg's checkexec and checklink
+// leave (posix.py): checkisexec (exec bits set), checklink (a symlink to
+// checklink-target) and checklink-target. Best effort, as in hg: they
+// only spare hg its own checks.
+func writeWCache(hgDir string) {
+	dir := filepath.Join(hgDir, "wcache")
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return
+	}
+	isexec := filepath.Join(dir, "checkisexec")
+	if _, err := os.Lstat(isexec); err != nil {
+		// mkstemp's 0600, then the exec bits added.
+		if f, err := os.OpenFile(isexec, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			f.Close()
+			os.Chmod(isexec, 0o711)
+		}
+	}
+	link := filepath.Join(dir, "checklink")
+	if _, err := os.Lstat(link); err != nil {
+		target := filepath.Join(dir, "checklink-target")
+		if f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o666); err == nil {
+			f.Close()
+		}
+		os.Symlink("checklink-target", link)
+	}
+}

@@ -1,0 +1,203 @@
+package worktree_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/testenv"
+	"github.com/hgfs/hgfs/worktree"
+)
+
+var v2Allow = testenv.DirstateV2Allow
+
+// Tree is the working copy at root, as testenv lists it.
+func Tree(t testing.TB, root string) string { return testenv.WorkingCopy(t, root) }
+
+func debugstate(t testing.TB, hg testenv.Mercurial, dir string) string { return hg.Debugstate(t, dir) }
+
+func update(t testing.TB, dir string, rev int, opt worktree.Options) (*worktree.Result, error) {
+	t.Helper()
+	r, err := repo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return worktree.Update(context.Background(), r, rev, opt)
+}
+
+// TestUpdateMatchesHg moves an hgfs working copy and an hg one through
+// the same revisions (from null, forwards, backwards, across branches,
+// to null) of a history with renames, exec bits, symlinks, empty files
+// and removed directories, in dirstate v1 and v2: the files, hg status
+// and hg debugstate (modes, sizes, states) must be hg's, for hg 6.3 and 7.
+func TestUpdateMatchesHg(t *testing.T) {
+	spec := testenv.Rich
+	spec.Empty = true
+	src := testenv.Generate(t, spec)
+	hgs := testenv.Mercurials(t)
+	for _, v2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "v1", true: "v2"}[v2], func(t *testing.T) {
+			base := t.TempDir()
+			mine, theirs := filepath.Join(base, "hgfs"), filepath.Join(base, "hg")
+			cl := append([]string{"clone", "-q", "-U", "--config", "format.use-dirstate-v2=" + strconv.FormatBool(v2)}, v2Allow...)
+			hgs[0].Run(t, "", append(cl, src, mine)...)
+			hgs[0].Run(t, "", append(cl, src, theirs)...)
+			n := len(hgs[0].Run(t, theirs, append([]string{"log", "--hidden", "-T", "x"}, v2Allow...)...))
+			revs := []int{0, n - 1, 1, n / 2, revlog.NullRev, n - 2, 2}
+			for _, rev := range revs {
+				if rev >= n {
+					continue
+				}
+				sym := strconv.Itoa(rev)
+				if rev == revlog.NullRev {
+					sym = "null"
+				}
+				hgs[0].Run(t, theirs, append([]string{"update", "-q", "-C", "--hidden", "-r", sym}, v2Allow...)...)
+				if _, err := update(t, mine, rev, worktree.Options{}); err != nil {
+					t.Fatalf("update %d: %v", rev, err)
+				}
+				if g, w := Tree(t, mine), Tree(t, theirs); g != w {
+					t.Fatalf("rev %d: working copy differs from hg's:\n%s", rev, testenv.Diff("hg", w, "hgfs", g))
+				}
+				for _, hg := range hgs {
+					if g, w := debugstate(t, hg, mine), debugstate(t, hg, theirs); g != w {
+						t.Errorf("rev %d: %s debugstate\n%s\nwant\n%s", rev, hg.Name, g, w)
+					}
+					if b, _ := os.ReadFile(filepath.Join(mine, ".hg", "branch")); rev >= 0 && !bytes.Equal(b, mustRead(t, filepath.Join(theirs, ".hg", "branch"))) {
+						t.Errorf("rev %d: .hg/branch %q", rev, b)
+					}
+				}
+				for _, hg := range hgs {
+					if out := hg.Run(t, mine, append([]string{"status", "--hidden"}, v2Allow...)...); len(out) != 0 {
+						t.Errorf("rev %d: %s status:\n%s", rev, hg.Name, out)
+					}
+					if out := hg.Run(t, mine, append([]string{"diff"}, v2Allow...)...); len(out) != 0 {
+						t.Errorf("rev %d: %s diff:\n%s", rev, hg.Name, out)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(mine, ".hg", "updatestate")); err == nil {
+					t.Errorf("rev %d: updatestate left behind", rev)
+				}
+			}
+		})
+	}
+}
+
+func mustRead(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDirtyRefused: a changed, a removed and an added file each make the
+// update refuse without Clean, leaving the working copy alone; Clean
+// discards them as hg update -C does.
+func TestDirtyRefused(t *testing.T) {
+	src := testenv.Generate(t, testenv.Spec{Files: 3, Revisions: 2})
+	hg := testenv.Default(t)
+	for _, change := range []string{"modify", "delete", "add", "chmod"} {
+		t.Run(change, func(t *testing.T) {
+			wc := filepath.Join(t.TempDir(), "wc")
+			hg.Run(t, "", "clone", "-q", src, wc)
+			f := filepath.Join(wc, "f", "000", "file0000.txt")
+			switch change {
+			case "modify":
+				// Same size, so only the contents tell.
+				data := mustRead(t, f)
+				data[0] ^= 1
+				os.WriteFile(f, data, 0o644)
+			case "delete":
+				os.Remove(f)
+			case "add":
+				os.WriteFile(filepath.Join(wc, "new"), []byte("x"), 0o644)
+				hg.Run(t, wc, "add", "new")
+			case "chmod":
+				os.Chmod(f, 0o755)
+			}
+			before := Tree(t, wc)
+			_, err := update(t, wc, 0, worktree.Options{})
+			if !errors.Is(err, worktree.ErrDirty) {
+				t.Fatalf("update of a dirty working copy: %v", err)
+			}
+			if Tree(t, wc) != before {
+				t.Fatal("the refused update changed the working copy")
+			}
+			if _, err := update(t, wc, 0, worktree.Options{Clean: true}); err != nil {
+				t.Fatal(err)
+			}
+			st := string(hg.Run(t, wc, "status"))
+			if change == "add" {
+				if st != "? new\n" {
+					t.Errorf("status after -C: %q", st)
+				}
+			} else if st != "" {
+				t.Errorf("status after -C: %q", st)
+			}
+		})
+	}
+}
+
+// TestInterrupted stops checkouts after a few files (as SIGINT does,
+// through the context): a new clone's checkout leaves no dirstate (the
+// null parent), an update's leaves the old parent with every file it was
+// changing unverified, never claimed clean; hg status then lists the
+// files actually changed, and hg update -C repairs the working copy.
+func TestInterrupted(t *testing.T) {
+	src := testenv.Generate(t, testenv.Spec{Files: 40, Revisions: 3})
+	hg := testenv.Default(t)
+	for _, fresh := range []bool{true, false} {
+		t.Run(map[bool]string{true: "clone", false: "update"}[fresh], func(t *testing.T) {
+			wc := filepath.Join(t.TempDir(), "wc")
+			hg.Run(t, "", "clone", "-q", "-U", src, wc)
+			if !fresh {
+				if _, err := update(t, wc, 0, worktree.Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r, err := repo.Open(wc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = worktree.Update(ctx, r, r.Changelog().Len()-1, worktree.Options{Writers: 1, Progress: func(files int, _ int64) {
+				if files >= 3 {
+					cancel()
+				}
+			}})
+			r.Close()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted update: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(wc, ".hg", "updatestate")); err != nil {
+				t.Errorf("no updatestate after the interruption: %v", err)
+			}
+			parents := strings.TrimSpace(string(hg.Run(t, wc, "log", "-r", "p1()", "-T", "{rev}")))
+			if fresh && parents != "" || !fresh && parents != "0" {
+				t.Errorf("parent after the interruption: %q", parents)
+			}
+			if !fresh {
+				// What status lists must be what differs from revision 0.
+				st := string(hg.Run(t, wc, "status", "-mard"))
+				if st == "" {
+					t.Error("status shows nothing after an interrupted update that changed files")
+				}
+			}
+			hg.Run(t, wc, "update", "-q", "-C", "tip")
+			if st := hg.Run(t, wc, "status"); len(st) != 0 {
+				t.Errorf("status after hg update -C: %s", st)
+			}
+		})
+	}
+}
