@@ -48,9 +48,16 @@ type ServerConfig struct {
 	Bundle2Stream           bool // server.bundle2.stream: offer stream=v2
 	PreferUncompressed      bool // server.preferuncompressed: stream-preferred
 	Publishing              bool // phases.publish
-	MaxHTTPHeaderLen        int  // server.maxhttpheaderlen (httpheader= cap)
-	ZstdLevel               int  // server.zstdlevel
-	ZlibLevel               int  // server.zliblevel (-1: zlib's default)
+	// ExchangeMarkers is obsolete.isenabled(repo, exchangeopt)
+	// (experimental.evolution): advertise and send obsolescence markers
+	// with changegroups.
+	ExchangeMarkers bool
+	// Changegroup3 is experimental.changegroup3: offer changegroup
+	// version 03 (hg 6.3 and 7.2 offer 01 and 02 by default).
+	Changegroup3     bool
+	MaxHTTPHeaderLen int // server.maxhttpheaderlen (httpheader= cap)
+	ZstdLevel        int // server.zstdlevel
+	ZlibLevel        int // server.zliblevel (-1: zlib's default)
 	// LockTimeout bounds the wait for the repository lock before a
 	// stream is refused (v1 "2\n", bundle2 error:abort).
 	LockTimeout time.Duration
@@ -141,15 +148,14 @@ var pushCommands = map[string]bool{"unbundle": true, "pushkey": true}
 var pullCommands = map[string]bool{
 	"capabilities": true, "batch": true, "heads": true, "known": true,
 	"listkeys": true, "branchmap": true, "lookup": true, "stream_out": true,
-	"getbundle": true,
+	"getbundle": true, "changegroup": true, "changegroupsubset": true,
+	"between": true, "branches": true,
 }
 
 // otherCommands are commands hg knows that hgfs serve does not implement
 // (they answer as unavailable rather than as "not a wire command").
 var otherCommands = map[string]bool{
-	"between": true, "branches": true, "changegroup": true,
-	"changegroupsubset": true, "clonebundles": true, "debugwireargs": true,
-	"hello": true, "protocaps": true,
+	"clonebundles": true, "debugwireargs": true, "hello": true, "protocaps": true,
 }
 
 // ServeHTTP implements http.Handler.
@@ -208,6 +214,9 @@ func (s *Server) dispatch(ctx context.Context, w *logRecorder, cmd string, args 
 		return
 	case "getbundle":
 		s.getbundle(ctx, w, args, pc)
+		return
+	case "changegroup", "changegroupsubset":
+		s.legacyChangegroup(ctx, w, cmd, args, pc)
 		return
 	}
 	v, err := s.open()
