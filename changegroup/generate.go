@@ -164,26 +164,34 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 	// a changeset touching several such files is read once per file at
 	// worst.
 	manifests := map[int][]revlog.ManifestEntry{}
-	carrier := func(p string, node revlog.Node) (int, bool, error) {
+	// carriers maps the nodes of file p that the missing changesets
+	// touching it and above rev after carry to the first of them.
+	carriers := func(p string, after int) (map[revlog.Node]int, error) {
+		out := map[revlog.Node]int{}
 		for _, c := range touched[p] {
+			if int(c) <= after {
+				continue
+			}
 			m, ok := manifests[int(c)]
 			if !ok {
 				var err error
 				if m, err = r.Manifest(int(c)); err != nil {
-					return 0, false, err
+					return nil, err
 				}
 				if len(manifests) >= 64 {
 					clear(manifests)
 				}
 				manifests[int(c)] = m
 			}
-			if me, ok := repo.FindEntry(m, p); ok && me.Node == node {
-				return int(c), true, nil
+			if me, ok := repo.FindEntry(m, p); ok {
+				if _, seen := out[me.Node]; !seen {
+					out[me.Node] = int(c)
+				}
 			}
 		}
-		return 0, false, nil
+		return out, nil
 	}
-	var revs, links []int
+	var revs, links, search []int
 	for _, p := range paths {
 		rl, err := r.File(p)
 		if err != nil {
@@ -193,7 +201,13 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 			rl.Close()
 			return fmt.Errorf("empty or missing file data for %s: %w", p, revlog.ErrCorrupt)
 		}
-		revs, links = revs[:0], links[:0]
+		// The revisions linked to missing changesets go with them; those
+		// linked to changesets neither missing nor common go with the
+		// first missing changeset carrying them, if any: one of those
+		// touching the file, and (linkrevs being the first changeset to
+		// carry a revision) after the linkrev.
+		revs, links, search = revs[:0], links[:0], search[:0]
+		minLink := cl.Len()
 		for rev := 0; rev < rl.Len(); rev++ {
 			lr := rl.LinkRev(rev)
 			if lr < 0 || lr >= cl.Len() {
@@ -202,18 +216,26 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 			}
 			switch {
 			case inCommon(lr):
-				continue
 			case missing[lr]:
 				revs, links = append(revs, rev), append(links, lr)
 			default:
-				c, ok, err := carrier(p, rl.Node(rev))
-				if err != nil {
-					rl.Close()
-					return err
-				}
-				if ok {
+				search = append(search, rev)
+				minLink = min(minLink, lr)
+			}
+		}
+		if len(search) > 0 && len(touched[p]) > 0 && int(touched[p][len(touched[p])-1]) > minLink {
+			found, err := carriers(p, minLink)
+			if err != nil {
+				rl.Close()
+				return err
+			}
+			for _, rev := range search {
+				if c, ok := found[rl.Node(rev)]; ok {
 					revs, links = append(revs, rev), append(links, c)
 				}
+			}
+			if len(found) > 0 {
+				sortTogether(revs, links)
 			}
 		}
 		if len(revs) > 0 {
@@ -225,6 +247,21 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		}
 	}
 	return w.Close()
+}
+
+// sortTogether sorts revs increasing, links with them.
+func sortTogether(revs, links []int) {
+	idx := make([]int, len(revs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return revs[idx[a]] < revs[idx[b]] })
+	r2, l2 := make([]int, len(revs)), make([]int, len(links))
+	for i, j := range idx {
+		r2[i], l2[i] = revs[j], links[j]
+	}
+	copy(revs, r2)
+	copy(links, l2)
 }
 
 // emitGroup writes the group of revlog rl (starting it) holding revs
