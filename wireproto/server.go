@@ -182,7 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			s.plain(rec, http.StatusMethodNotAllowed, "0\npush requires POST request\n")
 		} else {
-			s.plain(rec, http.StatusForbidden, "0\nhgfs serve is read-only: push not allowed\n")
+			s.refusePush(rec, r)
 		}
 		return
 	}
@@ -258,6 +258,35 @@ func (s *Server) hgError(w *logRecorder, msg string) {
 	w.Header().Set("Content-Type", mediaTypeError)
 	w.WriteHeaderStatus(http.StatusOK, statusOK)
 	io.WriteString(w, msg)
+}
+
+// msgReadOnly is the refusal of a push, the reason phrase of the 403 a
+// client prints ("abort: HTTP Error 403: ...") as it prints hg serve's
+// "ssl required" or "push not authorized".
+const msgReadOnly = "hgfs serve is read-only: push not allowed"
+
+// maxPushDrain bounds the push body read before answering: a client
+// still sending its bundle would see a broken pipe instead of the
+// answer.
+const maxPushDrain = 16 << 20
+
+// refusePush answers a push as hgweb answers one it does not allow
+// (ErrorResponse: the message as the status line's reason and in the
+// body). net/http writes only standard reason phrases, so the response is
+// written on the hijacked connection where it can be.
+func (s *Server) refusePush(w *logRecorder, r *http.Request) {
+	io.CopyN(io.Discard, r.Body, maxPushDrain)
+	body := "0\n" + msgReadOnly + "\n"
+	conn, bufrw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		s.plain(w, http.StatusForbidden, body)
+		return
+	}
+	defer conn.Close()
+	w.status = http.StatusForbidden
+	fmt.Fprintf(bufrw, "HTTP/1.1 403 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		msgReadOnly, mediaTypeV1, len(body), body)
+	bufrw.Flush()
 }
 
 func (s *Server) plain(w *logRecorder, code int, body string) {

@@ -51,10 +51,13 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 
 // capabilities is wireprotov1server._capabilities plus the HTTP
 // protocol's (wireprotoserver.httpv1protocolhandler.addcapabilities),
-// without the push ones (unbundle, unbundlehash). pushkey stays: clients
-// read it as "has listkeys".
+// with the push ones too (unbundle, unbundlehash, pushkey): a client
+// pushing gets the server's refusal (refusePush) rather than "destination
+// does not support the unbundle wire protocol command", as from an hg
+// serve that does not allow pushes.
 func (s *Server) capabilities(v *view) (string, error) {
-	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset"}
+	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset",
+		"unbundle=HG10GZ,HG10BZ,HG10UN", "unbundlehash"}
 	if s.allowStream(v) {
 		if s.cfg.PreferUncompressed {
 			caps = append(caps, "stream-preferred")

@@ -296,6 +296,9 @@ func TestCompareWithHgServe(t *testing.T) {
 			"common": NullHex, "heads": heads, "bookmarks": "1", "listkeys": "bookmarks"}, "", true},
 		{"getbundle-stream-none", "getbundle", map[string]string{"bundlecaps": clientBundle2Caps(), "cg": "0", "stream": "1",
 			"common": NullHex, "heads": heads, "bookmarks": "1", "listkeys": "bookmarks"}, "0.1 0.2 comp=zstd,zlib,none", true},
+		{"between", "between", map[string]string{"pairs": strings.Fields(heads)[0] + "-" + NullHex + " " + strings.Fields(heads)[0] + "-" + strings.Fields(heads)[0]}, "", false},
+		{"branches", "branches", map[string]string{"nodes": heads}, "", false},
+		{"batch-between", "batch", map[string]string{"cmds": "between pairs=" + strings.Fields(heads)[0] + "-" + NullHex + ";branches nodes="}, "", false},
 		{"getbundle-pull-nothing", "getbundle", map[string]string{"bundlecaps": clientBundle2Caps(), "cg": "0",
 			"common": heads, "heads": heads, "bookmarks": "1", "phases": "1"}, "0.1 0.2 comp=zstd,zlib,none", true},
 	}
@@ -479,7 +482,8 @@ func TestRefusals(t *testing.T) {
 	os.WriteFile(filepath.Join(dest, "new.txt"), []byte("x\n"), 0o644)
 	testenv.Hg(t, dest, "commit", "-qAm", "new")
 	_, stderr, err := testenv.HgResult(t, dest, "push", url)
-	if err == nil || !bytes.Contains(stderr, []byte("abort: ")) {
+	// As hg serve's refusal ("abort: HTTP Error 403: ssl required").
+	if err == nil || !bytes.Contains(stderr, []byte("abort: HTTP Error 403: "+msgReadOnly+"\n")) {
 		t.Errorf("push: %v\n%s", err, stderr)
 	}
 
