@@ -1,16 +1,90 @@
 package wireproto
 
-// The small commands: capabilities, batch, heads, known, listkeys,
-// branchmap, lookup (mercurial/wireprotov1server.py). Their responses are
-// bytes, assembled whole.
+// The commands whose responses are bytes, assembled whole:
+// capabilities, hello, batch, heads, known, listkeys, branchmap, lookup,
+// between, protocaps (mercurial/wireprotov1server.py). They are the
+// same whatever the transport: answer serves HTTP and ssh alike, and the
+// stream commands (server_stream.go) write to whatever writer the
+// transport hands them.
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/hgfs/hgfs/bundle2"
 )
+
+// wireCommand is a version 1 command as wireprotov1server.py declares it.
+type wireCommand struct {
+	// args is the argument spec: names, and "*" for any others (which
+	// the ssh transport sends as a counted group).
+	args string
+	push bool // needs push permission
+}
+
+// wireCommands are the commands hg 6.3 and 7 declare (keep in sync with
+// wireprotov1server.py @wireprotocommand): the ssh transport reads a
+// command's arguments by its spec, and answers a name not listed here as
+// hg does an unknown command.
+var wireCommands = map[string]wireCommand{
+	"batch":                    {args: "cmds *"},
+	"between":                  {args: "pairs"},
+	"branchmap":                {},
+	"branches":                 {args: "nodes"},
+	"capabilities":             {},
+	"changegroup":              {args: "roots"},
+	"changegroupsubset":        {args: "bases heads"},
+	"clonebundles":             {},
+	"clonebundles_manifest":    {args: "*"},
+	"debugwireargs":            {args: "one two *"},
+	"get_cached_bundle_inline": {args: "path"},
+	"getbundle":                {args: "*"},
+	"heads":                    {},
+	"hello":                    {},
+	"known":                    {args: "nodes *"},
+	"listkeys":                 {args: "namespace"},
+	"lookup":                   {args: "key"},
+	"protocaps":                {args: "caps"},
+	"pushkey":                  {args: "namespace key old new", push: true},
+	"stream_out":               {},
+	"unbundle":                 {args: "heads", push: true},
+}
+
+// oobError is hg's ooberror: a message the client prints (HTTP:
+// application/hg-error; ssh: the text on stderr and an empty line).
+type oobError struct{ msg string }
+
+func (e *oobError) Error() string { return e.msg }
+
+// errNotServed is a command hg knows that hgfs serve does not implement.
+var errNotServed = errors.New("not served")
+
+// answer runs one bytes command on a fresh view of the repository.
+// Errors are ErrBadRequest for the client's mistakes, errNotServed, or
+// the server's own.
+func (s *Server) answer(cmd string, args map[string]string, pc protoCaps) (string, error) {
+	v, err := s.open()
+	if err != nil {
+		return "", err
+	}
+	defer v.close()
+	switch cmd {
+	case "capabilities":
+		return s.capabilities(v, pc)
+	case "hello":
+		// wireprotov1server.hello: RFC 822-like lines.
+		caps, err := s.capabilities(v, pc)
+		return "capabilities: " + caps + "\n", err
+	case "batch":
+		return s.batch(v, args, pc)
+	case "protocaps":
+		// The transport keeps what the client said (ServeSSH).
+		return "OK", nil
+	}
+	return s.simple(v, cmd, args)
+}
 
 // allowStream is streamclone.allowservergeneration: streaming must be
 // enabled, and secret changesets (which a raw copy of the store cannot
@@ -44,12 +118,12 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 	return caps
 }
 
-// capabilities is wireprotov1server._capabilities plus the HTTP
-// protocol's (wireprotoserver.httpv1protocolhandler.addcapabilities),
-// without the push ones (unbundle, unbundlehash) and the commands not
-// served (changegroupsubset). pushkey stays: clients read it as "has
-// listkeys".
-func (s *Server) capabilities(v *view) (string, error) {
+// capabilities is wireprotov1server._capabilities plus the transport's
+// (wireprotoserver.httpv1protocolhandler.addcapabilities, or
+// sshv1protocolhandler's "protocaps"), without the push ones (unbundle,
+// unbundlehash) and the commands not served (changegroupsubset). pushkey
+// stays: clients read it as "has listkeys".
+func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
 	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch"}
 	if s.allowStream(v) {
 		if s.cfg.PreferUncompressed {
@@ -64,9 +138,13 @@ func (s *Server) capabilities(v *view) (string, error) {
 		}
 	}
 	caps = append(caps, "bundle2="+bundle2.Quote(s.bundle2Caps().Encode()))
-	caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
-	caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
-	caps = append(caps, "compression="+strings.Join(serverEngines, ","))
+	if pc.ssh {
+		caps = append(caps, "protocaps")
+	} else {
+		caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
+		caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
+		caps = append(caps, "compression="+strings.Join(serverEngines, ","))
+	}
 	sort.Strings(caps)
 	return strings.Join(caps, " "), nil
 }
@@ -75,7 +153,7 @@ func (s *Server) capabilities(v *view) (string, error) {
 var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, "branchmap": true, "lookup": true, "capabilities": true}
 
 // batch runs each command and joins the escaped results with ';'.
-func (s *Server) batch(v *view, args map[string]string) (string, error) {
+func (s *Server) batch(v *view, args map[string]string, pc protoCaps) (string, error) {
 	calls, err := parseBatch(args["cmds"])
 	if err != nil {
 		return "", err
@@ -85,7 +163,7 @@ func (s *Server) batch(v *view, args map[string]string) (string, error) {
 		var out string
 		switch {
 		case c.name == "capabilities":
-			out, err = s.capabilities(v)
+			out, err = s.capabilities(v, pc)
 		case batchable[c.name]:
 			out, err = s.simple(v, c.name, c.args)
 		case pushCommands[c.name]:
@@ -146,6 +224,24 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 			lines[i] = bundle2.Quote(b) + " " + EncodeNodes(hexNodes(v, bh[b]))
 		}
 		return strings.Join(lines, "\n"), nil
+	case "between":
+		pairs := strings.Split(args["pairs"], " ")
+		if len(pairs) > maxBetweenPairs {
+			return "", fmt.Errorf("%w: between: more than %d pairs", ErrBadRequest, maxBetweenPairs)
+		}
+		var b strings.Builder
+		for _, p := range pairs {
+			nodes, err := DecodeNodes(strings.ReplaceAll(p, "-", " "))
+			if err != nil || len(nodes) != 2 {
+				return "", fmt.Errorf("%w: between: %q is not a pair of nodes", ErrBadRequest, truncate(p, 100))
+			}
+			l, err := v.between(nodes[0], nodes[1])
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(EncodeNodes(l) + "\n")
+		}
+		return b.String(), nil
 	case "lookup":
 		key := args["key"]
 		if key == "tip" {
@@ -168,7 +264,37 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		}
 		return "1 " + v.node(rev) + "\n", nil
 	}
+	if _, known := wireCommands[cmd]; known {
+		return "", fmt.Errorf("%w: %s", errNotServed, cmd)
+	}
 	return "", fmt.Errorf("%w: unknown command %q", ErrBadRequest, truncate(cmd, 64))
+}
+
+// maxBetweenPairs bounds a between request: each pair walks the
+// history. hg's legacy discovery asks for ten at a time; the ssh
+// handshake for one (the null pair, answered with an empty line).
+const maxBetweenPairs = 256
+
+// between is localrepo.between for one pair: walking first parents from
+// top down to bottom (or the root), the nodes 1, 2, 4, 8... steps below
+// top.
+func (v *view) between(top, bottom string) ([]string, error) {
+	if top == NullHex {
+		return nil, nil
+	}
+	rev, ok := v.rev(top)
+	if !ok {
+		return nil, fmt.Errorf("%w: between: unknown node %s", ErrBadRequest, top)
+	}
+	var out []int
+	for i, f := 0, 1; rev >= 0 && v.node(rev) != bottom; i++ {
+		if i == f {
+			out = append(out, rev)
+			f *= 2
+		}
+		rev, _ = v.parents(rev)
+	}
+	return hexNodes(v, out), nil
 }
 
 // listKeys is repo.listkeys for the pushkey namespaces hg registers

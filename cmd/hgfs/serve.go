@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +32,8 @@ const shutdownGrace = 30 * time.Second
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
-		help: `serve a repository's stream clones over HTTP (read-only)
+		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE] | -R REPO serve --stdio",
+		help: `serve a repository's stream clones over HTTP or ssh (read-only)
 
 Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what a clone
 needs: capabilities, heads, known, lookup, branchmap, listkeys, batch,
@@ -41,14 +42,22 @@ stream_out (legacy stream clones) and getbundle for stream clones
 clones from it. Pushes are refused; a pull needing changesets other than
 by a stream clone gets a clear error (changegroups are not generated).
 
+With --stdio it speaks the ssh protocol on its standard input and output
+instead, as "hg serve --stdio" does for a client that reached it with
+ssh: "hg clone --stream --remotecmd hgfs ssh://HOST/PATH" and "hgfs clone
+--remotecmd hgfs ssh://HOST/PATH" run "hgfs -R PATH serve --stdio" on
+HOST. As hg does, the command line must then be exactly that (no other
+option, so an ssh access tool can allow only it). The session ends when
+the client closes it.
+
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
 stream cannot hide), server.bundle2.stream, server.preferuncompressed and
 phases.publish.
 
 The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
-port. SIGINT, SIGTERM or SIGHUP stop it: responses in progress get some time to
-finish. With -d it runs in the background and the command returns once it
+port. SIGINT, SIGTERM or SIGHUP stop it (with --stdio too): responses in
+progress get some time to finish. With -d it runs in the background and the command returns once it
 listens; --pid-file records its pid.`,
 		options: []option{
 			{'a', "address", optString, "", "address to listen on (default: 127.0.0.1)"},
@@ -57,6 +66,7 @@ listens; --pid-file records its pid.`,
 			{0, "pid-file", optString, "", "name of file to write process ID to"},
 			{'A', "accesslog", optString, "", "name of access log file to write to"},
 			{'E', "errorlog", optString, "", "name of error log file to write to"},
+			{0, "stdio", optBool, "", "for remote clients (ADVANCED)"},
 		},
 		run: runServe,
 	})
@@ -118,6 +128,9 @@ func runServe(ctx context.Context, c *cmdContext, args []string) error {
 	sc.StoreWalkers = c.ui.storeWalkers()
 	if err != nil {
 		return err
+	}
+	if c.opts.Bool("stdio") {
+		return serveStdio(ctx, c, root, sc)
 	}
 	addr := c.opts.String("address")
 	if addr == "" {
@@ -237,6 +250,68 @@ func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc w
 		return abortf("server: %v", err)
 	}
 	return nil
+}
+
+// serveStdio serves one ssh session on stdin and stdout (hg's
+// wireprotoserver.sshserver). Nothing else may write to stdout: it is
+// the protocol's; errors and what the client should print go to stderr.
+func serveStdio(ctx context.Context, c *cmdContext, root string, sc wireproto.ServerConfig) error {
+	sc.ErrorLog = &syncWriter{w: c.ui.err}
+	srv, err := wireproto.NewServer(root, sc)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	hugeheap.Reserve(heapReserve)
+	c.ui.out.Flush()
+	err = srv.ServeSSH(ctx, c.ui.in, flushWriter{c.ui.out}, c.ui.err, shutdownGrace)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	return nil
+}
+
+// checkStdioInvocation is hg's dispatch check: with --stdio, the command
+// line must be exactly "-R REPO serve --stdio", REPO not starting with
+// "--", so that ssh access tools allowing only that cannot be talked into
+// running anything else (--config, --debugger...).
+func checkStdioInvocation(args []string) error {
+	if len(args) == 4 && args[0] == "-R" && !strings.HasPrefix(args[1], "--") && args[2] == "serve" && args[3] == "--stdio" {
+		return nil
+	}
+	return abortf("potentially unsafe serve --stdio invocation: %s", pprintList(args))
+}
+
+// pprintList is hg's stringutil.pprint of a list of bytes:
+// ['a', 'b\'c'], each item escaped as codecs.escape_encode does.
+func pprintList(items []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('\'')
+		for j := 0; j < len(s); j++ {
+			switch c := s[j]; {
+			case c == '\'' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c < 0x20 || c >= 0x7f:
+				fmt.Fprintf(&b, `\x%02x`, c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('\'')
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // listeningLine is hg's "listening at http://HOST:PORT/ (bound to
