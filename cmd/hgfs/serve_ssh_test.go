@@ -19,7 +19,9 @@ import (
 // summary line, which vary from run to run.
 var transferTimes = regexp.MustCompile(`in [0-9.]+ seconds \([^)]*\)`)
 
-func normalizeTimes(s string) string { return transferTimes.ReplaceAllString(s, "in X seconds (X/sec)") }
+func normalizeTimes(s string) string {
+	return transferTimes.ReplaceAllString(s, "in X seconds (X/sec)")
+}
 
 // needsChangegroups skips a test of a plain (changegroup) clone or pull
 // from hgfs serve while hgfs serve cannot generate changegroups.
