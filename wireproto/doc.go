@@ -1,6 +1,7 @@
 // Package wireproto speaks Mercurial's wire protocol, version 1: the
-// client side (HTTP and ssh peers) that hgfs clone uses, and the HTTP
-// server side that hgfs serve uses. It moves bytes and knows commands;
+// client side (HTTP and ssh peers) that hgfs clone uses, and the server
+// side, over HTTP and ssh, that hgfs serve uses. It moves bytes and
+// knows commands;
 // the stream formats themselves belong to package streamclone, the
 // bundle2 container, URL quoting and listkeys (pushkey) data to package
 // bundle2.
@@ -45,6 +46,20 @@
 // StreamCloneArgs builds getbundle's arguments for a bundle2 stream clone
 // exactly as exchange._pullbundle2 does with streaming on.
 //
+// # Server
+//
+// Server answers the read-only commands for one repository over both
+// transports: it is an http.Handler (server.go), and ServeSSH serves one
+// ssh session on a pair of pipes, as `hg serve --stdio`
+// (server_ssh.go). The commands are the transport's neither: answer runs
+// those whose reply is bytes (server_cmds.go), streamOut and getbundle
+// write to a writer the transport hands them once the reply is decided
+// (server_stream.go); the transports only frame, compress (HTTP) and
+// report errors their own way (HTTP status or hg-error, ssh out-of-band
+// error or the end of the session). wireCommands lists every command hg
+// declares with its argument spec, which the ssh request decoder reads
+// by.
+//
 // # Errors
 //
 // Sentinels (errors.Is): ErrProtocol (malformed response), ErrRemote (the
@@ -59,7 +74,8 @@
 // Context cancellation surfaces as the context's error.
 //
 // Untrusted input: capability lists, frames and headers are bounded
-// (maxCaps, MaxResponse, maxLineLen, 500 lines of ssh banner); no
+// (maxCaps, MaxResponse, maxLineLen, 500 lines of ssh banner), and so are
+// a server's requests (maxArgBytes, maxSSHLine, maxSSHStarArgs); no
 // allocation is sized by a length field before that many bytes arrive;
 // zstd windows are capped. Decoders have Fuzz targets.
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/wireproto"
@@ -284,34 +285,11 @@ func checkStdioInvocation(args []string) error {
 // pprintList is hg's stringutil.pprint of a list of bytes:
 // ['a', 'b\'c'], each item escaped as codecs.escape_encode does.
 func pprintList(items []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
+	q := make([]string, len(items))
 	for i, s := range items {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('\'')
-		for j := 0; j < len(s); j++ {
-			switch c := s[j]; {
-			case c == '\'' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\r':
-				b.WriteString(`\r`)
-			case c < 0x20 || c >= 0x7f:
-				fmt.Fprintf(&b, `\x%02x`, c)
-			default:
-				b.WriteByte(c)
-			}
-		}
-		b.WriteByte('\'')
+		q[i] = "'" + hgfmt.StringEscape(s) + "'"
 	}
-	b.WriteByte(']')
-	return b.String()
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // listeningLine is hg's "listening at http://HOST:PORT/ (bound to
