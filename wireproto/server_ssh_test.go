@@ -327,7 +327,8 @@ func TestSSHRequestDecoder(t *testing.T) {
 }
 
 // FuzzSSHRequest decodes arbitrary input as a session's requests, seeded
-// with sessions captured from hg 6.3 and 7 clients (testdata/sshreq).
+// with sessions captured from hg 6.3 and 7 clients and hgfs's own
+// (testdata/sshreq).
 func FuzzSSHRequest(f *testing.F) {
 	files, _ := filepath.Glob("testdata/sshreq/*.in")
 	for _, p := range files {
