@@ -66,6 +66,12 @@ type ServerConfig struct {
 	// crowd of clients grows the server's memory and descriptors without
 	// limit.
 	MaxStreams int
+	// TurnDir, when set, shares the MaxStreams turns between every
+	// server given the same directory, in this process or another (one
+	// lock file per turn): `hgfs serve --stdio` is one process per ssh
+	// session, and its sessions take turns together. Where the
+	// directory cannot be used, the turns are the process's own.
+	TurnDir string
 	// StoreWalkers is how many goroutines a stream's snapshot walks the
 	// store with (store.Store.Walkers): 0 for the store's default, 1
 	// for a serial walk (hgfs serve with HGFS_TUNE=-walkfork).

@@ -367,3 +367,53 @@ func FuzzSSHRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestSSHSharedTurns: servers sharing a TurnDir (ssh sessions are one
+// process each) take the MaxStreams turns together: with one turn, a
+// session whose stream is held up by a foreign lock keeps another
+// session's stream waiting until it is sent.
+func TestSSHSharedTurns(t *testing.T) {
+	src := testenv.CopyRepo(t, testenv.Generate(t, testenv.Small))
+	lock := filepath.Join(src, ".hg", "store", "lock")
+	if err := os.Symlink("otherhost:1", lock); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.MaxStreams = 1
+	cfg.LockTimeout = time.Minute
+	cfg.TurnDir = filepath.Join(src, ".hg", "hgfs-serve-turns")
+	type session struct {
+		srv  *Server
+		out  *syncBuffer
+		done chan error
+	}
+	start := func() *session {
+		srv, err := NewServer(src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &session{srv: srv, out: &syncBuffer{}, done: make(chan error, 1)}
+		go func() {
+			s.done <- srv.ServeSSH(context.Background(), strings.NewReader("stream_out\n"), s.out, io.Discard, time.Second)
+		}()
+		return s
+	}
+	a := start()
+	waitFor(t, "the first session's turn", func() bool { sending, _ := a.srv.Streams(); return sending == 1 })
+	b := start()
+	waitFor(t, "the second session to wait", func() bool { _, waiting := b.srv.Streams(); return waiting == 1 })
+	if sending, _ := b.srv.Streams(); sending != 0 {
+		t.Fatalf("the second session sends while the first holds the only turn")
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*session{a, b} {
+		if err := <-s.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.HasPrefix(a.out.String(), "0\n") || a.out.String() != b.out.String() {
+		t.Errorf("streams: %.40q and %.40q", a.out.String(), b.out.String())
+	}
+}

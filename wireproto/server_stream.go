@@ -111,6 +111,12 @@ func (s *Server) streamTurn(ctx context.Context) (release func(), err error) {
 	if s.turns == nil {
 		return func() {}, nil
 	}
+	if s.cfg.TurnDir != "" {
+		release, shared, err := s.sharedTurn(ctx)
+		if shared {
+			return release, err
+		}
+	}
 	select {
 	case s.turns <- struct{}{}:
 		return func() { <-s.turns }, nil
@@ -125,6 +131,60 @@ func (s *Server) streamTurn(ctx context.Context) (release func(), err error) {
 		return nil, ctx.Err()
 	}
 }
+
+// sharedTurn takes one of the MaxStreams turn files of TurnDir, polling
+// while all are held, until ctx ends. shared is false when the directory
+// cannot be used (logged): the caller falls back to its own turns.
+func (s *Server) sharedTurn(ctx context.Context) (release func(), shared bool, err error) {
+	if err := os.MkdirAll(s.cfg.TurnDir, 0o777); err != nil {
+		s.turnDirError(err)
+		return nil, false, nil
+	}
+	waiting := false
+	defer func() {
+		if waiting {
+			s.waiting.Add(-1)
+		}
+	}()
+	for {
+		for i := range s.cfg.MaxStreams {
+			f, ok, err := tryTurnFile(s.cfg.TurnDir, i)
+			if err != nil {
+				s.turnDirError(err)
+				return nil, false, nil
+			}
+			if ok {
+				s.turns <- struct{}{} // counted in Streams; never blocks: held files bound it
+				return func() {
+					<-s.turns
+					f.Close()
+				}, true, nil
+			}
+		}
+		if !waiting {
+			waiting = true
+			s.waiting.Add(1)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, true, ctx.Err()
+		case <-time.After(turnPollInterval):
+		}
+	}
+}
+
+// turnDirError logs why TurnDir cannot be used, unless it is only that
+// this process may not write there (a read-only repository), which is
+// not news for every stream.
+func (s *Server) turnDirError(err error) {
+	if !errors.Is(err, os.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		s.logError("stream turns: %v", err)
+	}
+}
+
+// turnPollInterval is how often a stream waiting for a turn shared with
+// other processes tries again.
+const turnPollInterval = 100 * time.Millisecond
 
 // Streams returns how many streams are being sent and how many wait
 // for their turn.

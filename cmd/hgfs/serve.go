@@ -49,7 +49,8 @@ ssh: "hg clone --stream --remotecmd hgfs ssh://HOST/PATH" and "hgfs clone
 --remotecmd hgfs ssh://HOST/PATH" run "hgfs -R PATH serve --stdio" on
 HOST. As hg does, the command line must then be exactly that (no other
 option, so an ssh access tool can allow only it). The session ends when
-the client closes it.
+the client closes it. The sessions, one process each, share the
+serve-streams turns through lock files in .hg/hgfs-serve-turns.
 
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
@@ -258,6 +259,9 @@ func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc w
 // the protocol's; errors and what the client should print go to stderr.
 func serveStdio(ctx context.Context, c *cmdContext, root string, sc wireproto.ServerConfig) error {
 	sc.ErrorLog = &syncWriter{w: c.ui.err}
+	// Each session is a process: their stream turns are shared through
+	// the repository.
+	sc.TurnDir = filepath.Join(root, ".hg", "hgfs-serve-turns")
 	srv, err := wireproto.NewServer(root, sc)
 	if err != nil {
 		return abortf("%v", err)
