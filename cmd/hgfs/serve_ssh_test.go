@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,6 +236,56 @@ func TestServeStdioEnds(t *testing.T) {
 				t.Errorf("exit %v, then stdout %q, stderr %q", err, rest, stderr.String())
 			}
 		})
+	}
+}
+
+// TestServeStdioStreamOnTerm: SIGTERM during a stream lets it finish
+// (the client gets all of it), then the session ends with status 0.
+func TestServeStdioStreamOnTerm(t *testing.T) {
+	hgfs := testenv.Hgfs(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	// More than a pipe holds, so the server is still writing when the
+	// signal comes.
+	big := make([]byte, 4<<20)
+	rand.NewChaCha8([32]byte{1}).Read(big)
+	if err := os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Hg(t, src, "commit", "-qAm", "big")
+	session := func(signal bool) []byte {
+		cmd := exec.Command(hgfs, "-R", src, "serve", "--stdio")
+		cmd.Env = testenv.HgEnv()
+		cmd.Stdin = strings.NewReader("stream_out\n")
+		out, _ := cmd.StdoutPipe()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReaderSize(out, 16)
+		first, err := br.ReadString('\n')
+		if err != nil || first != "0\n" {
+			t.Fatalf("stream_out reply starts %q (%v)", first, err)
+		}
+		if signal {
+			cmd.Process.Signal(syscall.SIGTERM)
+		}
+		rest, err := io.ReadAll(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil || stderr.Len() != 0 {
+			t.Errorf("signal %v: exit %v, stderr %q", signal, err, stderr.String())
+		}
+		return append([]byte(first), rest...)
+	}
+	want := session(false)
+	if len(want) < len(big) {
+		t.Fatalf("stream of %d bytes", len(want))
+	}
+	if got := session(true); !bytes.Equal(got, want) {
+		t.Errorf("stream after SIGTERM: %d bytes, %d without", len(got), len(want))
 	}
 }
 
