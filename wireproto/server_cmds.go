@@ -100,9 +100,8 @@ func (s *Server) allowStream(v *view) bool {
 }
 
 // bundle2Caps is bundle2.getrepocaps(role=b'server') limited to what a
-// read-only stream server does. changegroup is advertised so that a
-// client needing changesets asks for them and gets hgfs's explanation
-// (an error:abort part) rather than "no common changegroup version".
+// read-only server does: no push parts (checkheads, digests, pushkey,
+// remote-changegroup) and no cache parts (hgtagsfnodes).
 func (s *Server) bundle2Caps() Bundle2Caps {
 	caps := Bundle2Caps{
 		"HG20":        nil,
@@ -112,6 +111,12 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 		"listkeys":    nil,
 		"phases":      {"heads"},
 	}
+	if s.cfg.Changegroup3 {
+		caps["changegroup"] = append(caps["changegroup"], "03")
+	}
+	if s.cfg.ExchangeMarkers {
+		caps["obsmarkers"] = []string{"V0", "V1"}
+	}
 	if s.cfg.Uncompressed && s.cfg.Bundle2Stream {
 		caps["stream"] = []string{"v2"}
 	}
@@ -120,11 +125,14 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 
 // capabilities is wireprotov1server._capabilities plus the transport's
 // (wireprotoserver.httpv1protocolhandler.addcapabilities, or
-// sshv1protocolhandler's "protocaps"), without the push ones (unbundle,
-// unbundlehash) and the commands not served (changegroupsubset). pushkey
-// stays: clients read it as "has listkeys".
+// sshv1protocolhandler's "protocaps"), with the push ones too (unbundle,
+// unbundlehash, pushkey): a client pushing gets the server's refusal
+// (refusePush over HTTP, an out-of-band error over ssh) rather than
+// "destination does not support the unbundle wire protocol command", as
+// from an hg serve that does not allow pushes.
 func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
-	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch"}
+	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset",
+		"unbundle=HG10GZ,HG10BZ,HG10UN", "unbundlehash"}
 	if s.allowStream(v) {
 		if s.cfg.PreferUncompressed {
 			caps = append(caps, "stream-preferred")
@@ -150,7 +158,8 @@ func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
 }
 
 // batchable lists the commands a batch may hold: those returning bytes.
-var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, "branchmap": true, "lookup": true, "capabilities": true}
+var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, "branchmap": true, "lookup": true, "capabilities": true,
+	"between": true, "branches": true}
 
 // batch runs each command and joins the escaped results with ';'.
 func (s *Server) batch(v *view, args map[string]string, pc protoCaps) (string, error) {
@@ -225,23 +234,9 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		}
 		return strings.Join(lines, "\n"), nil
 	case "between":
-		pairs := strings.Split(args["pairs"], " ")
-		if len(pairs) > maxBetweenPairs {
-			return "", fmt.Errorf("%w: between: more than %d pairs", ErrBadRequest, maxBetweenPairs)
-		}
-		var b strings.Builder
-		for _, p := range pairs {
-			nodes, err := DecodeNodes(strings.ReplaceAll(p, "-", " "))
-			if err != nil || len(nodes) != 2 {
-				return "", fmt.Errorf("%w: between: %q is not a pair of nodes", ErrBadRequest, truncate(p, 100))
-			}
-			l, err := v.between(nodes[0], nodes[1])
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(EncodeNodes(l) + "\n")
-		}
-		return b.String(), nil
+		return v.between(args["pairs"])
+	case "branches":
+		return v.branches(args["nodes"])
 	case "lookup":
 		key := args["key"]
 		if key == "tip" {
@@ -268,33 +263,6 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		return "", fmt.Errorf("%w: %s", errNotServed, cmd)
 	}
 	return "", fmt.Errorf("%w: unknown command %q", ErrBadRequest, truncate(cmd, 64))
-}
-
-// maxBetweenPairs bounds a between request: each pair walks the
-// history. hg's legacy discovery asks for ten at a time; the ssh
-// handshake for one (the null pair, answered with an empty line).
-const maxBetweenPairs = 256
-
-// between is localrepo.between for one pair: walking first parents from
-// top down to bottom (or the root), the nodes 1, 2, 4, 8... steps below
-// top.
-func (v *view) between(top, bottom string) ([]string, error) {
-	if top == NullHex {
-		return nil, nil
-	}
-	rev, ok := v.rev(top)
-	if !ok {
-		return nil, fmt.Errorf("%w: between: unknown node %s", ErrBadRequest, top)
-	}
-	var out []int
-	for i, f := 0, 1; rev >= 0 && v.node(rev) != bottom; i++ {
-		if i == f {
-			out = append(out, rev)
-			f *= 2
-		}
-		rev, _ = v.parents(rev)
-	}
-	return hexNodes(v, out), nil
 }
 
 // listKeys is repo.listkeys for the pushkey namespaces hg registers

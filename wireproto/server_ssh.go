@@ -12,7 +12,8 @@ package wireproto
 //	          not read: hg cannot know them either), which is also what
 //	          a client's protocol "upgrade <token> <caps>" line gets
 //	bytes reply: "<len>\n<data>"
-//	stream_out, getbundle: the stream, raw (getbundle's bundle2 is never
+//	stream_out, getbundle, changegroup, changegroupsubset: the stream,
+//	          raw (getbundle's bundle2 is never
 //	          compressed by the transport: wireprotoserver's
 //	          _sshv1respondstream sends the generator as it is)
 //	out-of-band error: "<message>\n-\n" on stderr, "\n" on stdout
@@ -44,9 +45,6 @@ const (
 	// sends about ten).
 	maxSSHStarArgs = 1024
 )
-
-// msgReadOnly is what a push gets, over HTTP and ssh alike.
-const msgReadOnly = "hgfs serve is read-only: push not allowed"
 
 // sshRequest is one decoded request.
 type sshRequest struct {
@@ -278,6 +276,13 @@ func (ss *sshSession) run(ctx context.Context, req *sshRequest) error {
 			return nopWriteCloser{ss.out}, nil
 		})
 		return ss.streamEnd("getbundle", started, err)
+	case req.cmd == "changegroup" || req.cmd == "changegroupsubset":
+		started := false
+		err := s.legacyChangegroup(ctx, req.cmd, req.args, func(bool) (io.WriteCloser, error) {
+			started = true
+			return nopWriteCloser{ss.out}, nil
+		})
+		return ss.streamEnd(req.cmd, started, err)
 	}
 	out, err := s.answer(req.cmd, req.args, ss.pc)
 	switch {

@@ -45,9 +45,6 @@ const (
 	msgObsNoFormat       = "server has obsolescence markers, but client cannot receive them via stream clone"
 	msgNoBookmarks       = "no common bookmarks exchange method"
 	msgNoPhases          = "no common phases exchange method"
-	// hgfs's own: changegroups are not generated (yet).
-	msgNoChangegroup  = "hgfs serve only serves stream clones: this pull needs changesets sent as a changegroup, which it cannot generate"
-	hintNoChangegroup = "clone with --stream, or pull from hg serve"
 )
 
 // streamWriteBuffer is the buffer between the generators and the socket:
@@ -289,6 +286,12 @@ type bundlePlan struct {
 	listkeys  []string          // namespaces, in request order
 	keys      map[string][]byte // namespace -> listkeys payload
 	phases    []byte            // phase-heads payload (nil: no part)
+	// The changegroup part (out nil: no part) and its version ("version"
+	// parameter only when cgParam).
+	out       *outgoing
+	cgVersion string
+	cgParam   bool
+	obs       []byte // obsmarkers payload (nil: no part)
 }
 
 // getbundle answers a bundle2 getbundle (exchange.getbundlechunks with
@@ -296,7 +299,7 @@ type bundlePlan struct {
 // once, when the reply is decided, with whether it prefers no
 // compression (a stream, or an error), and returns where the bundle
 // goes; getbundle closes it. Errors before start are ErrBadRequest, an
-// *oobError (hg's answer to a bundle10 request), or the server's own;
+// *oobError (a bundle10 request's abort), or the server's own;
 // after start, the bundle is cut short (its own error:abort part carries
 // what the client should print).
 func (s *Server) getbundle(ctx context.Context, args map[string]string, start func(preferUncompressed bool) (io.WriteCloser, error)) error {
@@ -312,7 +315,7 @@ func (s *Server) getbundle(ctx context.Context, args map[string]string, start fu
 	if !is2 {
 		// A bundle10 reply is a bare changegroup (wireprotov1server.getbundle
 		// forwards aborts as an ooberror over HTTP).
-		return &oobError{msgNoChangegroup + "\n"}
+		return s.getbundle10(ctx, g, start)
 	}
 	if g.flag("stream", false) {
 		release, err := s.streamTurn(ctx)
@@ -421,22 +424,19 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 			plan.streamOpt.ObsMarkers = contains(remote, fmt.Sprintf("V%d", ver))
 		}
 	}
-	heads := v.heads()
-	if g.hasHeads {
-		heads = heads[:0]
-		for _, h := range g.heads {
-			rev, ok := v.rev(h)
-			if !ok {
-				if g.flag("cg", true) {
-					return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
-				}
-				continue
-			}
-			heads = append(heads, rev)
-		}
+	out, heads, err := v.computeOutgoing(g, g.flag("cg", true))
+	if err != nil {
+		return nil, err
 	}
-	if g.flag("cg", true) && s.missing(v, heads, g.common) {
-		return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
+	if g.flag("cg", true) && len(b2caps) > 0 {
+		// The version is checked first, as hg does, even when nothing
+		// is missing.
+		if plan.cgVersion, plan.cgParam, err = s.cgVersion(b2caps); err != nil {
+			return nil, err
+		}
+		if out.n > 0 {
+			plan.out = out
+		}
 	}
 	if g.flag("bookmarks", false) {
 		if !b2caps.Has("bookmarks") {
@@ -466,6 +466,11 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 		plan.listkeys = append(plan.listkeys, ns)
 		plan.keys[ns] = bundle2.EncodeKeys(keys)
 	}
+	if g.flag("obsmarkers", false) {
+		if plan.obs, err = v.obsMarkersPart(heads, b2caps); err != nil {
+			return nil, err
+		}
+	}
 	if g.flag("phases", false) {
 		if !b2caps.HasValue("phases", "heads") {
 			return nil, &abortError{msg: msgNoPhases}
@@ -473,24 +478,6 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 		plan.phases = s.phaseHeads(v, heads)
 	}
 	return plan, nil
-}
-
-// missing reports whether some ancestor of heads is not an ancestor of
-// the (known) common nodes: the changesets a changegroup would carry.
-func (s *Server) missing(v *view, heads []int, common []string) bool {
-	var crevs []int
-	for _, c := range common {
-		if rev, ok := v.rev(c); ok {
-			crevs = append(crevs, rev)
-		}
-	}
-	have := v.ancestors(crevs)
-	for _, h := range heads {
-		if !have[h] {
-			return true
-		}
-	}
-	return false
 }
 
 // allPhases is phases.allphases (keep in sync with mercurial/phases.py).
@@ -569,6 +556,11 @@ func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bu
 			return err
 		}
 	}
+	if plan.out != nil {
+		if err := s.writeChangegroupPart(ctx, v, bw, plan); err != nil {
+			return err
+		}
+	}
 	if plan.bookmarks != nil {
 		if err := bw.WritePart("bookmarks", true, nil, nil, plan.bookmarks); err != nil {
 			return err
@@ -576,6 +568,11 @@ func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bu
 	}
 	for _, ns := range plan.listkeys {
 		if err := bw.WritePart("listkeys", true, []bundle2.Param{{Name: "namespace", Value: ns}}, nil, plan.keys[ns]); err != nil {
+			return err
+		}
+	}
+	if plan.obs != nil {
+		if err := bw.WritePart("obsmarkers", true, nil, nil, plan.obs); err != nil {
 			return err
 		}
 	}

@@ -24,15 +24,6 @@ func normalizeTimes(s string) string {
 	return transferTimes.ReplaceAllString(s, "in X seconds (X/sec)")
 }
 
-// needsChangegroups skips a test of a plain (changegroup) clone or pull
-// from hgfs serve while hgfs serve cannot generate changegroups.
-func needsChangegroups(t *testing.T, out string) {
-	t.Helper()
-	if strings.Contains(out, "which it cannot generate") {
-		t.Skip("hgfs serve does not generate changegroups yet (changegroup getbundle replies): plain clone and pull over ssh need them")
-	}
-}
-
 // TestServeStdioHg clones and pulls with real hg 6.3 and 7 over ssh from
 // `hgfs serve --stdio` and from `hg serve --stdio` (6.3), and compares
 // output and result: --stream (bundle2 and legacy stream_out), a pull
@@ -70,7 +61,6 @@ func TestServeStdioHg(t *testing.T) {
 				}
 				got, failed := run(hgfs, hgfsDest)
 				if failed != "" {
-					needsChangegroups(t, failed)
 					t.Fatalf("clone from hgfs serve --stdio: %s\n%s", failed, got)
 				}
 				if got != want {
@@ -103,7 +93,6 @@ func TestServeStdioHg(t *testing.T) {
 			}
 			got, stderr, err := client.Result(t, hgfsRepo, "pull", "--ssh", ssh, "--remotecmd", hgfs, url)
 			if err != nil {
-				needsChangegroups(t, string(stderr))
 				t.Fatalf("pull from hgfs serve --stdio: %v\n%s%s", err, got, stderr)
 			}
 			if !bytes.Equal(got, want) {
@@ -143,7 +132,6 @@ func TestServeStdioHgfs(t *testing.T) {
 			}
 			got, stderr, code := clone(hgfs, hgfsDest)
 			if code != 0 {
-				needsChangegroups(t, stderr)
 				t.Fatalf("hgfs clone from hgfs serve --stdio: exit %d\n%s%s", code, got, stderr)
 			}
 			if got != want {
