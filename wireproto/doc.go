@@ -52,13 +52,13 @@
 // transports: it is an http.Handler (server.go), and ServeSSH serves one
 // ssh session on a pair of pipes, as `hg serve --stdio`
 // (server_ssh.go). The commands are the transport's neither: answer runs
-// those whose reply is bytes (server_cmds.go), streamOut and getbundle
-// write to a writer the transport hands them once the reply is decided
-// (server_stream.go); the transports only frame, compress (HTTP) and
-// report errors their own way (HTTP status or hg-error, ssh out-of-band
-// error or the end of the session). wireCommands lists every command hg
-// declares with its argument spec, which the ssh request decoder reads
-// by.
+// those whose reply is bytes (server_cmds.go); streamOut, getbundle and
+// legacyChangegroup write to a writer the transport hands them once the
+// reply is decided (server_stream.go, server_cg.go); the transports only
+// frame, compress (HTTP) and report errors their own way (HTTP status or
+// hg-error, ssh out-of-band error or the end of the session).
+// wireCommands lists every command hg declares with its argument spec,
+// which the ssh request decoder reads by.
 //
 // # Errors
 //
