@@ -607,6 +607,35 @@ func TestCorpusLocalClone(t *testing.T) {
 	}
 }
 
+// copySource copies s into cdir/src, a copy of the test's own: the other
+// tests' hg processes of either version write their caches (branch3-*
+// from hg 7, say) into the shared source while this one runs.
+func copySource(t *testing.T, s source, cdir string) string {
+	t.Helper()
+	src := filepath.Join(cdir, "src")
+	if out, err := exec.Command("cp", "-a", s.dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v\n%s", s.dir, err, out)
+	}
+	return src
+}
+
+// serveBoth serves src with hgfs serve and with the hg serve of the
+// Mercurial that wrote it (hgConfig and cfg for both). ok is false where
+// hgfs serve cannot open the repository, which is only allowed where hg
+// 6.3 cannot either, with its words.
+func serveBoth(t *testing.T, ors []*oracle, s source, src string, cfg []string) (hgfsURL, hgURL string, ok bool) {
+	t.Helper()
+	hgfsURL, _, _, failure := tryServeBinary(t, src, append(append([]string{}, hgConfig...), cfg...)...)
+	if failure != "" {
+		_, errOut, code := ors[0].result(t, src, "log", "-r", "null", "-T", "")
+		if code == 0 || !strings.Contains(failure, "stderr:\n"+errOut) {
+			t.Fatalf("%s\n%s opening the repository: exit %d\n%s", failure, ors[0].Name, code, errOut)
+		}
+		return "", "", false
+	}
+	return hgfsURL, s.maker.Serve(t, src, append(append([]string{}, hgConfig...), cfg...)...), true
+}
+
 // TestCorpusServe has hg of both versions stream-clone every kind of
 // repository from hgfs serve, and compares with the same clone from the
 // hg serve of the Mercurial that wrote it.
@@ -624,10 +653,7 @@ func TestCorpusServe(t *testing.T) {
 			// version write their caches (branch3-* from hg 7, say)
 			// into the shared source while this one runs, and a stream
 			// carries whatever caches the repository has at that moment.
-			src := filepath.Join(cdir, "src")
-			if out, err := exec.Command("cp", "-a", s.dir, src).CombinedOutput(); err != nil {
-				t.Fatalf("copying %s: %v\n%s", s.dir, err, out)
-			}
+			src := copySource(t, s, cdir)
 			// Only the caches of the Mercurial that serves it: a hg 7
 			// process reading the shared source leaves branch3-* and
 			// rbc-*-v2 there, which hgfs serve sends (it copies the
@@ -638,17 +664,10 @@ func TestCorpusServe(t *testing.T) {
 			// Warm: hg serve writes a cache it lacks while it serves the
 			// first clone, which the second would then carry too.
 			s.maker.result(t, src, "debugupdatecaches")
-			hgfsURL, _, _, failure := tryServeBinary(t, src, append(append([]string{}, hgConfig...), cfg...)...)
-			if failure != "" {
-				// Only where hg 6.3 cannot open the repository either,
-				// and with its words.
-				_, errOut, code := ors[0].result(t, src, "log", "-r", "null", "-T", "")
-				if code == 0 || !strings.Contains(failure, "stderr:\n"+errOut) {
-					t.Fatalf("%s\n%s opening the repository: exit %d\n%s", failure, ors[0].Name, code, errOut)
-				}
+			hgfsURL, hgURL, ok := serveBoth(t, ors, s, src, cfg)
+			if !ok {
 				return
 			}
-			hgURL := s.maker.Serve(t, src, append(append([]string{}, hgConfig...), cfg...)...)
 			for _, o := range ors {
 				t.Run(o.Name, func(t *testing.T) {
 					want := filepath.Join(cdir, o.Name+"-from-hg")
@@ -685,20 +704,11 @@ func TestCorpusServePull(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			cdir := filepath.Join(dir, label(s.name))
 			os.Mkdir(cdir, 0o755)
-			src := filepath.Join(cdir, "src")
-			if out, err := exec.Command("cp", "-a", s.dir, src).CombinedOutput(); err != nil {
-				t.Fatalf("copying %s: %v\n%s", s.dir, err, out)
-			}
-			cfg := []string{"--config", "phases.publish=false"}
-			hgfsURL, _, _, failure := tryServeBinary(t, src, append(append([]string{}, hgConfig...), cfg...)...)
-			if failure != "" {
-				_, errOut, code := ors[0].result(t, src, "log", "-r", "null", "-T", "")
-				if code == 0 || !strings.Contains(failure, "stderr:\n"+errOut) {
-					t.Fatalf("%s\n%s opening the repository: exit %d\n%s", failure, ors[0].Name, code, errOut)
-				}
+			src := copySource(t, s, cdir)
+			hgfsURL, hgURL, ok := serveBoth(t, ors, s, src, []string{"--config", "phases.publish=false"})
+			if !ok {
 				return
 			}
-			hgURL := s.maker.Serve(t, src, append(append([]string{}, hgConfig...), cfg...)...)
 			served := strings.Fields(s.maker.run(t, src, "log", "-r", "not secret()", "-T", "{node}\n"))
 			if len(served) < 3 {
 				t.Skipf("%d changesets served", len(served))
