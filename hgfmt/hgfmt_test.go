@@ -81,3 +81,18 @@ func TestAgainstHg(t *testing.T) {
 		}
 	}
 }
+
+// TestStringEscape checks the escapes against what Python's
+// codecs.escape_encode (hg's stringutil.escapestr) returns.
+func TestStringEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":          "plain",
+		"it's":           `it\'s`,
+		"a\\b\n\r\t\x01": `a\\b\n\r\t\x01`,
+		"\x7f\xff\"":     `\x7f\xff"`,
+	} {
+		if got := StringEscape(in); got != want {
+			t.Errorf("StringEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

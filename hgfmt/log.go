@@ -150,6 +150,8 @@ func StringEscape(s string) string {
 		switch c := s[i]; {
 		case c == '\\':
 			b.WriteString(`\\`)
+		case c == '\'':
+			b.WriteString(`\'`)
 		case c == '\n':
 			b.WriteString(`\n`)
 		case c == '\r':

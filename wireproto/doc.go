@@ -1,8 +1,8 @@
 // Package wireproto speaks Mercurial's wire protocol, version 1: the
-// client side (HTTP and ssh peers) that hgfs clone uses, and the HTTP
-// server side that hgfs serve uses. It moves bytes and knows commands;
-// the stream formats themselves belong to package streamclone,
-// changegroups (which the server generates with
+// client side (HTTP and ssh peers) that hgfs clone uses, and the server
+// side, over HTTP and ssh, that hgfs serve uses. It moves bytes and
+// knows commands; the stream formats themselves belong to package
+// streamclone, changegroups (which the server generates with
 // changegroup.GenerateOutgoing: server_cg.go) to package changegroup, the
 // bundle2 container, URL quoting and listkeys (pushkey) data to package
 // bundle2.
@@ -49,6 +49,18 @@
 //
 // # Server
 //
+// Server answers the read-only commands for one repository over both
+// transports: it is an http.Handler (server.go), and ServeSSH serves one
+// ssh session on a pair of pipes, as `hg serve --stdio`
+// (server_ssh.go). The commands are the transport's neither: answer runs
+// those whose reply is bytes (server_cmds.go); streamOut, getbundle and
+// legacyChangegroup write to a writer the transport hands them once the
+// reply is decided (server_stream.go, server_cg.go); the transports only
+// frame, compress (HTTP) and report errors their own way (HTTP status or
+// hg-error, ssh out-of-band error or the end of the session).
+// wireCommands lists every command hg declares with its argument spec,
+// which the ssh request decoder reads by.
+//
 // Server answers one repository's wire protocol (?cmd=) read-only, and
 // without ?cmd= its landing page (web.go); WebDir routes /NAME to the
 // Server of each of several repositories and lists them (webdir.go), as
@@ -70,7 +82,8 @@
 // Context cancellation surfaces as the context's error.
 //
 // Untrusted input: capability lists, frames and headers are bounded
-// (maxCaps, MaxResponse, maxLineLen, 500 lines of ssh banner); no
+// (maxCaps, MaxResponse, maxLineLen, 500 lines of ssh banner), and so are
+// a server's requests (maxArgBytes, maxSSHLine, maxSSHStarArgs); no
 // allocation is sized by a length field before that many bytes arrive;
 // zstd windows are capped. Decoders have Fuzz targets.
 //

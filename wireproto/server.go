@@ -74,6 +74,12 @@ type ServerConfig struct {
 	// crowd of clients grows the server's memory and descriptors without
 	// limit.
 	MaxStreams int
+	// TurnDir, when set, shares the MaxStreams turns between every
+	// server given the same directory, in this process or another (one
+	// lock file per turn): `hgfs serve --stdio` is one process per ssh
+	// session, and its sessions take turns together. Where the
+	// directory cannot be used, the turns are the process's own.
+	TurnDir string
 	// StoreWalkers is how many goroutines a stream's snapshot walks the
 	// store with (store.Store.Walkers): 0 for the store's default, 1
 	// for a serial walk (hgfs serve with HGFS_TUNE=-walkfork).
@@ -221,30 +227,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dispatch(ctx context.Context, w *logRecorder, cmd string, args map[string]string, pc protoCaps) {
 	switch cmd {
 	case "stream_out":
-		s.streamOut(ctx, w)
+		s.httpStreamOut(ctx, w)
 		return
 	case "getbundle":
-		s.getbundle(ctx, w, args, pc)
+		s.httpGetbundle(ctx, w, args, pc)
 		return
 	case "changegroup", "changegroupsubset":
-		s.legacyChangegroup(ctx, w, cmd, args, pc)
+		s.httpLegacyChangegroup(ctx, w, cmd, args, pc)
 		return
 	}
-	v, err := s.open()
-	if err != nil {
-		s.serverError(w, cmd, err)
-		return
-	}
-	defer v.close()
-	var out string
-	switch cmd {
-	case "capabilities":
-		out, err = s.capabilities(v)
-	case "batch":
-		out, err = s.batch(v, args)
-	default:
-		out, err = s.simple(v, cmd, args)
-	}
+	out, err := s.answer(cmd, args, pc)
 	if errors.Is(err, ErrBadRequest) {
 		s.plain(w, http.StatusBadRequest, "0\n"+err.Error()+"\n")
 		return
@@ -254,6 +246,26 @@ func (s *Server) dispatch(ctx context.Context, w *logRecorder, cmd string, args 
 		return
 	}
 	s.ok(w, out)
+}
+
+// httpStreamEnd answers a stream command's error: before the response
+// started, as an error response; after, by cutting the connection.
+func (s *Server) httpStreamEnd(ctx context.Context, w *logRecorder, cmd string, started bool, err error) {
+	var oob *oobError
+	switch {
+	case err == nil:
+	case started:
+		s.logError("%s: %v", cmd, err)
+		abortResponse()
+	case ctx.Err() != nil:
+		// The client is gone: nobody to answer.
+	case errors.Is(err, ErrBadRequest):
+		s.plain(w, http.StatusBadRequest, "0\n"+err.Error()+"\n")
+	case errors.As(err, &oob):
+		s.hgError(w, oob.msg)
+	default:
+		s.serverError(w, cmd, err)
+	}
 }
 
 // ok answers a bytes response.

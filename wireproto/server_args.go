@@ -115,10 +115,12 @@ func parseQuery(q string, into map[string]string) error {
 	return nil
 }
 
-// protoCaps parses X-HgProto-1 ("0.1 0.2 comp=zstd,zlib,none").
+// protoCaps is what the client said of itself: over HTTP, X-HgProto-1
+// ("0.1 0.2 comp=zstd,zlib,none"); over ssh, the protocaps command.
 type protoCaps struct {
 	v02  bool
 	comp []string // client engines, in its order of preference
+	ssh  bool     // the request came over ssh (hg's proto.name "ssh-v1")
 }
 
 func parseProtoCaps(h http.Header) (protoCaps, error) {
@@ -126,19 +128,7 @@ func parseProtoCaps(h http.Header) (protoCaps, error) {
 	if err != nil {
 		return protoCaps{}, err
 	}
-	var pc protoCaps
-	for _, tok := range strings.Split(v, " ") {
-		if tok == "0.2" {
-			pc.v02 = true
-		}
-		if c, ok := strings.CutPrefix(tok, "comp="); ok {
-			pc.comp = strings.Split(c, ",")
-		}
-	}
-	if pc.comp == nil {
-		// wireprotov1server.clientcompressionsupport's default.
-		pc.comp = []string{"zlib", "none"}
-	}
+	pc := protoCaps{v02: contains(strings.Split(v, " "), "0.2"), comp: parseCompCaps(v)}
 	return pc, nil
 }
 

@@ -13,8 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"net/http"
 	"strings"
 
 	"github.com/hgfs/hgfs/bundle2"
@@ -212,67 +212,65 @@ func (v *view) obsMarkersPart(heads []int, b2caps Bundle2Caps) ([]byte, error) {
 }
 
 // getbundle10 answers a getbundle without bundle2 capabilities: a bare
-// cg1 stream (exchange.getbundlechunks' bundle10 case).
-func (s *Server) getbundle10(ctx context.Context, w *logRecorder, g *getbundleArgs, pc protoCaps) {
+// cg1 stream (exchange.getbundlechunks' bundle10 case), written where
+// start says. Aborts are *oobError (over HTTP an hg-error; over ssh hg
+// "cannot do better for bundle1 + ssh" and ends the session).
+func (s *Server) getbundle10(ctx context.Context, g *getbundleArgs, start func(preferUncompressed bool) (io.WriteCloser, error)) error {
 	if g.bundlecaps != nil && !g.flag("cg", true) {
-		s.hgError(w, msgBundle10NeedsCg+"\n")
-		return
+		return &oobError{msgBundle10NeedsCg + "\n"}
 	}
 	v, err := s.open()
 	if err != nil {
-		s.serverError(w, "getbundle", err)
-		return
+		return err
 	}
 	defer v.close()
 	out, _, err := v.computeOutgoing(g, true)
 	var abort *abortError
 	if errors.As(err, &abort) {
-		s.hgError(w, abort.msg+"\n")
-		return
+		return &oobError{abort.msg + "\n"}
 	}
-	s.sendChangegroup(ctx, w, v, pc, out, "getbundle")
+	if err != nil {
+		return err
+	}
+	return s.sendChangegroup(ctx, v, out, start)
 }
 
 // sendChangegroup answers with a bare cg1 stream of out.
-func (s *Server) sendChangegroup(ctx context.Context, w *logRecorder, v *view, pc protoCaps, out *outgoing, cmd string) {
-	body, err := s.streamResponse(w, pc, false)
-	if err == nil {
-		var cw *changegroup.Writer
-		if cw, err = changegroup.NewWriter(body, changegroup.Version1); err == nil {
-			err = changegroup.GenerateOutgoing(ctx, v.r, cw, out.missing, out.common)
-		}
-		if cerr := body.Close(); err == nil {
-			err = cerr
-		}
-	}
+func (s *Server) sendChangegroup(ctx context.Context, v *view, out *outgoing, start func(preferUncompressed bool) (io.WriteCloser, error)) error {
+	body, err := start(false)
 	if err != nil {
-		s.logError("%s: %v", cmd, err)
-		abortResponse()
+		return err
 	}
+	var cw *changegroup.Writer
+	if cw, err = changegroup.NewWriter(body, changegroup.Version1); err == nil {
+		err = changegroup.GenerateOutgoing(ctx, v.r, cw, out.missing, out.common)
+	}
+	if cerr := body.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // legacyChangegroup is the changegroup (roots) and changegroupsubset
-// (bases, heads) commands: a bare cg1 stream of the changesets between.
-func (s *Server) legacyChangegroup(ctx context.Context, w *logRecorder, cmd string, args map[string]string, pc protoCaps) {
+// (bases, heads) commands: a bare cg1 stream of the changesets between,
+// written where start says. Errors before start are ErrBadRequest, an
+// *oobError for an unknown node, or the server's own.
+func (s *Server) legacyChangegroup(ctx context.Context, cmd string, args map[string]string, start func(preferUncompressed bool) (io.WriteCloser, error)) error {
 	rootsArg := args["roots"]
 	if cmd == "changegroupsubset" {
 		rootsArg = args["bases"]
 	}
 	roots, err := DecodeNodes(rootsArg)
+	var headNodes []string
 	if err == nil && cmd == "changegroupsubset" {
-		var heads []string
-		if heads, err = DecodeNodes(args["heads"]); err == nil {
-			args["heads"] = strings.Join(heads, " ")
-		}
+		headNodes, err = DecodeNodes(args["heads"])
 	}
 	if err != nil {
-		s.plain(w, http.StatusBadRequest, "0\n"+cmd+": "+err.Error()+"\n")
-		return
+		return fmt.Errorf("%w: %s: %v", ErrBadRequest, cmd, err)
 	}
 	v, err := s.open()
 	if err != nil {
-		s.serverError(w, cmd, err)
-		return
+		return err
 	}
 	defer v.close()
 	resolve := func(nodes []string) ([]int, bool) {
@@ -293,12 +291,10 @@ func (s *Server) legacyChangegroup(ctx context.Context, w *logRecorder, cmd stri
 	rrevs, ok := resolve(roots)
 	heads := v.heads()
 	if ok && cmd == "changegroupsubset" {
-		hn, _ := DecodeNodes(args["heads"])
-		heads, ok = resolve(hn)
+		heads, ok = resolve(headNodes)
 	}
 	if !ok {
-		s.hgError(w, "unknown revision\n")
-		return
+		return &oobError{"unknown revision\n"}
 	}
 	var hs []int
 	for _, h := range heads {
@@ -306,14 +302,34 @@ func (s *Server) legacyChangegroup(ctx context.Context, w *logRecorder, cmd stri
 			hs = append(hs, h)
 		}
 	}
-	s.sendChangegroup(ctx, w, v, pc, v.outgoingFromRoots(rrevs, hs), cmd)
+	return s.sendChangegroup(ctx, v, v.outgoingFromRoots(rrevs, hs), start)
 }
+
+// httpLegacyChangegroup answers changegroup and changegroupsubset over
+// HTTP, compressed as the client asked (streamResponse).
+func (s *Server) httpLegacyChangegroup(ctx context.Context, w *logRecorder, cmd string, args map[string]string, pc protoCaps) {
+	started := false
+	err := s.legacyChangegroup(ctx, cmd, args, func(preferUncompressed bool) (io.WriteCloser, error) {
+		started = true
+		return s.streamResponse(w, pc, preferUncompressed)
+	})
+	s.httpStreamEnd(ctx, w, cmd, started, err)
+}
+
+// maxBetweenPairs bounds a between request: each pair walks the
+// history. hg's legacy discovery asks for ten at a time; the ssh
+// handshake for one (the null pair, answered with an empty line).
+const maxBetweenPairs = 256
 
 // between is localrepo.between: for each "top-bottom" pair, the first
 // parent chain from top towards bottom sampled at distances 1, 2, 4, ...
 func (v *view) between(arg string) (string, error) {
+	pairs := strings.Fields(arg)
+	if len(pairs) > maxBetweenPairs {
+		return "", fmt.Errorf("%w: between: more than %d pairs", ErrBadRequest, maxBetweenPairs)
+	}
 	var b strings.Builder
-	for _, pair := range strings.Fields(arg) {
+	for _, pair := range pairs {
 		nodes := strings.Split(pair, "-")
 		if len(nodes) != 2 {
 			return "", fmt.Errorf("%w: between: pair %q", ErrBadRequest, truncate(pair, 100))

@@ -1,16 +1,90 @@
 package wireproto
 
-// The small commands: capabilities, batch, heads, known, listkeys,
-// branchmap, lookup (mercurial/wireprotov1server.py). Their responses are
-// bytes, assembled whole.
+// The commands whose responses are bytes, assembled whole:
+// capabilities, hello, batch, heads, known, listkeys, branchmap, lookup,
+// between, protocaps (mercurial/wireprotov1server.py). They are the
+// same whatever the transport: answer serves HTTP and ssh alike, and the
+// stream commands (server_stream.go) write to whatever writer the
+// transport hands them.
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/hgfs/hgfs/bundle2"
 )
+
+// wireCommand is a version 1 command as wireprotov1server.py declares it.
+type wireCommand struct {
+	// args is the argument spec: names, and "*" for any others (which
+	// the ssh transport sends as a counted group).
+	args string
+	push bool // needs push permission
+}
+
+// wireCommands are the commands hg 6.3 and 7 declare (keep in sync with
+// wireprotov1server.py @wireprotocommand): the ssh transport reads a
+// command's arguments by its spec, and answers a name not listed here as
+// hg does an unknown command.
+var wireCommands = map[string]wireCommand{
+	"batch":                    {args: "cmds *"},
+	"between":                  {args: "pairs"},
+	"branchmap":                {},
+	"branches":                 {args: "nodes"},
+	"capabilities":             {},
+	"changegroup":              {args: "roots"},
+	"changegroupsubset":        {args: "bases heads"},
+	"clonebundles":             {},
+	"clonebundles_manifest":    {args: "*"},
+	"debugwireargs":            {args: "one two *"},
+	"get_cached_bundle_inline": {args: "path"},
+	"getbundle":                {args: "*"},
+	"heads":                    {},
+	"hello":                    {},
+	"known":                    {args: "nodes *"},
+	"listkeys":                 {args: "namespace"},
+	"lookup":                   {args: "key"},
+	"protocaps":                {args: "caps"},
+	"pushkey":                  {args: "namespace key old new", push: true},
+	"stream_out":               {},
+	"unbundle":                 {args: "heads", push: true},
+}
+
+// oobError is hg's ooberror: a message the client prints (HTTP:
+// application/hg-error; ssh: the text on stderr and an empty line).
+type oobError struct{ msg string }
+
+func (e *oobError) Error() string { return e.msg }
+
+// errNotServed is a command hg knows that hgfs serve does not implement.
+var errNotServed = errors.New("not served")
+
+// answer runs one bytes command on a fresh view of the repository.
+// Errors are ErrBadRequest for the client's mistakes, errNotServed, or
+// the server's own.
+func (s *Server) answer(cmd string, args map[string]string, pc protoCaps) (string, error) {
+	v, err := s.open()
+	if err != nil {
+		return "", err
+	}
+	defer v.close()
+	switch cmd {
+	case "capabilities":
+		return s.capabilities(v, pc)
+	case "hello":
+		// wireprotov1server.hello: RFC 822-like lines.
+		caps, err := s.capabilities(v, pc)
+		return "capabilities: " + caps + "\n", err
+	case "batch":
+		return s.batch(v, args, pc)
+	case "protocaps":
+		// The transport keeps what the client said (ServeSSH).
+		return "OK", nil
+	}
+	return s.simple(v, cmd, args)
+}
 
 // allowStream is streamclone.allowservergeneration: streaming must be
 // enabled, and secret changesets (which a raw copy of the store cannot
@@ -49,13 +123,14 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 	return caps
 }
 
-// capabilities is wireprotov1server._capabilities plus the HTTP
-// protocol's (wireprotoserver.httpv1protocolhandler.addcapabilities),
-// with the push ones too (unbundle, unbundlehash, pushkey): a client
-// pushing gets the server's refusal (refusePush) rather than "destination
-// does not support the unbundle wire protocol command", as from an hg
-// serve that does not allow pushes.
-func (s *Server) capabilities(v *view) (string, error) {
+// capabilities is wireprotov1server._capabilities plus the transport's
+// (wireprotoserver.httpv1protocolhandler.addcapabilities, or
+// sshv1protocolhandler's "protocaps"), with the push ones too (unbundle,
+// unbundlehash, pushkey): a client pushing gets the server's refusal
+// (refusePush over HTTP, an out-of-band error over ssh) rather than
+// "destination does not support the unbundle wire protocol command", as
+// from an hg serve that does not allow pushes.
+func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
 	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset",
 		"unbundle=HG10GZ,HG10BZ,HG10UN", "unbundlehash"}
 	if s.allowStream(v) {
@@ -71,9 +146,13 @@ func (s *Server) capabilities(v *view) (string, error) {
 		}
 	}
 	caps = append(caps, "bundle2="+bundle2.Quote(s.bundle2Caps().Encode()))
-	caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
-	caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
-	caps = append(caps, "compression="+strings.Join(serverEngines, ","))
+	if pc.ssh {
+		caps = append(caps, "protocaps")
+	} else {
+		caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
+		caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
+		caps = append(caps, "compression="+strings.Join(serverEngines, ","))
+	}
 	sort.Strings(caps)
 	return strings.Join(caps, " "), nil
 }
@@ -83,7 +162,7 @@ var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, 
 	"between": true, "branches": true}
 
 // batch runs each command and joins the escaped results with ';'.
-func (s *Server) batch(v *view, args map[string]string) (string, error) {
+func (s *Server) batch(v *view, args map[string]string, pc protoCaps) (string, error) {
 	calls, err := parseBatch(args["cmds"])
 	if err != nil {
 		return "", err
@@ -93,7 +172,7 @@ func (s *Server) batch(v *view, args map[string]string) (string, error) {
 		var out string
 		switch {
 		case c.name == "capabilities":
-			out, err = s.capabilities(v)
+			out, err = s.capabilities(v, pc)
 		case batchable[c.name]:
 			out, err = s.simple(v, c.name, c.args)
 		case pushCommands[c.name]:
@@ -179,6 +258,9 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 			return fmt.Sprintf("0 filtered revision '%s' (not in 'served' subset)\n", key), nil
 		}
 		return "1 " + v.node(rev) + "\n", nil
+	}
+	if _, known := wireCommands[cmd]; known {
+		return "", fmt.Errorf("%w: %s", errNotServed, cmd)
 	}
 	return "", fmt.Errorf("%w: unknown command %q", ErrBadRequest, truncate(cmd, 64))
 }

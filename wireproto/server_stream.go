@@ -108,6 +108,12 @@ func (s *Server) streamTurn(ctx context.Context) (release func(), err error) {
 	if s.turns == nil {
 		return func() {}, nil
 	}
+	if s.cfg.TurnDir != "" {
+		release, shared, err := s.sharedTurn(ctx)
+		if shared {
+			return release, err
+		}
+	}
 	select {
 	case s.turns <- struct{}{}:
 		return func() { <-s.turns }, nil
@@ -123,6 +129,60 @@ func (s *Server) streamTurn(ctx context.Context) (release func(), err error) {
 	}
 }
 
+// sharedTurn takes one of the MaxStreams turn files of TurnDir, polling
+// while all are held, until ctx ends. shared is false when the directory
+// cannot be used (logged): the caller falls back to its own turns.
+func (s *Server) sharedTurn(ctx context.Context) (release func(), shared bool, err error) {
+	if err := os.MkdirAll(s.cfg.TurnDir, 0o777); err != nil {
+		s.turnDirError(err)
+		return nil, false, nil
+	}
+	waiting := false
+	defer func() {
+		if waiting {
+			s.waiting.Add(-1)
+		}
+	}()
+	for {
+		for i := range s.cfg.MaxStreams {
+			f, ok, err := tryTurnFile(s.cfg.TurnDir, i)
+			if err != nil {
+				s.turnDirError(err)
+				return nil, false, nil
+			}
+			if ok {
+				s.turns <- struct{}{} // counted in Streams; never blocks: held files bound it
+				return func() {
+					<-s.turns
+					f.Close()
+				}, true, nil
+			}
+		}
+		if !waiting {
+			waiting = true
+			s.waiting.Add(1)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, true, ctx.Err()
+		case <-time.After(turnPollInterval):
+		}
+	}
+}
+
+// turnDirError logs why TurnDir cannot be used, unless it is only that
+// this process may not write there (a read-only repository), which is
+// not news for every stream.
+func (s *Server) turnDirError(err error) {
+	if !errors.Is(err, os.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		s.logError("stream turns: %v", err)
+	}
+}
+
+// turnPollInterval is how often a stream waiting for a turn shared with
+// other processes tries again.
+const turnPollInterval = 100 * time.Millisecond
+
 // Streams returns how many streams are being sent and how many wait
 // for their turn.
 func (s *Server) Streams() (sending, waiting int) {
@@ -131,51 +191,67 @@ func (s *Server) Streams() (sending, waiting int) {
 
 // streamOut is the stream_out command (streamclone.generatev1wireproto):
 // "1\n" when streaming is not allowed, "2\n" when the lock cannot be
-// taken, else "0\n" and the v1 stream.
-func (s *Server) streamOut(ctx context.Context, w *logRecorder) {
+// taken, else "0\n" and the v1 stream. start is called once, when the
+// reply and its length are known, and returns where to write it. An
+// error before start means nothing was sent; after it, the reply is cut
+// short and the transport must not let it look complete.
+func (s *Server) streamOut(ctx context.Context, start func(length int64) (io.Writer, error)) error {
 	release, err := s.streamTurn(ctx)
 	if err != nil {
-		return // the client is gone: nobody to answer
+		return err // the client is gone: nobody to answer
 	}
 	defer release()
 	v, err := s.open()
 	if err != nil {
-		s.serverError(w, "stream_out", err)
-		return
+		return err
 	}
 	defer v.close()
-	if !s.allowStream(v) {
-		s.ok(w, "1\n")
-		return
+	reply := func(msg string) error {
+		w, err := start(int64(len(msg)))
+		if err == nil {
+			_, err = io.WriteString(w, msg)
+		}
+		return err
 	}
-	w.Header().Set("Content-Type", mediaTypeV1)
+	if !s.allowStream(v) {
+		return reply("1\n")
+	}
 	uw, err := s.snapshotWriter(ctx, v, nil)
 	if err != nil {
 		s.logError("stream_out: %v", err)
-		s.ok(w, "2\n")
-		return
+		return reply("2\n")
 	}
 	stream, err := streamclone.PrepareV1(v.r.Store)
 	uw.release()
 	if err != nil {
-		s.serverError(w, "stream_out", err)
-		return
+		return err
 	}
-	// The length is known once the snapshot is taken: with a
-	// Content-Length instead of chunked encoding, each write is one
-	// system call and large files go out with sendfile (see streamBuffer).
-	w.Header().Set("Content-Length", strconv.FormatInt(stream.Len(), 10))
-	w.WriteHeaderStatus(http.StatusOK, statusOK)
-	w.limitWrites(s.cfg.WriteTimeout)
-	bw := &streamBuffer{Writer: bufio.NewWriterSize(w, streamWriteBuffer), dst: w}
-	err = stream.Write(ctx, bw)
-	if err == nil {
+	w, err := start(stream.Len())
+	if err != nil {
+		return err
+	}
+	return stream.Write(ctx, w)
+}
+
+// httpStreamOut answers stream_out over HTTP.
+func (s *Server) httpStreamOut(ctx context.Context, w *logRecorder) {
+	var bw *streamBuffer
+	err := s.streamOut(ctx, func(length int64) (io.Writer, error) {
+		// The length is known once the snapshot is taken: with a
+		// Content-Length instead of chunked encoding, each write is one
+		// system call and large files go out with sendfile (see
+		// streamBuffer).
+		w.Header().Set("Content-Type", mediaTypeV1)
+		w.Header().Set("Content-Length", strconv.FormatInt(length, 10))
+		w.WriteHeaderStatus(http.StatusOK, statusOK)
+		w.limitWrites(s.cfg.WriteTimeout)
+		bw = &streamBuffer{Writer: bufio.NewWriterSize(w, streamWriteBuffer), dst: w}
+		return bw, nil
+	})
+	if err == nil && bw != nil {
 		err = bw.Flush()
 	}
-	if err != nil {
-		s.logError("stream_out: %v", err)
-		abortResponse()
-	}
+	s.httpStreamEnd(ctx, w, "stream_out", bw != nil, err)
 }
 
 // streamBuffer buffers small writes; ReadFrom (a large file) flushes and
@@ -219,12 +295,17 @@ type bundlePlan struct {
 }
 
 // getbundle answers a bundle2 getbundle (exchange.getbundlechunks with
-// the parts a read-only stream server can produce).
-func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]string, pc protoCaps) {
+// the parts a read-only stream server can produce). start is called
+// once, when the reply is decided, with whether it prefers no
+// compression (a stream, or an error), and returns where the bundle
+// goes; getbundle closes it. Errors before start are ErrBadRequest, an
+// *oobError (a bundle10 request's abort), or the server's own;
+// after start, the bundle is cut short (its own error:abort part carries
+// what the client should print).
+func (s *Server) getbundle(ctx context.Context, args map[string]string, start func(preferUncompressed bool) (io.WriteCloser, error)) error {
 	g, err := decodeGetbundleArgs(args)
 	if err != nil {
-		s.plain(w, http.StatusBadRequest, "0\n"+err.Error()+"\n")
-		return
+		return err
 	}
 	if len(g.unknown) > 0 {
 		sort.Strings(g.unknown)
@@ -234,31 +315,27 @@ func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]
 	if !is2 {
 		// A bundle10 reply is a bare changegroup (wireprotov1server.getbundle
 		// forwards aborts as an ooberror over HTTP).
-		s.getbundle10(ctx, w, g, pc)
-		return
+		return s.getbundle10(ctx, g, start)
 	}
 	if g.flag("stream", false) {
 		release, err := s.streamTurn(ctx)
 		if err != nil {
-			return
+			return err
 		}
 		defer release()
 	}
 	v, err := s.open()
 	if err != nil {
-		s.serverError(w, "getbundle", err)
-		return
+		return err
 	}
 	defer v.close()
 	plan, err := s.planBundle(v, g, b2caps)
 	var abort *abortError
 	if errors.As(err, &abort) {
-		s.sendAbort(w, pc, abort)
-		return
+		return s.sendAbort(start, abort)
 	}
 	if err != nil {
-		s.serverError(w, "getbundle", err)
-		return
+		return err
 	}
 	var uw *unlockOnWrite
 	if plan.stream {
@@ -266,11 +343,10 @@ func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]
 		// reported as an error part.
 		uw, err = s.snapshotWriter(ctx, v, nil)
 		if err != nil {
-			s.sendAbort(w, pc, &abortError{msg: err.Error()})
-			return
+			return s.sendAbort(start, &abortError{msg: err.Error()})
 		}
 	}
-	out, err := s.streamResponse(w, pc, plan.stream)
+	out, err := start(plan.stream)
 	if err == nil {
 		var dst io.Writer = out
 		if uw != nil {
@@ -287,18 +363,26 @@ func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]
 	} else if uw != nil {
 		uw.release()
 	}
-	if err != nil {
-		s.logError("getbundle: %v", err)
-		abortResponse()
-	}
+	return err
+}
+
+// httpGetbundle answers getbundle over HTTP, compressed as the client
+// asked (streamResponse).
+func (s *Server) httpGetbundle(ctx context.Context, w *logRecorder, args map[string]string, pc protoCaps) {
+	started := false
+	err := s.getbundle(ctx, args, func(preferUncompressed bool) (io.WriteCloser, error) {
+		started = true
+		return s.streamResponse(w, pc, preferUncompressed)
+	})
+	s.httpStreamEnd(ctx, w, "getbundle", started, err)
 }
 
 // sendAbort answers with a bundle holding only an error:abort part, as
 // wireprotov1server.getbundle does for an Abort.
-func (s *Server) sendAbort(w *logRecorder, pc protoCaps, a *abortError) {
-	out, err := s.streamResponse(w, pc, true)
+func (s *Server) sendAbort(start func(preferUncompressed bool) (io.WriteCloser, error), a *abortError) error {
+	out, err := start(true)
 	if err != nil {
-		return
+		return err
 	}
 	bw, err := bundle2.NewWriter(out)
 	if err == nil {
@@ -314,9 +398,7 @@ func (s *Server) sendAbort(w *logRecorder, pc protoCaps, a *abortError) {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		s.logError("getbundle: sending abort: %v", err)
-	}
+	return err
 }
 
 func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bundlePlan, error) {

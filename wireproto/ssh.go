@@ -278,11 +278,27 @@ func readHandshake(r *bufio.Reader) ([]string, error) {
 
 // readLine reads one "\n"-terminated line of at most maxLineLen bytes.
 func readLine(r *bufio.Reader) (string, error) {
+	l, err := readBoundedLine(r, maxLineLen)
+	switch {
+	case err == io.EOF:
+		return "", io.ErrUnexpectedEOF
+	case errors.Is(err, errLineTooLong):
+		return "", fmt.Errorf("%w: line longer than %d bytes", ErrProtocol, maxLineLen)
+	}
+	return l, err
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readBoundedLine reads one line, newline included, of at most max
+// bytes: errLineTooLong beyond; io.EOF, with what was read, if the input
+// ends first.
+func readBoundedLine(r *bufio.Reader, max int) (string, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLineLen {
-			return "", fmt.Errorf("%w: line longer than %d bytes", ErrProtocol, maxLineLen)
+		if len(buf)+len(chunk) > max {
+			return "", errLineTooLong
 		}
 		buf = append(buf, chunk...)
 		switch err {
@@ -290,10 +306,8 @@ func readLine(r *bufio.Reader) (string, error) {
 			return string(buf), nil
 		case bufio.ErrBufferFull:
 			continue
-		case io.EOF:
-			return "", io.ErrUnexpectedEOF
 		default:
-			return "", err
+			return string(buf), err
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -204,6 +205,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	if name != "" {
 		var err error
 		if cmd, err = findCommand(name); err != nil {
+			return u.report(err, false)
+		}
+	}
+	if cmd != nil && cmd.name == "serve" && slices.Contains(rest, "--stdio") {
+		if err := checkStdioInvocation(args); err != nil {
 			return u.report(err, false)
 		}
 	}

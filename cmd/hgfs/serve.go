@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/wireproto"
@@ -31,8 +33,8 @@ const shutdownGrace = 30 * time.Second
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[-R REPO | --web-conf FILE] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
-		help: `serve a repository over HTTP for clones and pulls (read-only)
+		synopsis: "[-R REPO | --web-conf FILE] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE] | -R REPO serve --stdio",
+		help: `serve a repository over HTTP or ssh for clones and pulls (read-only)
 
 Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what clones
 and pulls need: capabilities, heads, known, lookup, branchmap, listkeys,
@@ -43,6 +45,15 @@ legacy changegroup, changegroupsubset, between and branches. "hg clone",
 "hg clone --stream", "hg pull [-r REV]" and "hg incoming" work from it;
 secret and hidden changesets are never sent in a changegroup. Pushes are
 refused.
+
+With --stdio it speaks the ssh protocol on its standard input and output
+instead, as "hg serve --stdio" does for a client that reached it with
+ssh: "hg clone --remotecmd hgfs ssh://HOST/PATH" and "hgfs clone
+--remotecmd hgfs ssh://HOST/PATH" run "hgfs -R PATH serve --stdio" on
+HOST. As hg does, the command line must then be exactly that (no other
+option, so an ssh access tool can allow only it). The session ends when
+the client closes it. The sessions, one process each, share the
+serve-streams turns through lock files in .hg/hgfs-serve-turns.
 
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
@@ -64,8 +75,8 @@ and / lists them (web.hidden ones not; web.descend = false lists only the
 top level). The repositories are found when the server starts.
 
 The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
-port. SIGINT, SIGTERM or SIGHUP stop it: responses in progress get some time to
-finish. With -d it runs in the background and the command returns once it
+port. SIGINT, SIGTERM or SIGHUP stop it (with --stdio too): responses in
+progress get some time to finish. With -d it runs in the background and the command returns once it
 listens; --pid-file records its pid.`,
 		options: []option{
 			{'a', "address", optString, "", "address to listen on (default: 127.0.0.1)"},
@@ -75,6 +86,7 @@ listens; --pid-file records its pid.`,
 			{'A', "accesslog", optString, "", "name of access log file to write to"},
 			{'E', "errorlog", optString, "", "name of error log file to write to"},
 			{0, "web-conf", optString, "", "name of the hgweb config file (see 'hg help hgweb')"},
+			{0, "stdio", optBool, "", "for remote clients (ADVANCED)"},
 		},
 		run: runServe,
 	})
@@ -144,6 +156,9 @@ func runServe(ctx context.Context, c *cmdContext, args []string) error {
 	sc.StoreWalkers = c.ui.storeWalkers()
 	if err != nil {
 		return err
+	}
+	if c.opts.Bool("stdio") {
+		return serveStdio(ctx, c, root, sc)
 	}
 	addr := c.opts.String("address")
 	if addr == "" {
@@ -263,6 +278,48 @@ func serve(ctx context.Context, c *cmdContext, root, addr string, port int, sc w
 		return abortf("server: %v", err)
 	}
 	return nil
+}
+
+// serveStdio serves one ssh session on stdin and stdout (hg's
+// wireprotoserver.sshserver). Nothing else may write to stdout: it is
+// the protocol's; errors and what the client should print go to stderr.
+func serveStdio(ctx context.Context, c *cmdContext, root string, sc wireproto.ServerConfig) error {
+	sc.ErrorLog = &syncWriter{w: c.ui.err}
+	// Each session is a process: their stream turns are shared through
+	// the repository.
+	sc.TurnDir = filepath.Join(root, ".hg", "hgfs-serve-turns")
+	srv, err := wireproto.NewServer(root, sc)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	hugeheap.Reserve(heapReserve)
+	c.ui.out.Flush()
+	err = srv.ServeSSH(ctx, c.ui.in, flushWriter{c.ui.out}, c.ui.err, shutdownGrace)
+	if err != nil {
+		return abortf("%v", err)
+	}
+	return nil
+}
+
+// checkStdioInvocation is hg's dispatch check: with --stdio, the command
+// line must be exactly "-R REPO serve --stdio", REPO not starting with
+// "--", so that ssh access tools allowing only that cannot be talked into
+// running anything else (--config, --debugger...).
+func checkStdioInvocation(args []string) error {
+	if len(args) == 4 && args[0] == "-R" && !strings.HasPrefix(args[1], "--") && args[2] == "serve" && args[3] == "--stdio" {
+		return nil
+	}
+	return abortf("potentially unsafe serve --stdio invocation: %s", pprintList(args))
+}
+
+// pprintList is hg's stringutil.pprint of a list of bytes:
+// ['a', 'b\'c'], each item escaped as codecs.escape_encode does.
+func pprintList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = "'" + hgfmt.StringEscape(s) + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // listeningLine is hg's "listening at http://HOST:PORT/ (bound to
