@@ -61,8 +61,8 @@
 // wireCommands lists every command hg declares with its argument spec,
 // which the ssh request decoder reads by.
 //
-// Server answers one repository's wire protocol (?cmd=) read-only, and
-// without ?cmd= its landing page (web.go); WebDir routes /NAME to the
+// Over HTTP, a request without ?cmd= gets the repository's landing page
+// (web.go); WebDir routes /NAME to the
 // Server of each of several repositories and lists them (webdir.go), as
 // hgweb's hgwebdir does. Pages show the served view only and treat every
 // name, description and the Host header as untrusted: html/template
