@@ -110,44 +110,26 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 	if kind != changegroup.Manifest {
 		return nil, fmt.Errorf("%w: manifests expected after the changelog", ErrCorrupt)
 	}
+	// The manifest and file groups go to worker goroutines unless
+	// Options.FileWorkers (or GOMAXPROCS) is 1 (filegroups.go).
+	var fa *fileApplier
+	if s.fileWorkers() > 1 {
+		fa = s.newFileApplier(ctx, linkRev, res)
+		defer fa.stop(nil) // a no-op unless a panic left jobs running
+	}
 	s.status("adding manifests\n")
-	if _, _, err := s.addGroup(ctx, cg, s.ml, "00manifest.i", linkRev); err != nil {
+	if fa != nil {
+		err = fa.group(cg, "00manifest.i", true)
+	} else {
+		_, _, err = s.addGroup(ctx, cg.NextDelta, s.ml, "00manifest.i", linkRev)
+	}
+	if err != nil {
 		return nil, err
 	}
 
 	s.status("adding file changes\n")
-	for {
-		kind, name, err := cg.NextGroup()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if kind != changegroup.File {
-			return nil, fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
-		}
-		// Checked per group as well as per delta: a bundle of many
-		// small files is mostly groups of one delta, and each group
-		// opens a file.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := fault("file group"); err != nil {
-			return nil, err
-		}
-		// The reader checks names too; a store path is built from this
-		// one, so it is checked where it is used.
-		if err := changegroup.CheckPath(name); err != nil {
-			return nil, err
-		}
-		res.Files++
-		s.debug("adding %s revisions\n", name)
-		n, err := s.addFileGroup(ctx, cg, name, linkRev)
-		if err != nil {
-			return nil, err
-		}
-		res.Revisions += n
+	if err := s.applyFiles(ctx, cg, fa, linkRev, res); err != nil {
+		return nil, err
 	}
 
 	// Heads, as apply counts them: an empty repository has the null head.
@@ -209,13 +191,65 @@ func groupErr(err error, what string) error {
 	return err
 }
 
-// addGroup adds one group's deltas to w, returning how many deltas the
-// group held and how many revisions were new.
-func (s *Session) addGroup(ctx context.Context, cg *changegroup.Reader, w *revlog.Writer, what string,
+// applyFiles adds the file groups: on fa's workers, or here when fa is
+// nil.
+func (s *Session) applyFiles(ctx context.Context, cg *changegroup.Reader, fa *fileApplier, linkRev func([20]byte) (int, error), res *ApplyResult) error {
+	for {
+		kind, name, err := cg.NextGroup()
+		if err == io.EOF {
+			break
+		}
+		if err == nil && kind != changegroup.File {
+			err = fmt.Errorf("%w: unexpected group after the file groups", ErrCorrupt)
+		}
+		// Checked per group as well as per delta: a bundle of many
+		// small files is mostly groups of one delta, and each group
+		// opens a file.
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err == nil {
+			err = fault("file group")
+		}
+		// The reader checks names too; a store path is built from this
+		// one, so it is checked where it is used.
+		if err == nil {
+			err = changegroup.CheckPath(name)
+		}
+		if err != nil {
+			if fa != nil {
+				return fa.fail(err)
+			}
+			return err
+		}
+		res.Files++
+		s.debug("adding %s revisions\n", name)
+		if fa != nil {
+			if err := fa.group(cg, name, false); err != nil {
+				return err
+			}
+			continue
+		}
+		n, err := s.addFileGroup(ctx, cg, name, linkRev)
+		if err != nil {
+			return err
+		}
+		res.Revisions += n
+	}
+	if fa != nil {
+		return fa.finish()
+	}
+	return nil
+}
+
+// addGroup adds one group's deltas, as next gives them (NextDelta's
+// contract), to w, returning how many deltas the group held and how many
+// revisions were new.
+func (s *Session) addGroup(ctx context.Context, next func(*changegroup.Delta) (bool, error), w *revlog.Writer, what string,
 	linkRev func([20]byte) (int, error)) (seen, added int, err error) {
 	var d changegroup.Delta
 	for ; ; seen++ {
-		ok, err := cg.NextDelta(&d)
+		ok, err := next(&d)
 		if err != nil {
 			return seen, added, err
 		}
@@ -255,7 +289,7 @@ func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name
 		}
 	}
 	before := w.Pending()
-	seen, n, err := s.addGroup(ctx, cg, w, name, linkRev)
+	seen, n, err := s.addGroup(ctx, cg.NextDelta, w, name, linkRev)
 	if err == nil && seen == 0 {
 		err = fmt.Errorf("%w: received file revlog group is empty", ErrCorrupt)
 	}
@@ -266,6 +300,17 @@ func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name
 		return 0, err
 	}
 	w.EndGroup()
+	if err := s.groupDone(ctx, w, name, pending, before); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// groupDone records a filelog whose group ended (EndGroup called): it is
+// pending (continued by a later group of the same file until flushed),
+// and the pending filelogs are flushed once they hold a batch. pending
+// says w was already; before is w.Pending() when the group began.
+func (s *Session) groupDone(ctx context.Context, w *revlog.Writer, name string, pending bool, before int) error {
 	if !pending {
 		s.pending = append(s.pending, pendingFile{w: w, name: name})
 		if s.pendingFiles == nil {
@@ -279,11 +324,9 @@ func (s *Session) addFileGroup(ctx context.Context, cg *changegroup.Reader, name
 		batch = DefaultWriteBatch
 	}
 	if s.pendingBytes >= batch || len(s.pending) >= maxPendingFiles {
-		if err := s.flushPending(ctx); err != nil {
-			return 0, err
-		}
+		return s.flushPending(ctx)
 	}
-	return n, nil
+	return nil
 }
 
 // Finished filelog writers are flushed in batches: their journal entries
@@ -377,7 +420,8 @@ func (s *Session) flushPending(ctx context.Context) error {
 const flushWorkers = 4
 
 // faultHook, set by the package's tests only, is called at points inside
-// an apply ("file group", at each file group; "flush", before each
+// an apply ("file group", at each file group; "group apply", before a
+// worker applies a group, the manifests' first; "flush", before each
 // filelog a flush worker writes) to inject a failure there: the error it
 // returns, or its panic.
 var faultHook func(at string) error

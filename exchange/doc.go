@@ -43,6 +43,14 @@
 // groups (twice in one changegroup, or in several changegroup parts of a
 // bundle) continues in the writer its first group left pending.
 //
+// The manifest group and the file groups are applied on worker goroutines
+// (Options.FileWorkers, GOMAXPROCS by default; filegroups.go): the
+// session's goroutine reads the changegroup and copies each group's
+// deltas into a job, bounded in number and bytes, and retires the jobs in
+// changegroup order, so the batches, the fncache and the first error are
+// those of applying the groups one after the other on one goroutine,
+// which FileWorkers 1 does.
+//
 // fncache, phaseroots and bookmarks are rewritten at Commit with temporary
 // file plus rename, each first backed up in the transaction, so a rollback
 // restores them. With persistent-nodemap, the changelog's and manifest's
@@ -67,8 +75,8 @@
 // entry point recovers it, aborts, releases the locks and panics again
 // with the same value, so the caller still sees a bug rather than an
 // ordinary error (hgfs reports "internal error"), and no journal or lock
-// is left for `hg recover` to clean up. A panic in a flush worker is
-// raised again on the session's goroutine. A crash instead leaves the
+// is left for `hg recover` to clean up. A panic in a group or flush
+// worker is raised again on the session's goroutine. A crash instead leaves the
 // journal, which `hgfs recover` or `hg recover` plays back.
 //
 // Bad changegroups name what is wrong: a delta whose base or parent is

@@ -244,13 +244,22 @@ func unbundleBytes(root string, data []byte, opt Options) error {
 
 // modeOptions are the session options a fuzz input's mode byte selects:
 // its high bit writes each filelog when its group ends (instead of in
-// batches) and takes the working directory lock.
+// batches) and takes the working directory lock; the next one applies
+// the file groups on the session's goroutine rather than on three
+// workers. The low bits pick the base repository (modeBase).
 func modeOptions(mode uint8) Options {
-	if mode&0x80 != 0 {
-		return Options{WriteBatch: -1, WLock: true}
+	o := Options{FileWorkers: 3}
+	if mode&0x40 != 0 {
+		o.FileWorkers = 1
 	}
-	return Options{}
+	if mode&0x80 != 0 {
+		o.WriteBatch, o.WLock = -1, true
+	}
+	return o
 }
+
+// modeBase is the base repository a fuzz input's mode byte picks.
+func modeBase(mode uint8) string { return unbundleBases[int(mode&0x3f)%len(unbundleBases)] }
 
 // checkApplied checks what an apply left, whatever the input: never a
 // journal or a lock; after a failure, every file of the repository as
@@ -339,12 +348,14 @@ func FuzzUnbundle(f *testing.F) {
 	for _, s := range unbundleSeeds {
 		data := readSeed(f, s.file)
 		f.Add(data, uint8(0))
+		f.Add(data, uint8(0x40))
 		if s.base != "" {
 			f.Add(data, baseIndex(s.base)|0x80)
+			f.Add(data, baseIndex(s.base)|0xc0)
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
-		root, before := newRepo(t, unbundleBases[int(mode&0x7f)%len(unbundleBases)])
+		root, before := newRepo(t, modeBase(mode))
 		err := unbundleBytes(root, data, modeOptions(mode))
 		checkApplied(t, root, before, err)
 	})
@@ -378,7 +389,7 @@ func FuzzApplyChangegroup(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, version, mode uint8) {
-		root, before := newRepo(t, unbundleBases[int(mode&0x7f)%len(unbundleBases)])
+		root, before := newRepo(t, modeBase(mode))
 		err := applyRaw(root, data, cgVersions[int(version)%len(cgVersions)], modeOptions(mode))
 		checkApplied(t, root, before, err)
 	})

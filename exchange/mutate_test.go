@@ -261,13 +261,24 @@ func TestUnbundleMutations(t *testing.T) {
 				for _, base := range []string{seed.base, ""} {
 					where := fmt.Sprintf("%s %s round %d, on base %q", seed.file, mu.name, round, base)
 					home := base == seed.base
-					opt := Options{}
+					// File groups on four workers, whatever the
+					// machine; on the empty base, one worker too,
+					// which must end the same way.
+					opt := Options{FileWorkers: 4}
 					if home {
 						opt.WriteBatch = -1
 					}
 					root, before := newRepo(t, base)
 					err := unbundleBytes(root, data, opt)
 					checkApplied(t, root, before, err)
+					if !home || base == "" {
+						root1, before1 := newRepo(t, base)
+						err1 := unbundleBytes(root1, data, Options{FileWorkers: 1})
+						checkApplied(t, root1, before1, err1)
+						if fmt.Sprint(err) != fmt.Sprint(err1) {
+							t.Errorf("%s: four file workers: %v; one: %v", where, err, err1)
+						}
+					}
 					switch {
 					case err == nil:
 						st.applied++

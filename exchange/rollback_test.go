@@ -49,7 +49,9 @@ func storeFiles(t *testing.T, root string) map[string]string {
 }
 
 // TestFailureInsideApplyRollsBack injects a failure inside an apply (an
-// error, a panic on the session's goroutine, a panic in a flush worker),
+// error, a panic on the session's goroutine, in a group worker (the
+// manifests' or a file's) or in a flush worker; groups applied on one
+// goroutine and on four),
 // after filelogs have reached the disk: the session must roll back and
 // release its locks as hg's transaction does for any exception, and the
 // failure must reach the caller (a panic goes on up unchanged). The
@@ -66,10 +68,17 @@ func TestFailureInsideApplyRollsBack(t *testing.T) {
 		name, at string
 		nth      int64 // the failing call of the hook at that point
 		panics   bool
+		workers  int // Options.FileWorkers
 	}{
-		{"error", "file group", 3, false},
-		{"panic", "file group", 3, true},
-		{"panic-in-flush", "flush", 2, true},
+		{"error", "file group", 3, false, 1},
+		{"panic", "file group", 3, true, 1},
+		{"panic-in-flush", "flush", 2, true, 1},
+		{"error-workers", "file group", 3, false, 4},
+		{"panic-workers", "file group", 3, true, 4},
+		{"error-in-manifest-worker", "group apply", 1, false, 4},
+		{"error-in-worker", "group apply", 3, false, 4},
+		{"panic-in-worker", "group apply", 3, true, 4},
+		{"panic-in-flush-workers", "flush", 2, true, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := filepath.Join(dir, tc.name)
@@ -92,7 +101,7 @@ func TestFailureInsideApplyRollsBack(t *testing.T) {
 			var warn strings.Builder
 			// Each filelog is written when its group ends, so the
 			// failure comes after files have changed on disk.
-			opt := Options{WriteBatch: -1, WLock: true, Warn: func(m string) { warn.WriteString(m) }}
+			opt := Options{WriteBatch: -1, WLock: true, FileWorkers: tc.workers, Warn: func(m string) { warn.WriteString(m) }}
 			recovered, err := applyBundleFile(t, root, bundle, opt)
 			if calls.Load() < tc.nth {
 				t.Fatalf("the fault point %q was reached %d times", tc.at, calls.Load())
@@ -112,17 +121,7 @@ func TestFailureInsideApplyRollsBack(t *testing.T) {
 					t.Errorf("%s left behind (%v)", name, err)
 				}
 			}
-			after := storeFiles(t, root)
-			for name, data := range before {
-				if after[name] != data {
-					t.Errorf("%s changed or gone", name)
-				}
-			}
-			for name := range after {
-				if _, ok := before[name]; !ok {
-					t.Errorf("%s appeared", name)
-				}
-			}
+			sameFiles(t, before, storeFiles(t, root), "changed or gone", "appeared")
 			testenv.Hg(t, root, "verify", "-q")
 			if got := string(testenv.Hg(t, root, "log", "-r", "tip", "-T", "{node}")); got != tip {
 				t.Errorf("tip %s, was %s", got, tip)
@@ -134,6 +133,22 @@ func TestFailureInsideApplyRollsBack(t *testing.T) {
 			}
 			s.Abort()
 		})
+	}
+}
+
+// sameFiles reports each file of a (storeFiles) that b lacks or holds
+// other bytes of ("NAME differ"), and each file only b has ("NAME only").
+func sameFiles(t *testing.T, a, b map[string]string, differ, only string) {
+	t.Helper()
+	for name, data := range a {
+		if b[name] != data {
+			t.Errorf("%s %s", name, differ)
+		}
+	}
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			t.Errorf("%s %s", name, only)
+		}
 	}
 }
 

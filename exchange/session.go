@@ -39,6 +39,10 @@ type Options struct {
 	// they are written together; 0 means DefaultWriteBatch, negative
 	// writes each filelog when its group ends.
 	WriteBatch int
+	// FileWorkers is how many goroutines apply a changegroup's file
+	// groups (filegroups.go); 0 means GOMAXPROCS, 1 applies them on the
+	// session's goroutine as they are read.
+	FileWorkers int
 }
 
 // Session is a repository locked for writing with an open transaction.

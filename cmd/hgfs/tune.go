@@ -18,6 +18,8 @@ import (
 //   - walkfork: store.Store.Walkers of the stores hgfs serve, a local
 //     clone and hgfs bundle stream from (storeWalkers).
 //   - yield: mount.Options.Yield of the mount daemon (mount.go).
+//   - applyfork: exchange.Options.FileWorkers of unbundle, pull and
+//     changegroup clones (sessionOptions, fileWorkers).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy
 //     and GOMAXPROCS (tuneMountDaemon); schedbatch is off unless
 //     HGFS_TUNE turns it on (tune_linux.go says why).
@@ -39,6 +41,16 @@ func applyTune(u *ui) {
 // with -walkfork, else the store's default.
 func (u *ui) storeWalkers() int {
 	if !u.tune.Enabled(tune.WalkFork) {
+		return 1
+	}
+	return 0
+}
+
+// fileWorkers is exchange.Options.FileWorkers as HGFS_TUNE has it: one
+// (file groups applied as they are read) with -applyfork, else the
+// session's default.
+func (u *ui) fileWorkers() int {
+	if !u.tune.Enabled(tune.ApplyFork) {
 		return 1
 	}
 	return 0

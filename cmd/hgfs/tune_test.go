@@ -141,3 +141,43 @@ func TestTuneServeWalkFork(t *testing.T) {
 		t.Errorf("stream_out with -walkfork,-uring (%d bytes) differs from the default (%d bytes)", len(streams[1]), len(streams[0]))
 	}
 }
+
+// TestTuneUnbundleApplyFork: hgfs unbundle of the real-history corpus
+// bundle writes the same store with the file groups on workers (the
+// default) and on the command's goroutine (-applyfork), and hg verify
+// accepts it.
+func TestTuneUnbundleApplyFork(t *testing.T) {
+	bundle := testenv.Corpus(t, testenv.CorpusHistory)
+	dir := t.TempDir()
+	var stores []map[string]string
+	for i, value := range []string{"", "-applyfork"} {
+		repo := filepath.Join(dir, []string{"default", "tuned"}[i])
+		testenv.Hg(t, dir, "init", repo)
+		if _, stderr, code := hgfsTuned(t, value, dir, "-R", repo, "unbundle", "-q", bundle); code != 0 {
+			t.Fatalf("HGFS_TUNE=%s hgfs unbundle: exit %d\n%s", value, code, stderr)
+		}
+		testenv.Hg(t, repo, "verify", "-q")
+		files := map[string]string{}
+		store := filepath.Join(repo, ".hg", "store")
+		err := filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "undo") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			files[strings.TrimPrefix(p, store)] = string(b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, files)
+	}
+	if len(stores[0]) != len(stores[1]) {
+		t.Errorf("%d store files with the default tricks, %d with -applyfork", len(stores[0]), len(stores[1]))
+	}
+	for name, data := range stores[0] {
+		if stores[1][name] != data {
+			t.Errorf("%s differs with -applyfork", name)
+		}
+	}
+}

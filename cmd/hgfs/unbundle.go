@@ -36,7 +36,9 @@ func init() {
     obsolescence markers where the repository creates them
     (experimental.evolution); a mandatory obsmarkers part aborts elsewhere,
     as in hg. Cache parts are skipped (hg rebuilds its caches). Revlogs are written with buffered I/O: data reaches the files
-    when a buffer fills or a group ends, never a write per revision.
+    when a buffer fills or a group ends, never a write per revision. The
+    manifest and file groups are applied on several goroutines while the
+    bundle is read (HGFS_TUNE=-applyfork: one after the other).
 
     A stream bundle ('hg bundle -a -t "none-v2;stream=v2"') is applied to
     an empty repository, as hg does; a packed1 bundle ('hg
@@ -128,6 +130,7 @@ func sessionOptions(c *cmdContext, root string) exchange.Options {
 		CreateMarkers:   createMarkers,
 		ExchangeMarkers: exchangeMarkers,
 		WriteBatch:      batch,
+		FileWorkers:     c.ui.fileWorkers(),
 		Lock:            storeLockOptions(c.ui, "repository "+root),
 		Status:          func(m string) { c.ui.status("%s", m) },
 		Debug:           func(m string) { c.ui.debugf("%s", m) },

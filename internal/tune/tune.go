@@ -38,6 +38,10 @@
 //   - silencestderr: --profile's CPU profile points file descriptor 2 at
 //     /dev/null while it sets its rate, to hide the runtime's warning
 //     (profiling.Options.SilenceStderr); off, the warning is printed.
+//   - applyfork: unbundle, pull and clone from a changegroup apply the
+//     file groups on GOMAXPROCS worker goroutines
+//     (exchange.Options.FileWorkers); off, on the session's goroutine as
+//     they are read.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
@@ -67,6 +71,7 @@ const (
 	Procs
 	WalkFork
 	SilenceStderr
+	ApplyFork
 	numTricks
 )
 
@@ -77,6 +82,7 @@ var names = [numTricks]string{
 	Procs:         "procs",
 	WalkFork:      "walkfork",
 	SilenceStderr: "silencestderr",
+	ApplyFork:     "applyfork",
 }
 
 // String is the trick's name in HGFS_TUNE.
