@@ -141,14 +141,14 @@ var pushCommands = map[string]bool{"unbundle": true, "pushkey": true}
 var pullCommands = map[string]bool{
 	"capabilities": true, "batch": true, "heads": true, "known": true,
 	"listkeys": true, "branchmap": true, "lookup": true, "stream_out": true,
-	"getbundle": true,
+	"getbundle": true, "clonebundles": true, "clonebundles_manifest": true,
 }
 
 // otherCommands are commands hg knows that hgfs serve does not implement
 // (they answer as unavailable rather than as "not a wire command").
 var otherCommands = map[string]bool{
 	"between": true, "branches": true, "changegroup": true,
-	"changegroupsubset": true, "clonebundles": true, "debugwireargs": true,
+	"changegroupsubset": true, "debugwireargs": true,
 	"hello": true, "protocaps": true,
 }
 

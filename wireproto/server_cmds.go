@@ -63,6 +63,7 @@ func (s *Server) capabilities(v *view) (string, error) {
 			caps = append(caps, "streamreqs="+strings.Join(reqs, ","))
 		}
 	}
+	caps = append(caps, s.cloneBundleCaps()...)
 	caps = append(caps, "bundle2="+bundle2.Quote(s.bundle2Caps().Encode()))
 	caps = append(caps, fmt.Sprintf("httpheader=%d", s.cfg.MaxHTTPHeaderLen))
 	caps = append(caps, "httpmediatype=0.1rx,0.1tx,0.2tx")
@@ -146,6 +147,8 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 			lines[i] = bundle2.Quote(b) + " " + EncodeNodes(hexNodes(v, bh[b]))
 		}
 		return strings.Join(lines, "\n"), nil
+	case "clonebundles", "clonebundles_manifest":
+		return s.cloneBundles(cmd)
 	case "lookup":
 		key := args["key"]
 		if key == "tip" {

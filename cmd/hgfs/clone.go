@@ -392,6 +392,18 @@ func (cl *cloner) fromRemote(source string) error {
 		return abortf("%v", err)
 	}
 
+	// Clone bundles come first (exchange.pull runs
+	// _maybeapplyclonebundle before any stream); a mount is filled from
+	// the server's stream alone.
+	if cl.mount == nil {
+		cb, err := cl.pickCloneBundle(peer, cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed"))
+		if err != nil {
+			return err
+		}
+		if cb != nil {
+			return cl.cloneBundleClone(peer, remote, cb)
+		}
+	}
 	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
 		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred")
