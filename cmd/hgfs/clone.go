@@ -66,6 +66,16 @@ func init() {
     streaming is requested but the server does not allow it, or needs a
     repository format hgfs lacks, the clone warns and applies changegroups.
 
+    Clone bundles: a network clone into a directory uses the bundles a
+    server advertises (.hg/clonebundles.manifest), as hg does: the first
+    entry hgfs can apply (changegroup bundles; packed1 and v2 stream
+    bundles; only stream ones with --stream), after those
+    ui.clonebundleprefers prefers, is downloaded (without the server's
+    credentials) and applied, then the rest is pulled from the server. A
+    failed download aborts the clone unless ui.clonebundlefallback is true;
+    ui.clonebundles=false skips the bundles. A clone into a mount does
+    not use them.
+
     hgfs does not check out a working copy yet: the clone always behaves
     as with -U; run 'hg update' in DEST to get one.
 

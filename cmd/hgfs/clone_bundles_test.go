@@ -379,3 +379,24 @@ func TestCloneBundlePrefers(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleType: the bundle types hgfs bundle -t takes, now read through
+// bundle2.ParseSpec.
+func TestBundleType(t *testing.T) {
+	for spec, want := range map[string]string{
+		"packed1": "packed1", "none-packed1": "packed1", "v2": "v2", "v2;stream=v2": "v2", "none-v2;stream=v2": "v2",
+		"none-v1": "HG10UN", "gzip-v1": "HG10GZ", "none-v2": "HG20-02", "none-v2;cg.version=02": "HG20-02",
+		"none-v2;cg.version=03": "HG20-03", "v2;cg.version=02": "v2",
+		"bzip2-v1": "", "zstd-v2": "", "gzip-v2": "", "none-v3": "", "none-v2;cg.version=01": "", "none-v1;cg.version=02": "",
+		"none-v2;stream=v3-exp": "", "none-v2;stream=v2;cg.version=03": "", "v2;cg.version=03": "", "gzip-packed1": "",
+		"none-packed1;x=y": "", "": "", "xz-v2": "", "none-v2;phases=yes": "",
+	} {
+		got, ok := bundleType(spec)
+		if !ok {
+			got = ""
+		}
+		if got != want {
+			t.Errorf("bundleType(%q) = %q, %v; want %q", spec, got, ok, want)
+		}
+	}
+}

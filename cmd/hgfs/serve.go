@@ -41,6 +41,12 @@ stream_out (legacy stream clones) and getbundle for stream clones
 clones from it. Pushes are refused; a pull needing changesets other than
 by a stream clone gets a clear error (changegroups are not generated).
 
+Clone bundles: while .hg/clonebundles.manifest exists, the server
+advertises it (the clonebundles and clonebundles_manifest capabilities)
+and answers those commands with it, as "hg serve" with the clonebundles
+extension does, so "hg clone" and "hgfs clone" take most of the history
+from the bundles it lists and only the rest from the server.
+
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
 stream cannot hide), server.bundle2.stream, server.preferuncompressed and
