@@ -84,23 +84,14 @@ func ParseCloneBundles(data []byte) []CloneBundleEntry {
 	return out
 }
 
-// splitManifestLines is Python's bytes.splitlines: "\n", "\r\n" and "\r"
-// end lines.
+// splitManifestLines is Python's bytes.splitlines: splitLines without
+// the empty string after a final line end.
 func splitManifestLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := strings.IndexAny(s, "\r\n")
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i])
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			i++
-		}
-		s = s[i+1:]
+	lines := splitLines(s)
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
 	}
-	return out
+	return lines
 }
 
 // CloneBundlesManifest fetches the server's manifest, as hg 7's peer

@@ -145,13 +145,20 @@ func cloneLog(t *testing.T, repo string) string {
 	return string(testenv.Hg(t, repo, "log", "--debug", "-r", "all()"))
 }
 
-func TestCloneBundles(t *testing.T) {
-	dir := t.TempDir()
+// cloneBundleSetup makes cloneBundleSource in a temporary directory,
+// serves its bundles, and returns the history a plain clone of it holds.
+func cloneBundleSetup(t *testing.T) (dir, src string, bs *bundleServer, want string) {
+	t.Helper()
+	dir = t.TempDir()
 	src, www := cloneBundleSource(t, dir)
-	bs := startBundleServer(t, www)
+	bs = startBundleServer(t, www)
 	plain := filepath.Join(dir, "plain")
 	testenv.Hg(t, dir, "clone", "-q", "-U", "--config", "ui.clonebundles=false", src, plain)
-	want := cloneLog(t, plain)
+	return dir, src, bs, cloneLog(t, plain)
+}
+
+func TestCloneBundles(t *testing.T) {
+	_, src, bs, want := cloneBundleSetup(t)
 
 	for _, m := range testenv.Mercurials(t) {
 		servers := []struct {
@@ -233,12 +240,7 @@ func stableCloneOutput(s string) string {
 // clones normally; ui.clonebundles=false asks for no manifest and no
 // bundle.
 func TestCloneBundleFailures(t *testing.T) {
-	dir := t.TempDir()
-	src, www := cloneBundleSource(t, dir)
-	bs := startBundleServer(t, www)
-	plain := filepath.Join(dir, "plain")
-	testenv.Hg(t, dir, "clone", "-q", "-U", "--config", "ui.clonebundles=false", src, plain)
-	want := cloneLog(t, plain)
+	dir, src, bs, want := cloneBundleSetup(t)
 	// A port nothing listens on: a listener opened and closed.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -398,5 +400,68 @@ func TestBundleType(t *testing.T) {
 		if got != want {
 			t.Errorf("bundleType(%q) = %q, %v; want %q", spec, got, ok, want)
 		}
+	}
+}
+
+// TestCloneBundleApplyFailure: a bundle that downloads but does not apply
+// aborts the clone, as in hg, and leaves no destination behind.
+func TestCloneBundleApplyFailure(t *testing.T) {
+	_, src, bs, _ := cloneBundleSetup(t)
+	www := filepath.Join(filepath.Dir(src), "www")
+	for _, k := range []string{"zstd-v2", "stream-v2", "packed1"} {
+		data, err := os.ReadFile(filepath.Join(www, "early-"+k+".hg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(www, "cut-"+k+".hg"), data[:len(data)*2/3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := testenv.Default(t)
+	url := m.Serve(t, src, "--config", "extensions.clonebundles=")
+	for _, k := range cloneBundleKinds {
+		if k.name == "gzip-v1" {
+			continue
+		}
+		t.Run(k.name, func(t *testing.T) {
+			writeManifest(t, src, bs.URL+"/cut-"+k.name+".hg BUNDLESPEC="+strings.ReplaceAll(k.spec, ";", "%3B")+"\n")
+			sub := t.TempDir()
+			_, _, hgErr := m.Result(t, sub, "clone", "-U", url, filepath.Join(sub, "hg"))
+			stdout, stderr, code := hgfsClone(t, sub, "-U", "--config", "ui.clonebundlefallback=true", url, filepath.Join(sub, "hgfs"))
+			if hgErr == nil || code == 0 {
+				t.Fatalf("%s clone: %v; hgfs clone: exit %d\n%s%s", m.Name, hgErr, code, stdout, stderr)
+			}
+			if !strings.HasPrefix(stdout, "applying clone bundle from ") || !strings.Contains(stderr, "abort: ") {
+				t.Errorf("hgfs clone:\n%s%s", stdout, stderr)
+			}
+			for _, d := range []string{"hg", "hgfs"} {
+				if _, err := os.Lstat(filepath.Join(sub, d)); !os.IsNotExist(err) {
+					t.Errorf("%s's failed clone left its destination (%v)", d, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCloneBundleSSH: over ssh, the manifest comes by the clonebundles
+// command of hg serve --stdio.
+func TestCloneBundleSSH(t *testing.T) {
+	dir, src, bs, want := cloneBundleSetup(t)
+	hgrc := filepath.Join(dir, "remote.hgrc")
+	if err := os.WriteFile(hgrc, []byte("[extensions]\nclonebundles =\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ssh := fakeSSHScript(t, dir, hgrc)
+	writeManifest(t, src, bs.URL+"/early-zstd-v2.hg BUNDLESPEC=zstd-v2\n")
+	sub := t.TempDir()
+	stdout, stderr, code := hgfsClone(t, sub, "-U", "-e", ssh, "ssh://user@host/"+src, filepath.Join(sub, "hgfs"))
+	if code != 0 {
+		t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if bs.count("/early-zstd-v2.hg") != 1 || !strings.Contains(stdout, "finished applying clone bundle\n") {
+		t.Errorf("the clone bundle was not used:\n%s%s", stdout, stderr)
+	}
+	if g := cloneLog(t, filepath.Join(sub, "hgfs")); g != want {
+		t.Errorf("clone differs from a plain clone:\n%s", testenv.Diff("plain", want, "hgfs", g))
 	}
 }
