@@ -19,12 +19,6 @@ import (
 	"github.com/hgfs/hgfs/testenv"
 )
 
-// hgfsServeSendsChangegroups says whether hgfs serve answers a getbundle
-// for changesets a client lacks (common not empty). Until it does, the
-// hgfs serve cases use bundles of the whole history, so the pull after
-// the bundle only has phases and bookmarks to bring.
-const hgfsServeSendsChangegroups = false
-
 // bundleServer serves a directory's files over HTTP and counts requests
 // by path; it records whether any request carried credentials.
 type bundleServer struct {
@@ -161,21 +155,19 @@ func TestCloneBundles(t *testing.T) {
 	_, src, bs, want := cloneBundleSetup(t)
 
 	for _, m := range testenv.Mercurials(t) {
+		// The bundles predate the last changesets: the clones pull them
+		// from the server.
 		servers := []struct {
-			name   string
-			url    func() string
-			prefix string
+			name string
+			url  func() string
 		}{
-			{"hg-serve", func() string { return m.Serve(t, src, "--config", "extensions.clonebundles=") }, "early-"},
-			{"hgfs-serve", func() string { url, _, _ := startServeBinary(t, src); return url }, "full-"},
-		}
-		if hgfsServeSendsChangegroups {
-			servers[1].prefix = "early-"
+			{"hg-serve", func() string { return m.Serve(t, src, "--config", "extensions.clonebundles=") }},
+			{"hgfs-serve", func() string { url, _, _ := startServeBinary(t, src); return url }},
 		}
 		for _, srv := range servers {
 			for _, k := range cloneBundleKinds {
 				t.Run(m.Name+"/"+srv.name+"/"+k.name, func(t *testing.T) {
-					file := "/" + srv.prefix + k.name + ".hg"
+					file := "/early-" + k.name + ".hg"
 					// The first entry's spec is one no client applies: it is
 					// skipped without a request.
 					writeManifest(t, src, bs.URL+"/never.hg BUNDLESPEC=xz-v2\n"+
@@ -298,9 +290,7 @@ func TestCloneBundleFailures(t *testing.T) {
 		url, _, _ := startServeBinary(t, src, "-A", log)
 		before := bs.total()
 		sub := t.TempDir()
-		// hgfs serve streams: a clone from it without the bundle needs
-		// --stream.
-		stdout, stderr, code := hgfsClone(t, sub, "-U", "--stream", "--config", "ui.clonebundles=false", url, filepath.Join(sub, "hgfs"))
+		stdout, stderr, code := hgfsClone(t, sub, "-U", "--config", "ui.clonebundles=false", url, filepath.Join(sub, "hgfs"))
 		if code != 0 {
 			t.Fatalf("hgfs clone: exit %d\n%s%s", code, stdout, stderr)
 		}
