@@ -8,6 +8,8 @@
 //     chunked part payload, with out-of-band interruptions (Part,
 //     PartWriter); error:* parts as *RemoteError, and the parameter check
 //     of bundle2._gethandler (Part.UnknownParams);
+//   - bundle specifications, hg's "none-v2;stream=v2" names of bundle
+//     types (ParseSpec: bundlecaches.parsebundlespec, strict form);
 //   - URL quoting of stream parameters and capabilities (Quote, Unquote:
 //     Python's urllib.parse.quote with safe "/", and its lenient unquote);
 //   - the binary "bookmarks" part (EncodeBookmarks, DecodeBookmarks:

@@ -28,6 +28,10 @@ var (
 	UIRemoteCmd = Known{"ui", "remotecmd", "hg", "hg command run on the ssh remote (as --remotecmd)"}
 	UITimeout   = Known{"ui", "timeout", "600", "seconds to wait for a repository lock another process holds (unbundle, pull, recover, bundle, clone)"}
 
+	UICloneBundles        = Known{"ui", "clonebundles", "true", "clone from the clone bundles a server advertises (.hg/clonebundles.manifest), then pull the rest"}
+	UICloneBundleFallback = Known{"ui", "clonebundlefallback", "false", "clone normally when a clone bundle cannot be fetched, instead of aborting"}
+	UICloneBundlePrefers  = Known{"ui", "clonebundleprefers", "", "KEY=VALUE attributes (VERSION=v2, COMPRESSION=zstd, ...) whose clone bundles come first, in order"}
+
 	UIReportUntrusted = Known{"ui", "report_untrusted", "true", "warn when a repository's .hg/hgrc is ignored because its owner is not trusted (--debug always warns)"}
 	TrustedUsers      = Known{"trusted", "users", "", "owners (names, '*' for any) whose repository .hg/hgrc files are read although the current user does not own them"}
 	TrustedGroups     = Known{"trusted", "groups", "", "groups (names, '*' for any): a repository's .hg/hgrc that belongs to one is read although the current user does not own it"}
@@ -82,7 +86,7 @@ var (
 // All lists every known setting, sorted by key.
 func All() []Known {
 	all := []Known{Changegroup3, CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
-		UITimeout, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth,
+		UITimeout, UICloneBundles, UICloneBundleFallback, UICloneBundlePrefers, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,

@@ -66,6 +66,9 @@ func Pull(ctx context.Context, root string, peer wireproto.Peer, url string, opt
 
 func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bundle2Caps, opt PullOptions) (*PullResult, error) {
 	res := &PullResult{}
+	// Before any bookmark moves, the listkeys ones of a pull with no
+	// changeset to fetch (a clone after a clone bundle) too.
+	s.quietBookmarks = opt.QuietBookmarks
 	disc, err := FindCommon(ctx, s.cl, peer)
 	if err != nil {
 		return nil, err
@@ -143,9 +146,6 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 		if err := s.pullPhasesListkeys(ctx, peer, heads, br.Listkeys["phases"]); err != nil {
 			return nil, err
 		}
-	}
-	if opt.QuietBookmarks {
-		s.quietBookmarks = true
 	}
 	if br.HasBookmarks {
 		if err := s.MergeRemoteBookmarks(br.Bookmarks); err != nil {

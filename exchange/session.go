@@ -53,6 +53,7 @@ type Session struct {
 
 	unlock func()
 	tx     *txn.Tx
+	desc   string // the transaction's name, as journal.desc holds it
 	wopt   revlog.WriterOptions
 
 	cl *revlog.Writer // changelog, delayed until Commit
@@ -167,6 +168,7 @@ func (s *Session) begin(desc string) error {
 		return err
 	}
 	s.origLen = clLen
+	s.desc = desc
 	tx, err := txn.Begin(s.root, s.st.Dir, desc, clLen)
 	if err != nil {
 		return err

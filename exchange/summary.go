@@ -1,6 +1,9 @@
 package exchange
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // summaryLine is a line of the summary: status, or a warning (stderr).
 type summaryLine struct {
@@ -25,6 +28,12 @@ func (s *Session) summary() []summaryLine {
 		}
 		out = append(out, line("added %d changesets with %d changes to %d files%s\n",
 			s.Changesets, s.Revisions, s.Files, h))
+	}
+	// Only pull and unbundle transactions report the rest (scmutil's
+	// txmatch over _reportnewcssource and _reportobsoletedsource): a
+	// clone bundle's ("bundleurl") prints the counts alone.
+	if !strings.HasPrefix(s.desc, "pull") && !strings.HasPrefix(s.desc, "unbundle") {
+		return out
 	}
 	n := s.cl.Len()
 	phase := s.phases.phaseOf(s.cl)

@@ -27,6 +27,13 @@
 //   - Framing (ssh): ordinary responses are "<length>\n<data>"; streams
 //     (stream_out, getbundle) are raw and end only where their own format
 //     says (ssh.go).
+//   - Clone bundles: a server's .hg/clonebundles.manifest, listing
+//     bundles on other hosts to seed clones. The client side fetches it
+//     (CloneBundlesManifest: clonebundles_manifest or clonebundles),
+//     parses it (ParseCloneBundles, bundle specs by bundle2.ParseSpec) and
+//     downloads a bundle with no credentials but its URL's
+//     (OpenCloneBundle); choosing an entry is the command's. The server
+//     advertises and serves the file (server_clonebundles.go).
 //   - Nodes are 40-digit lowercase hex strings here, so this package does
 //     not depend on revlog.
 //

@@ -158,13 +158,13 @@ var pullCommands = map[string]bool{
 	"capabilities": true, "batch": true, "heads": true, "known": true,
 	"listkeys": true, "branchmap": true, "lookup": true, "stream_out": true,
 	"getbundle": true, "changegroup": true, "changegroupsubset": true,
-	"between": true, "branches": true,
+	"between": true, "branches": true, "clonebundles": true, "clonebundles_manifest": true,
 }
 
 // otherCommands are commands hg knows that hgfs serve does not implement
 // (they answer as unavailable rather than as "not a wire command").
 var otherCommands = map[string]bool{
-	"clonebundles": true, "debugwireargs": true, "hello": true, "protocaps": true,
+	"debugwireargs": true, "hello": true, "protocaps": true,
 }
 
 // ServeHTTP implements http.Handler.

@@ -145,6 +145,7 @@ func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
 			caps = append(caps, "streamreqs="+strings.Join(reqs, ","))
 		}
 	}
+	caps = append(caps, s.cloneBundleCaps()...)
 	caps = append(caps, "bundle2="+bundle2.Quote(s.bundle2Caps().Encode()))
 	if pc.ssh {
 		caps = append(caps, "protocaps")
@@ -237,6 +238,8 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 		return v.between(args["pairs"])
 	case "branches":
 		return v.branches(args["nodes"])
+	case "clonebundles", "clonebundles_manifest":
+		return s.cloneBundles(cmd)
 	case "lookup":
 		key := args["key"]
 		if key == "tip" {

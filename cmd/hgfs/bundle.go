@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/repo"
@@ -45,39 +46,45 @@ repository.`,
 	})
 }
 
-// bundleType maps hg's bundle specs (mercurial/bundlecaches.py
-// parsebundlespec) to what hgfs writes: "packed1" and "v2" are stream
-// bundles; "HG10UN", "HG10GZ", "HG20-02" and "HG20-03" changegroup
-// bundles. "v2" alone means the stream bundle, as it always has in hgfs;
-// hg's full "none-v2" is a changegroup bundle.
+// bundleType maps hg's bundle specs (bundle2.ParseSpec) to what hgfs
+// writes: "packed1" and "v2" are stream bundles; "HG10UN", "HG10GZ",
+// "HG20-02" and "HG20-03" changegroup bundles. "v2" alone means the
+// stream bundle, as it always has in hgfs; hg's full "none-v2" is a
+// changegroup bundle.
 func bundleType(spec string) (string, bool) {
-	base, params, _ := strings.Cut(spec, ";")
-	switch base {
-	case "none-v1":
-		return "HG10UN", params == ""
-	case "gzip-v1":
-		return "HG10GZ", params == ""
-	case "packed1", "none-packed1":
-		return "packed1", params == ""
+	forceStream := false
+	switch {
+	case spec == "packed1":
+		return "packed1", true
+	case spec == "v2" || strings.HasPrefix(spec, "v2;"):
+		spec, forceStream = "none-"+spec, true
 	}
-	if base != "v2" && base != "none-v2" {
+	s, err := bundle2.ParseSpec(spec)
+	if err != nil {
 		return "", false
 	}
-	stream, version := base == "v2", "02"
-	if params != "" {
-		for _, p := range strings.Split(params, ";") {
-			switch p {
-			case "stream=v2":
-				stream = true
-			case "cg.version=02", "cg.version=03":
-				version = strings.TrimPrefix(p, "cg.version=")
-			default:
-				return "", false
-			}
+	version := ""
+	for _, p := range s.Params {
+		switch {
+		case p.Name == "stream" && p.Value == "v2":
+		case p.Name == "cg.version" && (p.Value == "02" || p.Value == "03") && s.Version != "v1":
+			version = p.Value
+		default:
+			return "", false
 		}
 	}
-	if stream {
-		return "v2", version == "02"
+	switch {
+	case s.WireVersion == "s1":
+		return "packed1", s.Compression == "none" && len(s.Params) == 0
+	case s.Version == "v1":
+		return "HG10" + s.WireCompression, s.WireCompression == "UN" || s.WireCompression == "GZ"
+	case s.Compression != "none" || s.Version == "v3" || s.Version == "bundle2":
+		return "", false
+	case s.Stream == "v2" || forceStream:
+		return "v2", version == "" || version == "02"
+	}
+	if version == "" {
+		version = "02"
 	}
 	return "HG20-" + version, true
 }

@@ -74,6 +74,16 @@ func init() {
     ssh:// source, by changegroup: not with --stream) and checks out the
     first.
 
+    Clone bundles: a network clone of every head (no -r) into a
+    directory uses the bundles a server advertises
+    (.hg/clonebundles.manifest), as hg does: the first entry hgfs can apply (changegroup bundles; packed1 and v2 stream
+    bundles; only stream ones with --stream), after those
+    ui.clonebundleprefers prefers, is downloaded (without the server's
+    credentials) and applied, then the rest is pulled from the server. A
+    failed download aborts the clone unless ui.clonebundlefallback is true;
+    ui.clonebundles=false skips the bundles. A clone into a mount does
+    not use them.
+
     With --mount, the store goes into a new hgfs cache (--cache DIR, or
     one under [hgfs] cache / $XDG_CACHE_HOME/hgfs) instead of files on
     disk, and the cache is then mounted at DEST as "hgfs mount" does:
@@ -409,6 +419,20 @@ func (cl *cloner) fromRemote(source string) error {
 		return abortf("%v", err)
 	}
 
+	// Clone bundles come first (exchange.pull runs
+	// _maybeapplyclonebundle before any stream); a mount is filled from
+	// the server's stream alone.
+	// hg skips clone bundles when heads were asked for
+	// (exchange._maybeapplyclonebundle: pullop.heads).
+	if cl.mount == nil && len(cl.revs) == 0 {
+		cb, err := cl.pickCloneBundle(peer, cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed"))
+		if err != nil {
+			return err
+		}
+		if cb != nil {
+			return cl.cloneBundleClone(peer, remote, cb)
+		}
+	}
 	// --pull only turns down a server's preference (hg.clone's stream=False).
 	wantStream := cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil ||
 		!cl.c.opts.Bool("pull") && caps.Has("stream-preferred") && len(cl.revs) == 0

@@ -55,6 +55,12 @@ option, so an ssh access tool can allow only it). The session ends when
 the client closes it. The sessions, one process each, share the
 serve-streams turns through lock files in .hg/hgfs-serve-turns.
 
+Clone bundles: while .hg/clonebundles.manifest exists, the server
+advertises it (the clonebundles and clonebundles_manifest capabilities)
+and answers those commands with it, as "hg serve" with the clonebundles
+extension does, so "hg clone" and "hgfs clone" take most of the history
+from the bundles it lists and only the rest from the server.
+
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
 stream cannot hide), server.bundle2.stream, server.preferuncompressed and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -82,39 +83,64 @@ func unbundleFile(ctx context.Context, c *cmdContext, root, fname string) (int, 
 		return 0, abortf("%s: %v", fname, errorsCause(err))
 	}
 	defer f.Close()
-	b, err := changegroup.OpenBundle(f)
-	if errors.Is(err, changegroup.ErrStreamBundle) {
-		// A v2 stream bundle is applied as hg does; packed1 is refused.
-		var magic [4]byte
-		if _, serr := f.Seek(0, io.SeekStart); serr != nil {
-			return 0, abortf("%s: %v", fname, errorsCause(serr))
-		}
-		if _, rerr := io.ReadFull(f, magic[:]); rerr == nil && string(magic[:]) == "HG20" {
-			if _, serr := f.Seek(0, io.SeekStart); serr != nil {
-				return 0, abortf("%s: %v", fname, errorsCause(serr))
-			}
-			return unbundleStream(ctx, c, root, fname, f)
+	return unbundleFrom(ctx, c, root, fname, "unbundle", f, false)
+}
+
+// unbundleFrom applies the bundle read from r (named name in messages)
+// as hgfs unbundle applies a file: a changegroup bundle in an exchange
+// session whose transaction is named txName ("unbundle"; a clone
+// bundle's is hg's "bundleurl"), a v2 stream bundle into the empty
+// repository (unbundleStream). A packed1 bundle is refused, as by hg
+// unbundle, unless packed1 is set (a clone bundle, which hg's
+// streamcloneapplier takes). What OpenBundle reads to tell a stream
+// bundle from a changegroup one is kept and replayed to the stream's
+// applier, so r need not seek.
+func unbundleFrom(ctx context.Context, c *cmdContext, root, name, txName string, r io.Reader, packed1 bool) (int, error) {
+	head := &headRecorder{r: r, on: true}
+	b, err := changegroup.OpenBundle(head)
+	head.on = false
+	if errors.Is(err, changegroup.ErrStreamBundle) && len(head.buf) >= 4 {
+		if magic := string(head.buf[:4]); magic == "HG20" || packed1 && magic == "HGS1" {
+			return unbundleStream(ctx, c, root, name, txName, io.MultiReader(bytes.NewReader(head.buf), r))
 		}
 	}
+	head.buf = nil
 	if err != nil {
-		return 0, bundleError(fname, err)
+		return 0, bundleError(name, err)
 	}
 	defer b.Close()
-	desc := "unbundle"
-	if b.Type != "HG20" {
-		desc = "unbundle\nbundle:" + fname
+	desc := txName
+	if b.Type != "HG20" && txName == "unbundle" {
+		desc = "unbundle\nbundle:" + name
 	}
 	s, err := exchange.Begin(ctx, root, desc, sessionOptions(c, root))
 	if err != nil {
 		return 0, sessionError(err, root)
 	}
 	if _, err := s.ApplyBundle(ctx, b, exchange.BookmarksApply); err != nil {
-		return 0, bundleError(fname, err)
+		return 0, bundleError(name, err)
 	}
 	if err := s.Commit(); err != nil {
 		return 0, abortf("%v", err)
 	}
 	return s.ModHeads, nil
+}
+
+// headRecorder keeps what is read through it while on: the head of a
+// bundle, which OpenBundle reads in bounded pieces (the stream
+// parameters and the first part's header).
+type headRecorder struct {
+	r   io.Reader
+	on  bool
+	buf []byte
+}
+
+func (h *headRecorder) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if h.on {
+		h.buf = append(h.buf, p[:n]...)
+	}
+	return n, err
 }
 
 // sessionOptions routes an exchange session's messages to the ui.

@@ -35,8 +35,9 @@ import (
 var errNonEmpty = errors.New("cannot apply stream clone to non empty repository")
 
 // unbundleStream applies the stream bundle f (positioned at its start)
-// to the repository at root and returns postincoming's modheads.
-func unbundleStream(ctx context.Context, c *cmdContext, root, fname string, f io.Reader) (int, error) {
+// to the repository at root in a transaction named txName and returns
+// postincoming's modheads.
+func unbundleStream(ctx context.Context, c *cmdContext, root, fname, txName string, f io.Reader) (int, error) {
 	st, err := store.Open(root)
 	if err != nil {
 		return 0, localRepoError(err)
@@ -51,7 +52,7 @@ func unbundleStream(ctx context.Context, c *cmdContext, root, fname string, f io
 	if err != nil {
 		return 0, abortf("%v", err)
 	}
-	tx, err := txn.Begin(root, st.Dir, "unbundle", clLen)
+	tx, err := txn.Begin(root, st.Dir, txName, clLen)
 	if err != nil {
 		return 0, sessionError(err, root)
 	}
@@ -91,8 +92,9 @@ func unbundleStream(ctx context.Context, c *cmdContext, root, fname string, f io
 		formatBytes(float64(res.Bytes)), elapsed, formatBytes(float64(res.Bytes)/elapsed))
 	// The transaction's summary (scmutil.registersummarycallback): the
 	// new changesets, without the phase counts, which hg's phase cache,
-	// read before the stream, does not see.
-	if n, err := storeChangelogLen(st); err == nil && n > 0 {
+	// read before the stream, does not see. A clone bundle's transaction
+	// ("bundleurl") has no such report.
+	if n, err := storeChangelogLen(st); err == nil && n > 0 && txName == "unbundle" {
 		cl, err := revlog.Open(st.FS(), st.Encode("00changelog.i"))
 		if err == nil {
 			rng := cl.Node(0).Short()
