@@ -192,6 +192,10 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 			ps.srv, err = parseServed(ps.out)
 		}
 		if err != nil {
+			if c.Served {
+				logf("  %s run %d: hgfs serve %v (server CPU %v, %d KiB); the peer failed\n", c.Name, i+1,
+					hs.wall.Round(time.Millisecond), hs.srv.serverCPU, hs.srv.serverHWM)
+			}
 			res.err = fmt.Errorf("peer: %w", err)
 			return res
 		}

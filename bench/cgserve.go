@@ -150,16 +150,16 @@ type servers struct {
 }
 
 // startServerPair starts both servers on repo; l stops them at its teardown.
-func startServerPair(env *Env, l *lifecycle, repo string) (servers, error) {
+func startServerPair(env *Env, l *lifecycle, repo, work string) (servers, error) {
 	var s servers
-	cmd := exec.Command(env.Hgfs, "serve", "-R", repo, "-p", "0")
+	cmd := exec.Command(env.Hgfs, "serve", "-R", repo, "-p", "0", "-E", filepath.Join(work, "hgfs-serve.errors"))
 	url, err := startServer(env, cmd)
 	if err != nil {
 		return s, err
 	}
 	s.hgfs = &hgServe{url: url, cmd: cmd}
 	l.onFinish(s.hgfs.stop)
-	if s.hg, err = startHgServe(env, repo); err != nil {
+	if s.hg, err = startHgServeLog(env, repo, filepath.Join(work, "peer-serve.errors")); err != nil {
 		return s, err
 	}
 	l.onFinish(s.hg.stop)
@@ -249,7 +249,7 @@ func registerCgServe(k cgStore) {
 			if st.work, err = st.scratch(env, "cgserve"); err != nil {
 				return nil, err
 			}
-			if st.srv, err = startServerPair(env, &st.lifecycle, st.repo); err != nil {
+			if st.srv, err = startServerPair(env, &st.lifecycle, st.repo, st.work); err != nil {
 				return nil, err
 			}
 			return st, nil
@@ -292,7 +292,9 @@ func registerCgServe(k cgStore) {
 			if k == 0 {
 				k = cgClients // -clients, parsed after init
 			}
-			return servedCmd(env, srv.cmd.Process.Pid, k, dir, argv...)
+			c := servedCmd(env, srv.cmd.Process.Pid, k, dir, argv...)
+			c.Env = append(c.Env, servedLogEnv+"="+filepath.Join(st.work, name+"-serve.errors"))
+			return c
 		}
 	}
 
@@ -419,6 +421,9 @@ func clientDest(dest string, i, clients int) string {
 // with the server PID's CPU time and peak RSS over the clients' run.
 const servedChildFlag = "-child-served"
 
+// servedLogEnv names the server's error log, shown when a client fails.
+const servedLogEnv = "HGFS_BENCH_SERVER_LOG"
+
 // servedCmd is the timed command running argv as clients of the server pid.
 func servedCmd(env *Env, pid, clients int, dest string, argv ...string) *exec.Cmd {
 	c := exec.Command(env.Self, append([]string{servedChildFlag, strconv.Itoa(pid), strconv.Itoa(clients), dest}, argv...)...)
@@ -513,6 +518,12 @@ func runServedChild(args []string) int {
 		}
 	}
 	if bad > 0 {
+		if b, err := os.ReadFile(os.Getenv(servedLogEnv)); err == nil && len(b) > 0 {
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			fmt.Fprintf(os.Stderr, "the server's error log ends:\n%s\n", b)
+		}
 		return fail("%d of %d clients failed", bad, clients)
 	}
 	fmt.Printf("served clients=%d client-cpu-us=%d server-cpu-ticks=%d server-hwm-kib=%d\n", clients, clientCPU.Microseconds(), cpu1-cpu0, hwm)

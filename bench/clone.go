@@ -495,7 +495,12 @@ type hgServe struct {
 }
 
 func startHgServe(env *Env, repo string) (*hgServe, error) {
-	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", "/dev/null")
+	return startHgServeLog(env, repo, "/dev/null")
+}
+
+// startHgServeLog is startHgServe with hg serve's error log in errlog.
+func startHgServeLog(env *Env, repo, errlog string) (*hgServe, error) {
+	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", errlog)
 	url, err := startServer(env, cmd)
 	if err != nil {
 		return nil, err
