@@ -29,8 +29,11 @@
 // bundle.go (OpenBundle and bundle2 part dispatch), bundlewriter.go
 // (NewBundleWriter), parts.go (the phase-heads payload; package bundle2
 // has the bundle2 framing and the bookmarks and listkeys payloads),
-// generate.go (a changegroup of a whole local repository, or of a set
-// of its changesets: GenerateSet).
+// generate.go (a changegroup of a whole local repository: Generate; of
+// what a receiver having some changesets lacks of others, as a server
+// answers a pull: GenerateOutgoing; of a set of changesets into an empty
+// repository: GenerateSet). Generation streams: it holds node lists and
+// at most two revision texts, never the changegroup.
 //
 // # Errors
 //

@@ -1,14 +1,13 @@
 package changegroup
 
-// Generating a changegroup from a local repository: every revision of
-// every revlog, in revision order, which is what `hg bundle -a --hidden`
-// carries (changegroup.makechangegroup over all changesets). Deltas are
-// the stored ones where the format can say so: cg2/cg3 send each stored
-// delta against its stored delta parent (always sent earlier, since every
-// revision goes out in order) and a full snapshot as a delta against the
-// null revision; cg1, whose base is implied, sends the stored delta when
-// it is against the previous revision and a full replacement of the
-// previous text otherwise.
+// Generating a changegroup from a local repository: Generate sends every
+// revision of every revlog, in revision order, which is what
+// `hg bundle -a --hidden` carries (changegroup.makechangegroup over all
+// changesets); GenerateOutgoing sends what a receiver having some
+// changesets lacks of others (exchange._computeoutgoing and
+// changegroup.makestream: a pull, a clone of a filtered view), and
+// GenerateSet is its case of a receiver having nothing. Deltas are the
+// stored ones where the format can say so (emitGroup).
 
 import (
 	"context"
@@ -53,14 +52,8 @@ func Generate(ctx context.Context, r *repo.Repo, w *Writer) error {
 // changelog revision; every parent of an included changeset must be
 // included too) to w, version 02 or 03, and closes w: what hg sends to
 // pull a filtered view (its served view, without secret and hidden
-// changesets) into an empty repository. Manifests and file revisions go
-// when an included changeset links to them. Normally that is their
-// linkrev; a revision whose linkrev changeset is left out but which an
-// included changeset carries (the same file revision committed again)
-// goes linked to the first included changeset whose manifest has it, as
-// hg's slow path (changegroup.cgpacker._generatefiles with
-// fastpathlinkrev off) does. A stored delta against a revision left out
-// goes as a full text.
+// changesets) into an empty repository. It is GenerateOutgoing with
+// nothing in common.
 func GenerateSet(ctx context.Context, r *repo.Repo, w *Writer, include []bool) error {
 	cl := r.Changelog()
 	if len(include) != cl.Len() {
@@ -75,100 +68,180 @@ func GenerateSet(ctx context.Context, r *repo.Repo, w *Writer, include []bool) e
 			return fmt.Errorf("GenerateSet: changeset %d is included without its parents", rev)
 		}
 	}
-	// The manifests the included changesets name, each linked to the
-	// first of them; and the files changesets left out touched, whose
-	// revisions may still be carried by included ones.
+	return GenerateOutgoing(ctx, r, w, include, nil)
+}
+
+// GenerateOutgoing writes to w (any version) and closes it the changegroup
+// hg's exchange sends a receiver that has the changesets common marks and
+// lacks those missing marks (both by changelog revision; common must hold
+// every ancestor of what it marks, nil for nothing): what
+// changegroup.makestream builds from a filtered repository, slow path
+// (cgpacker with fastpathlinkrev off).
+//
+//   - The changelog group: the missing changesets, in revision order.
+//   - The manifest group: the manifests they name, each linked to the
+//     first missing changeset naming it.
+//   - A group per file some missing changeset lists as changed (sorted by
+//     path): its revisions not linked to a common changeset that a missing
+//     changeset carries. A revision linked to a missing changeset goes
+//     linked to it; one linked to a changeset neither missing nor common
+//     (hidden, secret, or outside the requested heads) goes linked to the
+//     first missing changeset touching the file whose manifest has it, and
+//     not at all if none has.
+//
+// Deltas (storageutil.emitrevisions): the stored delta when its base was
+// sent in this group or the receiver has it (linked to a common
+// changeset); else a delta against a parent the receiver has or was sent;
+// else the full text. cg1 deltas are against the previous revision of the
+// group: the stored delta when that is its base, else a replacement of
+// the whole previous text. Memory holds the node lists and two texts at a
+// time, never the changegroup.
+func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, common []bool) error {
+	cl := r.Changelog()
+	if len(missing) != cl.Len() || common != nil && len(common) != cl.Len() {
+		return fmt.Errorf("GenerateOutgoing: %d and %d flags for %d changesets", len(missing), len(common), cl.Len())
+	}
+	inCommon := func(clrev int) bool { return common != nil && common[clrev] }
+	// The changesets, and from them the manifests to send (linked to the
+	// first changeset naming them) and the files changed, with the
+	// missing changesets touching each.
+	var clrevs []int
 	mlink := map[revlog.Node]int{}
-	touchedOut := map[string]bool{}
+	touched := map[string][]int32{}
 	for rev := 0; rev < cl.Len(); rev++ {
-		if rev%1024 == 0 {
+		if !missing[rev] {
+			continue
+		}
+		if inCommon(rev) {
+			return fmt.Errorf("GenerateOutgoing: changeset %d is both missing and common", rev)
+		}
+		if len(clrevs)%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
+		clrevs = append(clrevs, rev)
 		c, err := r.Changeset(rev)
 		if err != nil {
 			return err
 		}
-		if !include[rev] {
-			for _, f := range c.Files {
-				touchedOut[f] = true
-			}
-			continue
-		}
 		if _, ok := mlink[c.Manifest]; !ok {
 			mlink[c.Manifest] = rev
 		}
-	}
-	// For those files, the included changesets that touch them.
-	touchedIn := map[string][]int{}
-	if len(touchedOut) > 0 {
-		for rev := 0; rev < cl.Len(); rev++ {
-			if !include[rev] {
-				continue
-			}
-			c, err := r.Changeset(rev)
-			if err != nil {
-				return err
-			}
-			for _, f := range c.Files {
-				if touchedOut[f] {
-					touchedIn[f] = append(touchedIn[f], rev)
-				}
-			}
+		for _, f := range c.Files {
+			touched[f] = append(touched[f], int32(rev))
 		}
 	}
+	if err := emitGroup(ctx, w, Changelog, "", cl, cl, clrevs, clrevs, inCommon); err != nil {
+		return err
+	}
 
-	if err := generateGroupOf(ctx, w, Changelog, "", cl, cl, func(rev int, _ revlog.Entry) (int, bool) {
-		return rev, include[rev]
-	}); err != nil {
+	ml := r.Manifestlog()
+	mrevs := make([]int, 0, len(mlink))
+	for n := range mlink {
+		rev, ok := ml.Rev(n)
+		if !ok {
+			return fmt.Errorf("manifest %s of a changeset: %w", n, revlog.ErrCorrupt)
+		}
+		mrevs = append(mrevs, rev)
+	}
+	sort.Ints(mrevs)
+	mlinks := make([]int, len(mrevs))
+	for i, rev := range mrevs {
+		mlinks[i] = mlink[ml.Node(rev)]
+	}
+	clear(mlink)
+	if err := emitGroup(ctx, w, Manifest, "", ml, cl, mrevs, mlinks, inCommon); err != nil {
 		return err
 	}
-	if err := generateGroupOf(ctx, w, Manifest, "", r.Manifestlog(), cl, func(_ int, e revlog.Entry) (int, bool) {
-		l, ok := mlink[e.Node]
-		return l, ok
-	}); err != nil {
-		return err
+
+	paths := make([]string, 0, len(touched))
+	for p := range touched {
+		paths = append(paths, p)
 	}
-	paths, err := filelogPaths(r)
-	if err != nil {
-		return err
-	}
+	sort.Strings(paths)
 	// Manifests read to find carried revisions, by changeset; bounded, as
 	// a changeset touching several such files is read once per file at
 	// worst.
 	manifests := map[int][]revlog.ManifestEntry{}
+	// carriers maps the nodes of file p that the missing changesets
+	// touching it and above rev after carry to the first of them.
+	carriers := func(p string, after int) (map[revlog.Node]int, error) {
+		out := map[revlog.Node]int{}
+		for _, c := range touched[p] {
+			if int(c) <= after {
+				continue
+			}
+			m, ok := manifests[int(c)]
+			if !ok {
+				var err error
+				if m, err = r.Manifest(int(c)); err != nil {
+					return nil, err
+				}
+				if len(manifests) >= 64 {
+					clear(manifests)
+				}
+				manifests[int(c)] = m
+			}
+			if me, ok := repo.FindEntry(m, p); ok {
+				if _, seen := out[me.Node]; !seen {
+					out[me.Node] = int(c)
+				}
+			}
+		}
+		return out, nil
+	}
+	var revs, links, search []int
 	for _, p := range paths {
 		rl, err := r.File(p)
 		if err != nil {
 			return err
 		}
-		var selErr error
-		err = generateGroupOf(ctx, w, File, p, rl, cl, func(_ int, e revlog.Entry) (int, bool) {
-			if e.LinkRev >= 0 && e.LinkRev < len(include) && include[e.LinkRev] {
-				return e.LinkRev, true
-			}
-			for _, c := range touchedIn[p] {
-				m, ok := manifests[c]
-				if !ok {
-					if m, selErr = r.Manifest(c); selErr != nil {
-						return 0, false
-					}
-					if len(manifests) >= 64 {
-						clear(manifests)
-					}
-					manifests[c] = m
-				}
-				if me, ok := repo.FindEntry(m, p); ok && me.Node == e.Node {
-					return c, true
-				}
-			}
-			return 0, false
-		})
-		rl.Close()
-		if err == nil {
-			err = selErr
+		if rl.Len() == 0 {
+			rl.Close()
+			return fmt.Errorf("empty or missing file data for %s: %w", p, revlog.ErrCorrupt)
 		}
+		// The revisions linked to missing changesets go with them; those
+		// linked to changesets neither missing nor common go with the
+		// first missing changeset carrying them, if any: one of those
+		// touching the file, and (linkrevs being the first changeset to
+		// carry a revision) after the linkrev.
+		revs, links, search = revs[:0], links[:0], search[:0]
+		minLink := cl.Len()
+		for rev := 0; rev < rl.Len(); rev++ {
+			lr := rl.LinkRev(rev)
+			if lr < 0 || lr >= cl.Len() {
+				rl.Close()
+				return fmt.Errorf("%v %s rev %d: linkrev %d: %w", File, p, rev, lr, revlog.ErrCorrupt)
+			}
+			switch {
+			case inCommon(lr):
+			case missing[lr]:
+				revs, links = append(revs, rev), append(links, lr)
+			default:
+				search = append(search, rev)
+				minLink = min(minLink, lr)
+			}
+		}
+		if len(search) > 0 && len(touched[p]) > 0 && int(touched[p][len(touched[p])-1]) > minLink {
+			found, err := carriers(p, minLink)
+			if err != nil {
+				rl.Close()
+				return err
+			}
+			for _, rev := range search {
+				if c, ok := found[rl.Node(rev)]; ok {
+					revs, links = append(revs, rev), append(links, c)
+				}
+			}
+			if len(found) > 0 {
+				sortTogether(revs, links)
+			}
+		}
+		if len(revs) > 0 {
+			err = emitGroup(ctx, w, File, p, rl, cl, revs, links, inCommon)
+		}
+		rl.Close()
 		if err != nil {
 			return err
 		}
@@ -176,30 +249,31 @@ func GenerateSet(ctx context.Context, r *repo.Repo, w *Writer, include []bool) e
 	return w.Close()
 }
 
-func generateGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog) error {
-	return generateGroupOf(ctx, w, kind, name, rl, cl, nil)
+// sortTogether sorts revs increasing, links with them.
+func sortTogether(revs, links []int) {
+	idx := make([]int, len(revs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return revs[idx[a]] < revs[idx[b]] })
+	r2, l2 := make([]int, len(revs)), make([]int, len(links))
+	for i, j := range idx {
+		r2[i], l2[i] = revs[j], links[j]
+	}
+	copy(revs, r2)
+	copy(links, l2)
 }
 
-// selectFunc picks the revisions of a revlog a changegroup carries and the
-// changelog revision each links to; nil takes every revision with its own
-// linkrev.
-type selectFunc func(rev int, e revlog.Entry) (linkRev int, ok bool)
-
-func generateGroupOf(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog, sel selectFunc) error {
-	// sent marks the revisions already in this group: a stored delta
-	// whose base was left out goes as a full text instead. With a
-	// selection the group starts at its first revision, so a file none
-	// of whose revisions go has no group (hg sends no empty file group;
-	// the writer fills in an empty changelog or manifest group).
-	var sent []bool
-	started := sel == nil
-	if sel != nil {
-		if w.Version() == Version1 {
-			return unsupportedf("a changegroup of part of a repository needs version 02 or 03")
-		}
-		sent = make([]bool, rl.Len())
-	} else if err := w.StartGroup(kind, name); err != nil {
+// emitGroup writes the group of revlog rl (starting it) holding revs
+// (increasing), each linked to the changelog revision of links; have
+// reports whether the receiver has the changeset a revision is linked
+// to, that is whether it has the revision.
+func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog, revs, links []int, have func(clrev int) bool) error {
+	if err := w.StartGroup(kind, name); err != nil {
 		return err
+	}
+	if len(revs) == 0 {
+		return nil
 	}
 	node := func(rev int) [20]byte {
 		if rev == revlog.NullRev {
@@ -207,80 +281,106 @@ func generateGroupOf(ctx context.Context, w *Writer, kind GroupKind, name string
 		}
 		return rl.Node(rev)
 	}
-	var prevLen int // cg1: length of the previous revision's text
-	for rev := 0; rev < rl.Len(); rev++ {
-		if rev%1024 == 0 {
+	sent := make([]bool, rl.Len())
+	usable := func(rev int) bool {
+		return rev != revlog.NullRev && (sent[rev] || have(rl.LinkRev(rev)))
+	}
+	// cg1: the previous revision of the group, the implied base.
+	prev, _ := rl.Parents(revs[0])
+	for i, rev := range revs {
+		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 		e := rl.Entry(rev)
-		if e.LinkRev < 0 || e.LinkRev >= cl.Len() {
-			return fmt.Errorf("%v %s rev %d: linkrev %d: %w", kind, name, rev, e.LinkRev, revlog.ErrCorrupt)
-		}
-		link := e.LinkRev
-		if sel != nil {
-			l, ok := sel(rev, e)
-			if !ok {
-				continue
-			}
-			link = l
-			sent[rev] = true
-			if !started {
-				if err := w.StartGroup(kind, name); err != nil {
-					return err
-				}
-				started = true
-			}
-		}
-		d := Delta{Node: e.Node, P1: node(e.P1), P2: node(e.P2), LinkNode: cl.Node(link), Flags: e.Flags}
+		d := Delta{Node: e.Node, P1: node(e.P1), P2: node(e.P2), LinkNode: cl.Node(links[i]), Flags: e.Flags}
 		dp := rl.DeltaParent(rev)
-		var chunk []byte
 		var err error
-		if sel != nil && dp != revlog.NullRev && !sent[dp] {
-			text, err := rl.Revision(rev)
-			if err != nil {
-				return err
-			}
-			dp, chunk = revlog.NullRev, text
-		} else if chunk, err = rl.RawChunk(rev); err != nil {
-			return err
-		}
 		switch {
-		case w.Version() == Version1 && rev > 0 && dp == rev-1:
-			d.Base, d.Data = node(rev-1), chunk
 		case w.Version() == Version1:
-			text, err := rl.Revision(rev)
-			if err != nil {
-				return err
+			d.Base = node(prev)
+			if dp == prev && dp != revlog.NullRev {
+				d.Data, err = rl.RawChunk(rev)
+			} else {
+				d.Data, err = replaceDelta(rl, prev, rev)
 			}
-			d.Base = d.P1
-			if rev > 0 {
-				d.Base = node(rev - 1)
-			} else if d.P1 != ([20]byte{}) {
-				return fmt.Errorf("%v %s rev 0 has a parent: %w", kind, name, revlog.ErrCorrupt)
+		case dp == revlog.NullRev || usable(dp):
+			if d.Data, err = rl.RawChunk(rev); err == nil && dp == revlog.NullRev {
+				d.Data = FullDelta(d.Data)
 			}
-			d.Data = ReplaceDelta(prevLen, text)
-		case dp == revlog.NullRev:
-			d.Data = FullDelta(chunk)
+			d.Base = node(dp)
+		case usable(e.P1) || usable(e.P2):
+			base := e.P1
+			if !usable(base) {
+				base = e.P2
+			}
+			d.Base = node(base)
+			d.Data, err = diffDelta(rl, base, rev)
 		default:
-			d.Base, d.Data = node(dp), chunk
+			var text []byte
+			if text, err = rl.Revision(rev); err == nil {
+				d.Data = FullDelta(text)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%v %s rev %d: %w", kind, name, rev, err)
 		}
 		if err := w.WriteDelta(&d); err != nil {
 			return fmt.Errorf("%v %s rev %d: %w", kind, name, rev, err)
 		}
-		if w.Version() == Version1 {
-			prevLen = int(e.RawLen)
-			if e.RawLen < 0 {
-				text, err := rl.Revision(rev)
-				if err != nil {
-					return err
-				}
-				prevLen = len(text)
-			}
-		}
+		sent[rev] = true
+		prev = rev
 	}
 	return nil
+}
+
+// replaceDelta is a delta replacing base's whole text by rev's.
+func replaceDelta(rl *revlog.Revlog, base, rev int) ([]byte, error) {
+	text, err := rl.Revision(rev)
+	if err != nil {
+		return nil, err
+	}
+	baseLen := 0
+	if base != revlog.NullRev {
+		if n := rl.Entry(base).RawLen; n >= 0 {
+			baseLen = int(n)
+		} else {
+			b, err := rl.Revision(base)
+			if err != nil {
+				return nil, err
+			}
+			baseLen = len(b)
+		}
+	}
+	return ReplaceDelta(baseLen, text), nil
+}
+
+// diffDelta computes a delta from base's text to rev's.
+func diffDelta(rl *revlog.Revlog, base, rev int) ([]byte, error) {
+	a, err := rl.Revision(base)
+	if err != nil {
+		return nil, err
+	}
+	b, err := rl.Revision(rev)
+	if err != nil {
+		return nil, err
+	}
+	return revlog.Diff(a, b), nil
+}
+
+// generateGroup sends every revision of rl with its own linkrev.
+func generateGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog) error {
+	revs := make([]int, rl.Len())
+	links := make([]int, rl.Len())
+	for rev := range revs {
+		revs[rev] = rev
+		links[rev] = rl.LinkRev(rev)
+		if links[rev] < 0 || links[rev] >= cl.Len() {
+			return fmt.Errorf("%v %s rev %d: linkrev %d: %w", kind, name, rev, links[rev], revlog.ErrCorrupt)
+		}
+	}
+	return emitGroup(ctx, w, kind, name, rl, cl, revs, links, func(int) bool { return false })
 }
 
 // filelogPaths lists the tracked paths of the store's filelogs, sorted;

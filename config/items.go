@@ -35,6 +35,7 @@ var (
 	EvolutionAll              = Known{"experimental", "evolution", "", "obsolescence features: a boolean for all, or a list of createmarkers, exchange, ... (all: every one)"}
 	EvolutionCreateMarkers    = Known{"experimental", "evolution.createmarkers", "", "accept obsolescence markers from bundles and pulls (default: from experimental.evolution)"}
 	EvolutionExchange         = Known{"experimental", "evolution.exchange", "", "pull obsolescence markers (default: from experimental.evolution; never without createmarkers)"}
+	Changegroup3              = Known{"experimental", "changegroup3", "false", "hgfs serve offers changegroup version 03 (hg's setting)"}
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
 	PathsDefault              = Known{"paths", "default", "", "the repository pull reads from when no source is given"}
 	PhasesPublish             = Known{"phases", "publish", "true", "the repository is publishing: what it shares (hgfs serve, bundle, a local clone) is public"}
@@ -72,7 +73,7 @@ var (
 
 // All lists every known setting, sorted by key.
 func All() []Known {
-	all := []Known{CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+	all := []Known{Changegroup3, CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
 		UITimeout, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,

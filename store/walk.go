@@ -546,17 +546,21 @@ func (s *Store) CacheFiles() ([]File, error) {
 	return out, nil
 }
 
-// statFile is hg's "if vfs.exists(name): size = vfs.lstat(name)".
+// statFile is hg's "if vfs.exists(name): size = vfs.lstat(name)", for
+// regular files only: hg would list a symbolic link with the size of its
+// text and then read its target (for a link in .hg/cache to /etc/passwd,
+// the first bytes of that file), so anything but a regular file is left
+// out, as if absent.
 func statFile(fsys fs.FS, name, rel string) (File, bool, error) {
-	if _, err := fs.Stat(fsys, rel); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return File{}, false, nil
-		}
-		return File{}, false, err
-	}
 	st, err := fs.Lstat(fsys, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, false, nil
+	}
 	if err != nil {
 		return File{}, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return File{}, false, nil
 	}
 	return File{Name: name, Path: path.Clean(rel), Size: st.Size(), Volatile: true}, true, nil
 }

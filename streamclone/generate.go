@@ -99,7 +99,19 @@ func v2Snapshot(st *store.Store, opt GenerateOptions) ([]genEntry, int64, error)
 			return nil, 0, fmt.Errorf("listing cache files: %w", err)
 		}
 		for _, f := range caches {
-			out = append(out, genEntry{src: srcCache, name: f.Name, dir: st.CacheDir, rel: filepath.FromSlash(f.Path), size: f.Size})
+			// Read now, as hg copies volatile files under the lock, and
+			// through readRegular: a cache directory may hold anything,
+			// and nothing but its regular files may leave it.
+			e := genEntry{src: srcCache, name: f.Name, dir: st.CacheDir, rel: filepath.FromSlash(f.Path), size: f.Size}
+			data, err := readRegular(e.path(), f.Size)
+			if err != nil {
+				return nil, 0, fmt.Errorf("reading cache files: %w", err)
+			}
+			if int64(len(data)) != f.Size {
+				return nil, 0, fmt.Errorf("clone could only read %d bytes from %s, but expected %d bytes", len(data), f.Name, f.Size)
+			}
+			e.data = data
+			out = append(out, e)
 			total += f.Size
 		}
 	}

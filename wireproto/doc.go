@@ -1,7 +1,9 @@
 // Package wireproto speaks Mercurial's wire protocol, version 1: the
 // client side (HTTP and ssh peers) that hgfs clone uses, and the HTTP
 // server side that hgfs serve uses. It moves bytes and knows commands;
-// the stream formats themselves belong to package streamclone, the
+// the stream formats themselves belong to package streamclone,
+// changegroups (which the server generates with
+// changegroup.GenerateOutgoing: server_cg.go) to package changegroup, the
 // bundle2 container, URL quoting and listkeys (pushkey) data to package
 // bundle2.
 //

@@ -48,9 +48,16 @@ type ServerConfig struct {
 	Bundle2Stream           bool // server.bundle2.stream: offer stream=v2
 	PreferUncompressed      bool // server.preferuncompressed: stream-preferred
 	Publishing              bool // phases.publish
-	MaxHTTPHeaderLen        int  // server.maxhttpheaderlen (httpheader= cap)
-	ZstdLevel               int  // server.zstdlevel
-	ZlibLevel               int  // server.zliblevel (-1: zlib's default)
+	// ExchangeMarkers is obsolete.isenabled(repo, exchangeopt)
+	// (experimental.evolution): advertise and send obsolescence markers
+	// with changegroups.
+	ExchangeMarkers bool
+	// Changegroup3 is experimental.changegroup3: offer changegroup
+	// version 03 (hg 6.3 and 7.2 offer 01 and 02 by default).
+	Changegroup3     bool
+	MaxHTTPHeaderLen int // server.maxhttpheaderlen (httpheader= cap)
+	ZstdLevel        int // server.zstdlevel
+	ZlibLevel        int // server.zliblevel (-1: zlib's default)
 	// LockTimeout bounds the wait for the repository lock before a
 	// stream is refused (v1 "2\n", bundle2 error:abort).
 	LockTimeout time.Duration
@@ -141,15 +148,14 @@ var pushCommands = map[string]bool{"unbundle": true, "pushkey": true}
 var pullCommands = map[string]bool{
 	"capabilities": true, "batch": true, "heads": true, "known": true,
 	"listkeys": true, "branchmap": true, "lookup": true, "stream_out": true,
-	"getbundle": true,
+	"getbundle": true, "changegroup": true, "changegroupsubset": true,
+	"between": true, "branches": true,
 }
 
 // otherCommands are commands hg knows that hgfs serve does not implement
 // (they answer as unavailable rather than as "not a wire command").
 var otherCommands = map[string]bool{
-	"between": true, "branches": true, "changegroup": true,
-	"changegroupsubset": true, "clonebundles": true, "debugwireargs": true,
-	"hello": true, "protocaps": true,
+	"clonebundles": true, "debugwireargs": true, "hello": true, "protocaps": true,
 }
 
 // ServeHTTP implements http.Handler.
@@ -176,7 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			s.plain(rec, http.StatusMethodNotAllowed, "0\npush requires POST request\n")
 		} else {
-			s.plain(rec, http.StatusForbidden, "0\nhgfs serve is read-only: push not allowed\n")
+			s.refusePush(rec, r)
 		}
 		return
 	}
@@ -208,6 +214,9 @@ func (s *Server) dispatch(ctx context.Context, w *logRecorder, cmd string, args 
 		return
 	case "getbundle":
 		s.getbundle(ctx, w, args, pc)
+		return
+	case "changegroup", "changegroupsubset":
+		s.legacyChangegroup(ctx, w, cmd, args, pc)
 		return
 	}
 	v, err := s.open()
@@ -249,6 +258,35 @@ func (s *Server) hgError(w *logRecorder, msg string) {
 	w.Header().Set("Content-Type", mediaTypeError)
 	w.WriteHeaderStatus(http.StatusOK, statusOK)
 	io.WriteString(w, msg)
+}
+
+// msgReadOnly is the refusal of a push, the reason phrase of the 403 a
+// client prints ("abort: HTTP Error 403: ...") as it prints hg serve's
+// "ssl required" or "push not authorized".
+const msgReadOnly = "hgfs serve is read-only: push not allowed"
+
+// maxPushDrain bounds the push body read before answering: a client
+// still sending its bundle would see a broken pipe instead of the
+// answer.
+const maxPushDrain = 16 << 20
+
+// refusePush answers a push as hgweb answers one it does not allow
+// (ErrorResponse: the message as the status line's reason and in the
+// body). net/http writes only standard reason phrases, so the response is
+// written on the hijacked connection where it can be.
+func (s *Server) refusePush(w *logRecorder, r *http.Request) {
+	io.CopyN(io.Discard, r.Body, maxPushDrain)
+	body := "0\n" + msgReadOnly + "\n"
+	conn, bufrw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		s.plain(w, http.StatusForbidden, body)
+		return
+	}
+	defer conn.Close()
+	w.status = http.StatusForbidden
+	fmt.Fprintf(bufrw, "HTTP/1.1 403 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		msgReadOnly, mediaTypeV1, len(body), body)
+	bufrw.Flush()
 }
 
 func (s *Server) plain(w *logRecorder, code int, body string) {

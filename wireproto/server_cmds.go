@@ -26,9 +26,8 @@ func (s *Server) allowStream(v *view) bool {
 }
 
 // bundle2Caps is bundle2.getrepocaps(role=b'server') limited to what a
-// read-only stream server does. changegroup is advertised so that a
-// client needing changesets asks for them and gets hgfs's explanation
-// (an error:abort part) rather than "no common changegroup version".
+// read-only server does: no push parts (checkheads, digests, pushkey,
+// remote-changegroup) and no cache parts (hgtagsfnodes).
 func (s *Server) bundle2Caps() Bundle2Caps {
 	caps := Bundle2Caps{
 		"HG20":        nil,
@@ -38,6 +37,12 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 		"listkeys":    nil,
 		"phases":      {"heads"},
 	}
+	if s.cfg.Changegroup3 {
+		caps["changegroup"] = append(caps["changegroup"], "03")
+	}
+	if s.cfg.ExchangeMarkers {
+		caps["obsmarkers"] = []string{"V0", "V1"}
+	}
 	if s.cfg.Uncompressed && s.cfg.Bundle2Stream {
 		caps["stream"] = []string{"v2"}
 	}
@@ -46,11 +51,13 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 
 // capabilities is wireprotov1server._capabilities plus the HTTP
 // protocol's (wireprotoserver.httpv1protocolhandler.addcapabilities),
-// without the push ones (unbundle, unbundlehash) and the commands not
-// served (changegroupsubset). pushkey stays: clients read it as "has
-// listkeys".
+// with the push ones too (unbundle, unbundlehash, pushkey): a client
+// pushing gets the server's refusal (refusePush) rather than "destination
+// does not support the unbundle wire protocol command", as from an hg
+// serve that does not allow pushes.
 func (s *Server) capabilities(v *view) (string, error) {
-	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch"}
+	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset",
+		"unbundle=HG10GZ,HG10BZ,HG10UN", "unbundlehash"}
 	if s.allowStream(v) {
 		if s.cfg.PreferUncompressed {
 			caps = append(caps, "stream-preferred")
@@ -72,7 +79,8 @@ func (s *Server) capabilities(v *view) (string, error) {
 }
 
 // batchable lists the commands a batch may hold: those returning bytes.
-var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, "branchmap": true, "lookup": true, "capabilities": true}
+var batchable = map[string]bool{"heads": true, "known": true, "listkeys": true, "branchmap": true, "lookup": true, "capabilities": true,
+	"between": true, "branches": true}
 
 // batch runs each command and joins the escaped results with ';'.
 func (s *Server) batch(v *view, args map[string]string) (string, error) {
@@ -146,6 +154,10 @@ func (s *Server) simple(v *view, cmd string, args map[string]string) (string, er
 			lines[i] = bundle2.Quote(b) + " " + EncodeNodes(hexNodes(v, bh[b]))
 		}
 		return strings.Join(lines, "\n"), nil
+	case "between":
+		return v.between(args["pairs"])
+	case "branches":
+		return v.branches(args["nodes"])
 	case "lookup":
 		key := args["key"]
 		if key == "tip" {

@@ -45,9 +45,6 @@ const (
 	msgObsNoFormat       = "server has obsolescence markers, but client cannot receive them via stream clone"
 	msgNoBookmarks       = "no common bookmarks exchange method"
 	msgNoPhases          = "no common phases exchange method"
-	// hgfs's own: changegroups are not generated (yet).
-	msgNoChangegroup  = "hgfs serve only serves stream clones: this pull needs changesets sent as a changegroup, which it cannot generate"
-	hintNoChangegroup = "clone with --stream, or pull from hg serve"
 )
 
 // streamWriteBuffer is the buffer between the generators and the socket:
@@ -213,6 +210,12 @@ type bundlePlan struct {
 	listkeys  []string          // namespaces, in request order
 	keys      map[string][]byte // namespace -> listkeys payload
 	phases    []byte            // phase-heads payload (nil: no part)
+	// The changegroup part (out nil: no part) and its version ("version"
+	// parameter only when cgParam).
+	out       *outgoing
+	cgVersion string
+	cgParam   bool
+	obs       []byte // obsmarkers payload (nil: no part)
 }
 
 // getbundle answers a bundle2 getbundle (exchange.getbundlechunks with
@@ -231,7 +234,7 @@ func (s *Server) getbundle(ctx context.Context, w *logRecorder, args map[string]
 	if !is2 {
 		// A bundle10 reply is a bare changegroup (wireprotov1server.getbundle
 		// forwards aborts as an ooberror over HTTP).
-		s.hgError(w, msgNoChangegroup+"\n")
+		s.getbundle10(ctx, w, g, pc)
 		return
 	}
 	if g.flag("stream", false) {
@@ -339,22 +342,19 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 			plan.streamOpt.ObsMarkers = contains(remote, fmt.Sprintf("V%d", ver))
 		}
 	}
-	heads := v.heads()
-	if g.hasHeads {
-		heads = heads[:0]
-		for _, h := range g.heads {
-			rev, ok := v.rev(h)
-			if !ok {
-				if g.flag("cg", true) {
-					return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
-				}
-				continue
-			}
-			heads = append(heads, rev)
-		}
+	out, heads, err := v.computeOutgoing(g, g.flag("cg", true))
+	if err != nil {
+		return nil, err
 	}
-	if g.flag("cg", true) && s.missing(v, heads, g.common) {
-		return nil, &abortError{msg: msgNoChangegroup, hint: hintNoChangegroup}
+	if g.flag("cg", true) && len(b2caps) > 0 {
+		// The version is checked first, as hg does, even when nothing
+		// is missing.
+		if plan.cgVersion, plan.cgParam, err = s.cgVersion(b2caps); err != nil {
+			return nil, err
+		}
+		if out.n > 0 {
+			plan.out = out
+		}
 	}
 	if g.flag("bookmarks", false) {
 		if !b2caps.Has("bookmarks") {
@@ -384,6 +384,11 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 		plan.listkeys = append(plan.listkeys, ns)
 		plan.keys[ns] = bundle2.EncodeKeys(keys)
 	}
+	if g.flag("obsmarkers", false) {
+		if plan.obs, err = v.obsMarkersPart(heads, b2caps); err != nil {
+			return nil, err
+		}
+	}
 	if g.flag("phases", false) {
 		if !b2caps.HasValue("phases", "heads") {
 			return nil, &abortError{msg: msgNoPhases}
@@ -391,24 +396,6 @@ func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bun
 		plan.phases = s.phaseHeads(v, heads)
 	}
 	return plan, nil
-}
-
-// missing reports whether some ancestor of heads is not an ancestor of
-// the (known) common nodes: the changesets a changegroup would carry.
-func (s *Server) missing(v *view, heads []int, common []string) bool {
-	var crevs []int
-	for _, c := range common {
-		if rev, ok := v.rev(c); ok {
-			crevs = append(crevs, rev)
-		}
-	}
-	have := v.ancestors(crevs)
-	for _, h := range heads {
-		if !have[h] {
-			return true
-		}
-	}
-	return false
 }
 
 // allPhases is phases.allphases (keep in sync with mercurial/phases.py).
@@ -487,6 +474,11 @@ func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bu
 			return err
 		}
 	}
+	if plan.out != nil {
+		if err := s.writeChangegroupPart(ctx, v, bw, plan); err != nil {
+			return err
+		}
+	}
 	if plan.bookmarks != nil {
 		if err := bw.WritePart("bookmarks", true, nil, nil, plan.bookmarks); err != nil {
 			return err
@@ -494,6 +486,11 @@ func (s *Server) writeBundle(ctx context.Context, v *view, w io.Writer, plan *bu
 	}
 	for _, ns := range plan.listkeys {
 		if err := bw.WritePart("listkeys", true, []bundle2.Param{{Name: "namespace", Value: ns}}, nil, plan.keys[ns]); err != nil {
+			return err
+		}
+	}
+	if plan.obs != nil {
+		if err := bw.WritePart("obsmarkers", true, nil, nil, plan.obs); err != nil {
 			return err
 		}
 	}

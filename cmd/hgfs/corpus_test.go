@@ -607,6 +607,35 @@ func TestCorpusLocalClone(t *testing.T) {
 	}
 }
 
+// copySource copies s into cdir/src, a copy of the test's own: the other
+// tests' hg processes of either version write their caches (branch3-*
+// from hg 7, say) into the shared source while this one runs.
+func copySource(t *testing.T, s source, cdir string) string {
+	t.Helper()
+	src := filepath.Join(cdir, "src")
+	if out, err := exec.Command("cp", "-a", s.dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v\n%s", s.dir, err, out)
+	}
+	return src
+}
+
+// serveBoth serves src with hgfs serve and with the hg serve of the
+// Mercurial that wrote it (hgConfig and cfg for both). ok is false where
+// hgfs serve cannot open the repository, which is only allowed where hg
+// 6.3 cannot either, with its words.
+func serveBoth(t *testing.T, ors []*oracle, s source, src string, cfg []string) (hgfsURL, hgURL string, ok bool) {
+	t.Helper()
+	hgfsURL, _, _, failure := tryServeBinary(t, src, append(append([]string{}, hgConfig...), cfg...)...)
+	if failure != "" {
+		_, errOut, code := ors[0].result(t, src, "log", "-r", "null", "-T", "")
+		if code == 0 || !strings.Contains(failure, "stderr:\n"+errOut) {
+			t.Fatalf("%s\n%s opening the repository: exit %d\n%s", failure, ors[0].Name, code, errOut)
+		}
+		return "", "", false
+	}
+	return hgfsURL, s.maker.Serve(t, src, append(append([]string{}, hgConfig...), cfg...)...), true
+}
+
 // TestCorpusServe has hg of both versions stream-clone every kind of
 // repository from hgfs serve, and compares with the same clone from the
 // hg serve of the Mercurial that wrote it.
@@ -624,10 +653,7 @@ func TestCorpusServe(t *testing.T) {
 			// version write their caches (branch3-* from hg 7, say)
 			// into the shared source while this one runs, and a stream
 			// carries whatever caches the repository has at that moment.
-			src := filepath.Join(cdir, "src")
-			if out, err := exec.Command("cp", "-a", s.dir, src).CombinedOutput(); err != nil {
-				t.Fatalf("copying %s: %v\n%s", s.dir, err, out)
-			}
+			src := copySource(t, s, cdir)
 			// Only the caches of the Mercurial that serves it: a hg 7
 			// process reading the shared source leaves branch3-* and
 			// rbc-*-v2 there, which hgfs serve sends (it copies the
@@ -638,17 +664,10 @@ func TestCorpusServe(t *testing.T) {
 			// Warm: hg serve writes a cache it lacks while it serves the
 			// first clone, which the second would then carry too.
 			s.maker.result(t, src, "debugupdatecaches")
-			hgfsURL, _, _, failure := tryServeBinary(t, src, append(append([]string{}, hgConfig...), cfg...)...)
-			if failure != "" {
-				// Only where hg 6.3 cannot open the repository either,
-				// and with its words.
-				_, errOut, code := ors[0].result(t, src, "log", "-r", "null", "-T", "")
-				if code == 0 || !strings.Contains(failure, "stderr:\n"+errOut) {
-					t.Fatalf("%s\n%s opening the repository: exit %d\n%s", failure, ors[0].Name, code, errOut)
-				}
+			hgfsURL, hgURL, ok := serveBoth(t, ors, s, src, cfg)
+			if !ok {
 				return
 			}
-			hgURL := s.maker.Serve(t, src, append(append([]string{}, hgConfig...), cfg...)...)
 			for _, o := range ors {
 				t.Run(o.Name, func(t *testing.T) {
 					want := filepath.Join(cdir, o.Name+"-from-hg")
@@ -664,6 +683,90 @@ func TestCorpusServe(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// TestCorpusServePull has hg of both versions clone every kind of
+// repository from hgfs serve with a changegroup, cut at a third of its
+// history (clone -r), pull to two thirds (pull -r), then, after the
+// source moved a bookmark and published changesets, look at and pull the
+// rest (incoming, pull), and compares each step with the same one from
+// the hg serve of the Mercurial that wrote it: output, exit status, every
+// changeset with its phase and bookmarks, the obsolescence markers, and
+// hg verify (for the real history, by hg 6.3 after the last step only).
+func TestCorpusServePull(t *testing.T) {
+	t.Parallel()
+	ors := startOracles(t)
+	srcs := corpusSources(t, ors)
+	dir := t.TempDir()
+	for _, s := range srcs {
+		t.Run(s.name, func(t *testing.T) {
+			cdir := filepath.Join(dir, label(s.name))
+			os.Mkdir(cdir, 0o755)
+			src := copySource(t, s, cdir)
+			hgfsURL, hgURL, ok := serveBoth(t, ors, s, src, []string{"--config", "phases.publish=false"})
+			if !ok {
+				return
+			}
+			served := strings.Fields(s.maker.run(t, src, "log", "-r", "not secret()", "-T", "{node}\n"))
+			if len(served) < 3 {
+				t.Skipf("%d changesets served", len(served))
+			}
+			cut1, cut2 := served[len(served)/3], served[2*len(served)/3]
+			// Real history is read in seconds: its cuts are later (the
+			// clone still carries most of it), its state is compared at
+			// the end only, and by hg 6.3 only (hg 7 pulls every other
+			// source, its own included).
+			light := s.name == "history"
+			clients := ors
+			if light {
+				cut1, cut2 = served[len(served)*4/5], served[len(served)*9/10]
+				clients = ors[:1]
+			}
+			// step runs args (with the URL last) against both servers in
+			// the repositories of each Mercurial and compares.
+			step := func(what string, clone bool, args ...string) {
+				for _, o := range clients {
+					want := filepath.Join(cdir, o.Name+"-from-hg")
+					got := filepath.Join(cdir, o.Name+"-from-hgfs")
+					run := func(url, repo string) outcome {
+						a := append(append([]string{}, args...), url)
+						wd := repo
+						if clone {
+							a, wd = append(a, repo), cdir
+						}
+						out, errOut, code := o.result(t, wd, a...)
+						return outcome{repo, strings.ReplaceAll(out, url, "URL"), strings.ReplaceAll(errOut, url, "URL"), code}
+					}
+					w, g := run(hgURL, want), run(hgfsURL, got)
+					if w.code != g.code || w.out != g.out || w.err != g.err {
+						t.Errorf("%s %s: hg serve and hgfs serve answer differently:\n%s", o.Name, what,
+							testenv.Diff("from hg serve", fmt.Sprintf("exit %d\n%s%s", w.code, w.out, w.err), "from hgfs serve", fmt.Sprintf("exit %d\n%s%s", g.code, g.out, g.err)))
+						continue
+					}
+					if w.code != 0 || light && what != "pull" {
+						continue
+					}
+					o.verify(t, got)
+					ws, gs := o.state(t, want), o.state(t, got)
+					ws = append(ws, section{"phases", o.run(t, want, "phase", "--hidden", "-r", "all()")}, section{"bookmarks", o.run(t, want, "bookmarks")})
+					gs = append(gs, section{"phases", o.run(t, got, "phase", "--hidden", "-r", "all()")}, section{"bookmarks", o.run(t, got, "bookmarks")})
+					for _, sw := range ws {
+						if gt := sectionText(gs, sw.name); gt != sw.text {
+							t.Errorf("%s %s: %s differs:\n%s", o.Name, what, sw.name, testenv.Diff("from hg serve", sw.text, "from hgfs serve", gt))
+						}
+					}
+				}
+			}
+			step("clone -r", true, "clone", "-U", "-r", cut1)
+			step("pull -r", false, "pull", "-r", cut2)
+			// The source moves on: a bookmark moves, changesets are
+			// published.
+			s.maker.run(t, src, "bookmark", "-f", "-r", cut2, "corpus-moved")
+			s.maker.run(t, src, "phase", "--public", "-r", cut1)
+			step("incoming", false, "incoming", "-T", "{node} {phase} {bookmarks}\n")
+			step("pull", false, "pull")
 		})
 	}
 }

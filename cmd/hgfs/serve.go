@@ -32,19 +32,23 @@ func init() {
 	register(&command{
 		name:     "serve",
 		synopsis: "[-R REPO] [-a ADDRESS] [-p PORT] [-d --pid-file FILE] [--accesslog FILE] [--errorlog FILE]",
-		help: `serve a repository's stream clones over HTTP (read-only)
+		help: `serve a repository over HTTP for clones and pulls (read-only)
 
-Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what a clone
-needs: capabilities, heads, known, lookup, branchmap, listkeys, batch,
-stream_out (legacy stream clones) and getbundle for stream clones
-(bundle2 "stream2" with bookmarks and phases). "hg clone --stream URL"
-clones from it. Pushes are refused; a pull needing changesets other than
-by a stream clone gets a clear error (changegroups are not generated).
+Speaks Mercurial's HTTP wire protocol, as "hg serve" does, for what clones
+and pulls need: capabilities, heads, known, lookup, branchmap, listkeys,
+batch, stream_out (legacy stream clones), getbundle (bundle2 with a
+changegroup or a "stream2" stream clone, bookmarks, listkeys, obsolescence
+markers and phases; a bare changegroup for pre-bundle2 clients), and the
+legacy changegroup, changegroupsubset, between and branches. "hg clone",
+"hg clone --stream", "hg pull [-r REV]" and "hg incoming" work from it;
+secret and hidden changesets are never sent in a changegroup. Pushes are
+refused.
 
 Streaming honours hg's settings: server.uncompressed (allow stream clones),
 server.uncompressedallowsecret (stream despite secret changesets, which a
 stream cannot hide), server.bundle2.stream, server.preferuncompressed and
-phases.publish.
+phases.publish; experimental.changegroup3 offers changegroup version 03,
+experimental.evolution (exchange) obsolescence markers.
 
 The server listens on 127.0.0.1 port 8000 by default; "-p 0" picks a free
 port. SIGINT, SIGTERM or SIGHUP stop it: responses in progress get some time to
@@ -81,6 +85,10 @@ func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 	b(cfg, &sc.Bundle2Stream, config.ServerBundle2Stream)
 	b(cfg, &sc.PreferUncompressed, config.ServerPreferUncompressed)
 	b(untrusted, &sc.Publishing, config.PhasesPublish)
+	b(cfg, &sc.Changegroup3, config.Changegroup3)
+	_, exchange, err := cfg.Evolution()
+	errs = append(errs, err)
+	sc.ExchangeMarkers = exchange
 	n, err := cfg.GetInt(config.ServerMaxHTTPHeaderLen)
 	errs = append(errs, err)
 	if n > 0 {
