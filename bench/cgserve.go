@@ -163,12 +163,19 @@ func startServerPair(env *Env, l *lifecycle, repo, work string) (servers, error)
 		return s, err
 	}
 	l.onFinish(s.hg.stop)
-	heads, err := hgCmd(env, "-R", repo, "heads", "-T", "{node} ").Output()
+	heads, err := hgCmd(env, "-R", repo, "log", "-r", "heads(all())", "-T", "{node} ").Output()
 	if err != nil {
-		return s, fmt.Errorf("hg heads: %w", err)
+		return s, fmt.Errorf("hg log: %w", err)
+	}
+	common, err := hgCmd(env, "-R", repo, "log", "-r", "parents(heads(all()))", "-T", "{node} ").Output()
+	if err != nil {
+		return s, fmt.Errorf("hg log: %w", err)
+	}
+	if len(bytes.TrimSpace(common)) == 0 {
+		common = []byte(nullHex)
 	}
 	for _, srv := range []*hgServe{s.hgfs, s.hg} {
-		if err := warmUp(srv.url, strings.TrimSpace(string(heads))); err != nil {
+		if err := warmUp(srv.url, strings.TrimSpace(string(common)), strings.TrimSpace(string(heads))); err != nil {
 			return s, fmt.Errorf("%s: %w", srv.cmd, err)
 		}
 	}
@@ -176,17 +183,20 @@ func startServerPair(env *Env, l *lifecycle, repo, work string) (servers, error)
 }
 
 // warmUp sends a server, untimed, a capabilities request and a getbundle
-// whose changegroup is empty (common = heads = the served heads). hg
-// imports its modules on first use, and the first concurrent requests
-// of a fresh hg serve race in those imports (AttributeError, answered
-// with a 500, seen with 32 clones); a server that has served once has
-// imported them. Both servers get the same requests, and the timed runs
-// then measure serving alone, as on a server that has been up a while.
-func warmUp(url, heads string) error {
+// of the served heads' own changesets (common = their parents: a small
+// changegroup with manifest and file revisions). hg imports its modules
+// on first use, and the first concurrent requests of a fresh hg serve
+// race in those imports (AttributeError: module 'mercurial.filelog' has
+// no attribute 'filelog', and the like: a 500, or a response cut short
+// that the client's zstd decompressor rejects; seen with 8 clones); a
+// server that has sent a changegroup has imported them. Both servers
+// get the same requests, and the timed runs then measure serving alone,
+// as on a server that has been up a while.
+func warmUp(url, common, heads string) error {
 	for _, q := range []struct {
 		cmd     string
 		headers []string
-	}{{"capabilities", nil}, {"getbundle", changegroupHeaders(heads, heads)}} {
+	}{{"capabilities", nil}, {"getbundle", changegroupHeaders(common, heads)}} {
 		req, err := http.NewRequest("GET", url+"?cmd="+q.cmd, nil)
 		if err != nil {
 			return err
