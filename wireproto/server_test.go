@@ -299,6 +299,9 @@ func TestCompareWithHgServe(t *testing.T) {
 		{"between", "between", map[string]string{"pairs": strings.Fields(heads)[0] + "-" + NullHex + " " + strings.Fields(heads)[0] + "-" + strings.Fields(heads)[0]}, "", false},
 		{"branches", "branches", map[string]string{"nodes": heads}, "", false},
 		{"batch-between", "batch", map[string]string{"cmds": "between pairs=" + strings.Fields(heads)[0] + "-" + NullHex + ";branches nodes="}, "", false},
+		// (Without hgtagsfnodes, a cache part hgfs serve does not send.)
+		{"getbundle-pull-nothing-cg", "getbundle", map[string]string{"bundlecaps": strings.Replace(clientBundle2Caps(), "%0Ahgtagsfnodes", "", 1),
+			"common": heads, "heads": heads, "bookmarks": "1", "phases": "1", "listkeys": "phases"}, "0.1 0.2 comp=zstd,zlib,none", true},
 		{"getbundle-pull-nothing", "getbundle", map[string]string{"bundlecaps": clientBundle2Caps(), "cg": "0",
 			"common": heads, "heads": heads, "bookmarks": "1", "phases": "1"}, "0.1 0.2 comp=zstd,zlib,none", true},
 	}
@@ -478,13 +481,13 @@ func TestRefusals(t *testing.T) {
 
 	// A real push gets a clear refusal.
 	dest := cloneFrom(t, url)
-	testenv.Hg(t, dest, "update", "-q", "tip")
+	testenv.Hg(t, dest, "update", "-q", "-r", "max(not secret())") // a draft commit, which a push sends
 	os.WriteFile(filepath.Join(dest, "new.txt"), []byte("x\n"), 0o644)
 	testenv.Hg(t, dest, "commit", "-qAm", "new")
-	_, stderr, err := testenv.HgResult(t, dest, "push", url)
+	out, stderr, err := testenv.HgResult(t, dest, "push", url)
 	// As hg serve's refusal ("abort: HTTP Error 403: ssl required").
 	if err == nil || !bytes.Contains(stderr, []byte("abort: HTTP Error 403: "+msgReadOnly+"\n")) {
-		t.Errorf("push: %v\n%s", err, stderr)
+		t.Errorf("push: %v\n%s%s", err, out, stderr)
 	}
 
 }
