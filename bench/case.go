@@ -34,6 +34,24 @@ type Case struct {
 	// after the timed runs and reports the write calls and all calls
 	// (strace slows both sides; these runs are not timed).
 	Syscalls bool
+	// Served marks a case whose sides are servers (hgfs serve, hg serve)
+	// and whose timed commands are servedCmd's (cgserve.go): each prints
+	// the server's CPU time and peak RSS over the run and the clients'
+	// CPU time. The RSS columns are then the servers', and a table of
+	// their own compares the CPU times against CPUGoal (hgfs serve's /
+	// hg serve's; 0: no goal).
+	Served  bool
+	CPUGoal float64
+	// Floor, when set, is a third command timed in each repetition,
+	// after the peer: the least time the hgfs side could take (e.g. the
+	// client alone, on a local file). A row of its own, named after
+	// FloorName, gives hgfs time / floor time against FloorGoal.
+	Floor     func(env *Env, data any) *exec.Cmd
+	FloorName string
+	FloorGoal float64
+	// Once runs the case once whatever -n: a run is long, and it is
+	// many samples already (concurrent clients).
+	Once bool
 }
 
 var cases []*Case
@@ -62,6 +80,7 @@ type sample struct {
 	wall   time.Duration
 	maxRSS int64 // KiB, from wait4's rusage
 	out    []byte
+	srv    served // Served cases: parsed from out
 }
 
 // measure runs cmd to completion and records its wall time and peak RSS.
@@ -119,6 +138,9 @@ type result struct {
 	c                *Case
 	hgfs, peer       time.Duration
 	hgfsRSS, peerRSS int64
+	floor            time.Duration // Floor cases: the floor's median
+	floorRSS         int64
+	srv              *[2]servedFigures // hgfs, peer (Served cases)
 	sys              *[2]syscallCounts // hgfs, peer (Syscalls cases)
 	tune             *string           // HGFS_TUNE of the run (-tune); nil: not set
 	err              error
@@ -146,22 +168,43 @@ func median(ds []time.Duration) time.Duration {
 // noise hits both sides alike.
 func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ...any)) result {
 	res := result{c: c}
+	if c.Once {
+		n = 1
+	}
 	data, err := c.Setup(ctx, env)
 	if err != nil {
 		res.err = fmt.Errorf("setup: %w", err)
 		return res
 	}
-	var ht, pt []time.Duration
+	var ht, pt, ft []time.Duration
+	var srv [2]servedFigures
 	for i := 0; i < n; i++ {
 		hs, err := measure(ctx, env, c.Hgfs(env, data))
+		if err == nil && c.Served {
+			hs.srv, err = parseServed(hs.out)
+		}
 		if err != nil {
 			res.err = fmt.Errorf("hgfs: %w", err)
 			return res
 		}
 		ps, err := measure(ctx, env, c.Peer(env, data))
+		if err == nil && c.Served {
+			ps.srv, err = parseServed(ps.out)
+		}
 		if err != nil {
+			if c.Served {
+				logf("  %s run %d: hgfs serve %v (server CPU %v, %d KiB); the peer failed\n", c.Name, i+1,
+					hs.wall.Round(time.Millisecond), hs.srv.serverCPU, hs.srv.serverHWM)
+			}
 			res.err = fmt.Errorf("peer: %w", err)
 			return res
+		}
+		var fs sample
+		if c.Floor != nil {
+			if fs, err = measure(ctx, env, c.Floor(env, data)); err != nil {
+				res.err = fmt.Errorf("floor: %w", err)
+				return res
+			}
 		}
 		if c.Check != nil {
 			if err := c.Check(hs.out, ps.out); err != nil {
@@ -169,11 +212,31 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 				return res
 			}
 		}
-		logf("  %s run %d: hgfs %v (%d KiB), peer %v (%d KiB)\n", c.Name, i+1, hs.wall.Round(time.Millisecond), hs.maxRSS, ps.wall.Round(time.Millisecond), ps.maxRSS)
+		if c.Served {
+			// The servers' peak RSS, not the clients'.
+			hs.maxRSS, ps.maxRSS = hs.srv.serverHWM, ps.srv.serverHWM
+			srv[0].add(hs.srv, n)
+			srv[1].add(ps.srv, n)
+			logf("  %s run %d: hgfs serve %v (server CPU %v, %d KiB), hg serve %v (server CPU %v, %d KiB)\n", c.Name, i+1,
+				hs.wall.Round(time.Millisecond), hs.srv.serverCPU, hs.maxRSS, ps.wall.Round(time.Millisecond), ps.srv.serverCPU, ps.maxRSS)
+		} else {
+			logf("  %s run %d: hgfs %v (%d KiB), peer %v (%d KiB)\n", c.Name, i+1, hs.wall.Round(time.Millisecond), hs.maxRSS, ps.wall.Round(time.Millisecond), ps.maxRSS)
+		}
+		if c.Floor != nil {
+			logf("  %s run %d: floor %v (%d KiB)\n", c.Name, i+1, fs.wall.Round(time.Millisecond), fs.maxRSS)
+			ft = append(ft, fs.wall)
+			res.floorRSS = max(res.floorRSS, fs.maxRSS)
+		}
 		ht, pt = append(ht, hs.wall), append(pt, ps.wall)
 		res.hgfsRSS, res.peerRSS = max(res.hgfsRSS, hs.maxRSS), max(res.peerRSS, ps.maxRSS)
 	}
 	res.hgfs, res.peer = median(ht), median(pt)
+	if c.Floor != nil {
+		res.floor = median(ft)
+	}
+	if c.Served {
+		res.srv = &srv
+	}
 	if c.Syscalls {
 		if env.Strace == "" {
 			logf("  %s: strace not installed, no system call counts\n", c.Name)
@@ -197,6 +260,22 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 		}
 	}
 	return res
+}
+
+// servedFigures are a Served side's figures over the repetitions: CPU
+// times are means (the server's comes in 10 ms ticks, which a median of
+// three would keep), peak RSS the highest.
+type servedFigures struct {
+	clients              int
+	serverCPU, clientCPU time.Duration
+	serverHWM            int64
+}
+
+func (f *servedFigures) add(s served, n int) {
+	f.clients = s.clients
+	f.serverCPU += s.serverCPU / time.Duration(n)
+	f.clientCPU += s.clientCPU / time.Duration(n)
+	f.serverHWM = max(f.serverHWM, s.serverHWM)
 }
 
 // syscallCounts are strace -c totals of one run.

@@ -102,20 +102,26 @@ func registerCgClone(k storeKind) {
 				if err != nil {
 					return failCmd(fmt.Errorf("hg heads: %w", err))
 				}
-				return curlCmd(st.srv.cmd.Process.Pid, st.srv.url+"?cmd=getbundle", changegroupHeaders(strings.TrimSpace(string(heads))))
+				return curlCmd(st.srv.cmd.Process.Pid, st.srv.url+"?cmd=getbundle", changegroupHeaders(nullHex, strings.TrimSpace(string(heads))))
 			},
 			Peer: hgClone(st)})
 	}
 }
 
+// nullHex is the null revision's node.
+const nullHex = "0000000000000000000000000000000000000000"
+
 // changegroupHeaders are the getbundle arguments of hg 6.3's `hg clone -U`
-// without --stream: a changegroup of everything, phase heads and
-// bookmarks parts, in one X-HgArg header.
-func changegroupHeaders(heads string) []string {
+// without --stream (common = nullHex: a changegroup of everything) or
+// of its pull (common = what the client has), with phase heads and
+// bookmarks parts, in one X-HgArg header. common and heads are nodes
+// separated by spaces.
+func changegroupHeaders(common, heads string) []string {
 	caps := "HG20%2Cbundle2%3DHG20%250Abookmarks%250Achangegroup%253D01%252C02%250Adigests%253Dmd5%252Csha1%252Csha512" +
 		"%250Aerror%253Dabort%252Cunsupportedcontent%252Cpushraced%252Cpushkey%250Ahgtagsfnodes%250Alistkeys" +
 		"%250Aphases%253Dheads%250Apushkey%250Aremote-changegroup%253Dhttp%252Chttps%250Astream%253Dv2"
-	args := "bookmarks=1&bundlecaps=" + caps + "&cg=1&common=0000000000000000000000000000000000000000&heads=" +
+	args := "bookmarks=1&bundlecaps=" + caps + "&cg=1&common=" +
+		strings.ReplaceAll(common, " ", "+") + "&heads=" +
 		strings.ReplaceAll(heads, " ", "+") + "&listkeys=bookmarks&phases=1"
 	return []string{"X-HgArg-1: " + args, "X-HgProto-1: 0.1 0.2 comp=zstd,zlib,none"}
 }

@@ -379,9 +379,11 @@ type lifecycle struct {
 	// syscalls is set by a Syscalls case whose runs under strace need
 	// what the teardown stops (a server): Check is then called once more.
 	syscalls bool
-	err      error
-	finish   []func()
-	scratch  func(env *Env, name string) (string, error)
+	// once is set by a Once case: its teardown follows its one run.
+	once    bool
+	err     error
+	finish  []func()
+	scratch func(env *Env, name string) (string, error)
 }
 
 // pending are the lifecycles begun and not yet finished.
@@ -430,6 +432,9 @@ func (l *lifecycle) check(f func(h, p []byte) error) func(h, p []byte) error {
 			err = f(h, p)
 		}
 		last := repeats()
+		if l.once {
+			last = 1
+		}
 		if l.syscalls {
 			last++
 		}
@@ -482,14 +487,20 @@ func runQuiet(c *exec.Cmd, env *Env) error {
 	return nil
 }
 
-// hgServe is an `hg serve` on 127.0.0.1 for one case.
+// hgServe is an `hg serve` on 127.0.0.1 for one case (or an `hgfs
+// serve`: startServerPair).
 type hgServe struct {
 	url string
 	cmd *exec.Cmd
 }
 
 func startHgServe(env *Env, repo string) (*hgServe, error) {
-	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", "/dev/null")
+	return startHgServeLog(env, repo, "/dev/null")
+}
+
+// startHgServeLog is startHgServe with hg serve's error log in errlog.
+func startHgServeLog(env *Env, repo, errlog string) (*hgServe, error) {
+	cmd := exec.Command(env.Hg, "serve", "-R", repo, "-a", "127.0.0.1", "-p", "0", "--print-url", "-A", "/dev/null", "-E", errlog)
 	url, err := startServer(env, cmd)
 	if err != nil {
 		return nil, err

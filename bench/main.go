@@ -3,10 +3,14 @@
 // Command bench times hgfs against its peers (hg, tar, cat...) on the same
 // data in the same run and prints a table of ratios and peak memory:
 //
-//	go run ./bench -hgfs bin/hgfs [-n 3] [-run REGEXP] [-cache DIR] [-tune LIST]
+//	go run ./bench -hgfs bin/hgfs [-n 3] [-run REGEXP] [-cache DIR] [-tune LIST] [-clients N]
 //
 // Each case (see case.go; one file per area) times both sides n times,
 // alternating, and reports medians; peak RSS is the child's wait4 maxrss.
+// The serving cases (cgserve.go) time hg clients of hgfs serve and of hg
+// serve and report the servers' CPU time and peak RSS instead, in a
+// table of their own; -clients is how many clones run at once in their
+// concurrent case.
 // Generated repositories are cached (default $XDG_CACHE_HOME/hgfs-bench)
 // so later runs skip generation. Figures on a shared machine are noisy:
 // compare ratios, not absolute times.
@@ -32,6 +36,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,8 +46,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == childFlag {
-		os.Exit(runChild(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case childFlag:
+			os.Exit(runChild(os.Args[2:]))
+		case servedChildFlag:
+			os.Exit(runServedChild(os.Args[2:]))
+		}
 	}
 	hgfs := flag.String("hgfs", "bin/hgfs", "hgfs binary to measure")
 	hg := flag.String("hg", "hg", "hg executable (the peer)")
@@ -50,10 +60,18 @@ func main() {
 	filter := flag.String("run", "", "only cases whose name matches this regexp")
 	cache := flag.String("cache", defaultCache(), "directory for generated repositories, reused across runs")
 	files := flag.Int("files", 20000, "files in the large generated repository")
+	flag.IntVar(&cgClients, "clients", cgClients, "clients of the concurrent clones from hgfs serve and hg serve")
 	flag.StringVar(&corpusDir, "corpus", corpusDir, "the workspace's real-history corpus (see its README)")
 	tuneList := flag.String("tune", "", "also run each case with each of these tricks switched from its default (HGFS_TUNE=-trick, or +trick for one off by default), comma-separated or \"all\": "+strings.Join(tune.Names(), ", "))
 	flag.Parse()
 	largeFiles = *files
+	if cgClients < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -clients must be at least 1")
+		os.Exit(2)
+	}
+	for _, c := range cases {
+		c.Name = strings.ReplaceAll(c.Name, "{clients}", strconv.Itoa(cgClients))
+	}
 	variants, err := tuneVariants(*tuneList)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: -tune: %v\n", err)
@@ -213,8 +231,14 @@ func printTable(out *os.File, results []result) (failed bool) {
 		}
 		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", r.name(), r.hgfs.Round(time.Millisecond), r.peer.Round(time.Millisecond),
 			ratio, mib(r.hgfsRSS), mib(r.peerRSS), goal(r.c), met)
+		if r.c.Floor != nil {
+			ratio := r.hgfs.Seconds() / r.floor.Seconds()
+			fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", "  the same vs floor: "+r.c.FloorName, r.hgfs.Round(time.Millisecond), r.floor.Round(time.Millisecond),
+				ratio, mib(r.hgfsRSS), mib(r.floorRSS), goalOf(r.c.FloorGoal), metOf(ratio, r.c.FloorGoal))
+		}
 	}
 	w.Flush()
+	printServed(out, results)
 	var sys []result
 	for _, r := range results {
 		if r.err == nil && r.sys != nil {
@@ -235,11 +259,47 @@ func printTable(out *os.File, results []result) (failed bool) {
 	return failed
 }
 
-func goal(c *Case) string {
-	if c.Goal <= 0 {
+func goal(c *Case) string { return goalOf(c.Goal) }
+
+func goalOf(g float64) string {
+	if g <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("≤%.2gx", c.Goal)
+	return fmt.Sprintf("≤%.2gx", g)
+}
+
+func metOf(ratio, goal float64) string {
+	switch {
+	case goal <= 0:
+		return "-"
+	case ratio <= goal:
+		return "yes"
+	}
+	return "no"
+}
+
+// printServed writes the Served cases' CPU figures (see cgserve.go).
+func printServed(out *os.File, results []result) {
+	var rs []result
+	for _, r := range results {
+		if r.err == nil && r.srv != nil {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "servers (the RSS columns above are the servers' peak RSS; CPU: user+sys per run, mean; the server's in 10 ms ticks)")
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "case\thgfs serve CPU\thg serve CPU\tratio\tgoal\tmet?\tits clients' CPU\tits clients' CPU\t")
+	for _, r := range rs {
+		h, p := r.srv[0], r.srv[1]
+		ratio := h.serverCPU.Seconds() / max(p.serverCPU.Seconds(), 0.001)
+		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%v\t%v\t\n", r.name(), h.serverCPU.Round(time.Millisecond), p.serverCPU.Round(time.Millisecond),
+			ratio, goalOf(r.c.CPUGoal), metOf(ratio, r.c.CPUGoal), h.clientCPU.Round(time.Millisecond), p.clientCPU.Round(time.Millisecond))
+	}
+	w.Flush()
 }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }

@@ -52,6 +52,22 @@ func historyRepo(ctx context.Context, env *Env) (string, error) {
 	})
 }
 
+// largeBundle is `hg bundle -a -t zstd-v2` of the large repository, cached.
+func largeBundle(ctx context.Context, env *Env) (string, error) {
+	repo, err := largeRepo(ctx, env)
+	if err != nil {
+		return "", err
+	}
+	key := readString(filepath.Join(env.Cache, filepath.Base(repo)+".done"))
+	return cachedPath(env, filepath.Base(repo)+".zstd-v2.hg", key, func(p string) error {
+		return runQuiet(exec.Command(env.Hg, "-R", repo, "bundle", "-q", "-a", "-t", "zstd-v2", p), env)
+	})
+}
+
+// historyBundle is the real-history bundle (as hg bundle -a -t zstd-v2
+// makes it).
+func historyBundle(context.Context, *Env) (string, error) { return corpusBundle() }
+
 // cachedRepo returns a repository generated from spec under the cache
 // directory, generating it on first use. A marker file written last tells
 // a complete repository from one interrupted mid-generation.

@@ -42,8 +42,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ext := filepath.Join(env.Cache, "hgbench.py")
-			return dir, os.WriteFile(ext, hgBenchExt, 0o644)
+			_, err = hgBenchExtPath(env)
+			return dir, err
 		},
 		Hgfs: func(env *Env, data any) *exec.Cmd {
 			return exec.Command(env.Self, childFlag, data.(string), "chain.txt")

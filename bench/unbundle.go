@@ -28,19 +28,8 @@ import (
 // hgfs's repository also passes hg verify after the first run.
 
 func init() {
-	registerUnbundle("many files", func(ctx context.Context, env *Env) (string, error) {
-		repo, err := largeRepo(ctx, env)
-		if err != nil {
-			return "", err
-		}
-		key := readString(filepath.Join(env.Cache, filepath.Base(repo)+".done"))
-		return cachedPath(env, filepath.Base(repo)+".zstd-v2.hg", key, func(p string) error {
-			return runQuiet(exec.Command(env.Hg, "-R", repo, "bundle", "-q", "-a", "-t", "zstd-v2", p), env)
-		})
-	})
-	registerUnbundle("real history", func(ctx context.Context, env *Env) (string, error) {
-		return corpusBundle()
-	})
+	registerUnbundle("many files", largeBundle)
+	registerUnbundle("real history", historyBundle)
 }
 
 func registerUnbundle(label string, bundle func(ctx context.Context, env *Env) (string, error)) {
