@@ -405,7 +405,7 @@ func mkdirs(root, dir string, made map[string]bool) error {
 
 // writeFile reconstructs one file and writes it.
 func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error) {
-	fl, err := r.File(g.e.Path)
+	fl, err := openFilelog(r, g.e.Path)
 	if err != nil {
 		return written{}, err
 	}
@@ -435,29 +435,29 @@ func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error)
 		// util.setflags: x where r is, less the umask.
 		perm |= (perm & 0o444) >> 2 &^ umask
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+	w, err := createFile(p, perm, data)
 	if errors.Is(err, fs.ErrExist) {
 		// An untracked file of the same name: -C or a new clone's
 		// leftovers; hg overwrites it when -C, and so does hgfs.
 		if err = removeExisting(p); err == nil {
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+			w, err = createFile(p, perm, data)
 		}
 	}
+	return w, err
+}
+
+// openFilelog opens path's filelog, reading its index with readWhole
+// from a store on disk (r.File otherwise, and for the error when the
+// read fails).
+func openFilelog(r *repo.Repo, path string) (*revlog.Revlog, error) {
+	if r.Store.Dir == "" {
+		return r.File(path)
+	}
+	index, err := readWhole(filepath.Join(r.Store.Dir, filepath.FromSlash(r.Store.FilelogIndex(path))))
 	if err != nil {
-		return written{}, err
+		return r.File(path)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return written{}, err
-	}
-	fi, err := f.Stat()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return written{}, err
-	}
-	return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
+	return r.FileWithIndex(path, index)
 }
 
 // removeExisting removes a file or symlink at p; an empty directory too
