@@ -209,10 +209,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		}
 	}
 
-	for _, p := range removes {
-		if err := removeFile(root, p); err != nil {
-			return nil, err
-		}
+	if err := removeFiles(root, removes); err != nil {
+		return nil, err
 	}
 	written, err := write(ctx, r, root, gets, opt)
 	if err != nil {
@@ -470,17 +468,35 @@ func removeExisting(p string) error {
 	return err
 }
 
-// removeFile removes a tracked file and the directories it leaves empty
+// removeFiles removes tracked files and the directories they leave empty
 // (util.unlinkpath with rmdir).
-func removeFile(root, rel string) error {
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for d := path.Dir(rel); d != "." && d != ""; d = path.Dir(d) {
-		if os.Remove(filepath.Join(root, filepath.FromSlash(d))) != nil {
-			break
+func removeFiles(root string, rels []string) error {
+	dirs := map[string]bool{}
+	for _, rel := range rels {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
+		for d := path.Dir(rel); d != "." && d != "" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	// Deepest first, so that a directory is tried after its
+	// subdirectories: each once, where util.unlinkpath tries every
+	// parent again for every file (two failing calls per file).
+	order := make([]string, 0, len(dirs))
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		di, dj := strings.Count(order[i], "/"), strings.Count(order[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return order[i] < order[j]
+	})
+	for _, d := range order {
+		os.Remove(filepath.Join(root, filepath.FromSlash(d)))
 	}
 	return nil
 }
