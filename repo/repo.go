@@ -94,10 +94,24 @@ func (r *Repo) Manifestlog() *revlog.Revlog { return r.ml }
 // path). A path with no filelog gives an error wrapping ErrNoFile. The
 // caller closes the result.
 func (r *Repo) File(path string) (*revlog.Revlog, error) {
+	return r.FileWithIndex(path, nil)
+}
+
+// FileWithIndex is File with the filelog's index already read by the
+// caller (index nil: File reads it), from the store directory's
+// r.Store.FilelogIndex(path).
+func (r *Repo) FileWithIndex(path string, index []byte) (*revlog.Revlog, error) {
 	name := r.Store.FilelogIndex(path)
 	// The data file's name is encoded on its own: hashed names (dh/)
 	// digest the whole logical name, suffix included.
-	rl, err := revlog.OpenWithData(r.Store.FS(), name, r.Store.Encode("data/"+path+".d"))
+	data := r.Store.Encode("data/" + path + ".d")
+	var rl *revlog.Revlog
+	var err error
+	if index != nil {
+		rl, err = revlog.OpenWithIndex(r.Store.FS(), name, data, index)
+	} else {
+		rl, err = revlog.OpenWithData(r.Store.FS(), name, data)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", path, ErrNoFile)

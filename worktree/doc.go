@@ -16,7 +16,12 @@
 // Each file's filelog is opened and its revision reconstructed once, by
 // one of Options.Writers goroutines (internal/batchpool, the pool the
 // stream clone's directory sink uses) which also write it; directories
-// are created once each, beforehand, by the calling goroutine. Memory
+// are created once each, beforehand, by the calling goroutine. On Unix
+// a writer reads the filelog's index and creates, writes and fstats the
+// file with plain system calls (file_unix.go): an os.File's fcntl and
+// epoll_ctl calls were a quarter of a 20,000-file checkout's. Removed
+// files' directories are tried once each, deepest first, after the
+// files (hg tries every parent again after each file). Memory
 // is bounded: the manifests, one entry per file to write, and at most
 // one file's content per writer.
 //

@@ -209,10 +209,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		}
 	}
 
-	for _, p := range removes {
-		if err := removeFile(root, p); err != nil {
-			return nil, err
-		}
+	if err := removeFiles(root, removes); err != nil {
+		return nil, err
 	}
 	written, err := write(ctx, r, root, gets, opt)
 	if err != nil {
@@ -405,7 +403,7 @@ func mkdirs(root, dir string, made map[string]bool) error {
 
 // writeFile reconstructs one file and writes it.
 func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error) {
-	fl, err := r.File(g.e.Path)
+	fl, err := openFilelog(r, g.e.Path)
 	if err != nil {
 		return written{}, err
 	}
@@ -435,29 +433,29 @@ func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error)
 		// util.setflags: x where r is, less the umask.
 		perm |= (perm & 0o444) >> 2 &^ umask
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+	w, err := createFile(p, perm, data)
 	if errors.Is(err, fs.ErrExist) {
 		// An untracked file of the same name: -C or a new clone's
 		// leftovers; hg overwrites it when -C, and so does hgfs.
 		if err = removeExisting(p); err == nil {
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(perm))
+			w, err = createFile(p, perm, data)
 		}
 	}
+	return w, err
+}
+
+// openFilelog opens path's filelog, reading its index with readWhole
+// from a store on disk (r.File otherwise, and for the error when the
+// read fails).
+func openFilelog(r *repo.Repo, path string) (*revlog.Revlog, error) {
+	if r.Store.Dir == "" {
+		return r.File(path)
+	}
+	index, err := readWhole(filepath.Join(r.Store.Dir, filepath.FromSlash(r.Store.FilelogIndex(path))))
 	if err != nil {
-		return written{}, err
+		return r.File(path)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return written{}, err
-	}
-	fi, err := f.Stat()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return written{}, err
-	}
-	return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
+	return r.FileWithIndex(path, index)
 }
 
 // removeExisting removes a file or symlink at p; an empty directory too
@@ -470,17 +468,35 @@ func removeExisting(p string) error {
 	return err
 }
 
-// removeFile removes a tracked file and the directories it leaves empty
+// removeFiles removes tracked files and the directories they leave empty
 // (util.unlinkpath with rmdir).
-func removeFile(root, rel string) error {
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for d := path.Dir(rel); d != "." && d != ""; d = path.Dir(d) {
-		if os.Remove(filepath.Join(root, filepath.FromSlash(d))) != nil {
-			break
+func removeFiles(root string, rels []string) error {
+	dirs := map[string]bool{}
+	for _, rel := range rels {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
+		for d := path.Dir(rel); d != "." && d != "" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	// Deepest first, so that a directory is tried after its
+	// subdirectories: each once, where util.unlinkpath tries every
+	// parent again for every file (two failing calls per file).
+	order := make([]string, 0, len(dirs))
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		di, dj := strings.Count(order[i], "/"), strings.Count(order[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return order[i] < order[j]
+	})
+	for _, d := range order {
+		os.Remove(filepath.Join(root, filepath.FromSlash(d)))
 	}
 	return nil
 }

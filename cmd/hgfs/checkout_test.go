@@ -17,6 +17,7 @@ import (
 // agree; after the clone and at the end, hg diff is empty and both hg 6.3
 // and 7 agree too.
 func TestCloneCheckoutCorpus(t *testing.T) {
+	t.Parallel()
 	ors := startOracles(t)
 	srcs := corpusSources(t, ors)
 	for _, s := range srcs {
@@ -31,6 +32,9 @@ func TestCloneCheckoutCorpus(t *testing.T) {
 			}
 		}
 		t.Run(s.name, func(t *testing.T) {
+			// Each source in its own directories; the oracles take one
+			// command at a time, so hgfs's work overlaps hg's.
+			t.Parallel()
 			dir := t.TempDir()
 			mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
 			stdout, stderr, code := hgfsClone(t, dir, append(append([]string{}, hgConfig...), s.dir, mine)...)
@@ -93,6 +97,7 @@ func TestCloneCheckoutCorpus(t *testing.T) {
 // TestUpdateDirty: uncommitted changes are refused with hg's messages
 // (with and without --check), -C discards them.
 func TestUpdateDirty(t *testing.T) {
+	t.Parallel()
 	src := testenv.Generate(t, testenv.Spec{Files: 2, Revisions: 2})
 	dir := t.TempDir()
 	wc := filepath.Join(dir, "wc")
@@ -128,6 +133,7 @@ func TestUpdateDirty(t *testing.T) {
 // TestCheckoutRefused: subrepositories and largefiles are refused by
 // name; the clone itself is complete and says so.
 func TestCheckoutRefused(t *testing.T) {
+	t.Parallel()
 	hg := testenv.Default(t)
 	for _, name := range []string{".hgsub", ".hglf/big.bin"} {
 		t.Run(name, func(t *testing.T) {
@@ -153,6 +159,7 @@ func TestCheckoutRefused(t *testing.T) {
 // TestUpdateDirstateV2: in a repository requiring dirstate-v2, hgfs
 // update writes a docket and data file both hg versions read clean.
 func TestUpdateDirstateV2(t *testing.T) {
+	t.Parallel()
 	src := testenv.Generate(t, testenv.Spec{Files: 4, Revisions: 2, History: true})
 	hgs := testenv.Mercurials(t)
 	dir := t.TempDir()
@@ -183,6 +190,7 @@ func TestUpdateDirstateV2(t *testing.T) {
 // TestCloneRev: clone -r pulls only the ancestors of the revisions and
 // checks out the first, as hg clone -r; with --stream it is refused.
 func TestCloneRev(t *testing.T) {
+	t.Parallel()
 	src := testenv.Generate(t, testenv.Spec{Files: 4, Revisions: 4, History: true, NoSecret: true})
 	url := testenv.Serve(t, src)
 	hg := testenv.Default(t)
@@ -219,6 +227,7 @@ func TestCloneRev(t *testing.T) {
 // TestUpdateBookmarks: a clone checks out and activates "@"; update to
 // another revision leaves it, to its name activates it, as hg's.
 func TestUpdateBookmarks(t *testing.T) {
+	t.Parallel()
 	hg := testenv.Default(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
@@ -252,6 +261,7 @@ func TestUpdateBookmarks(t *testing.T) {
 // head of the branch descending from the parent, naming it when other
 // heads exist, as hg's destupdate and statusotherdests.
 func TestUpdateNoRev(t *testing.T) {
+	t.Parallel()
 	hg := testenv.Default(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
@@ -282,6 +292,7 @@ func TestUpdateNoRev(t *testing.T) {
 // different one is refused in hg's words, before anything changes; an
 // equal one is taken; -C overwrites.
 func TestUpdateUntracked(t *testing.T) {
+	t.Parallel()
 	hg := testenv.Default(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
