@@ -33,7 +33,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // Media types and status line of hgweb (keep in sync with
