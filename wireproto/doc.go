@@ -24,6 +24,9 @@
 //     (raw; zlib for getbundle) or -0.2 (a one-byte-length-prefixed
 //     compression engine name, then a zstd, zlib or uncompressed body);
 //     application/hg-error carries a server error message (mediatype.go).
+//     The server's zstd responses come from a small pool of encoders at
+//     server.zstdlevel with hg's 2 MiB window, no frame checksum and
+//     klauspost's lower-memory mode (server_zstd.go).
 //   - Framing (ssh): ordinary responses are "<length>\n<data>"; streams
 //     (stream_out, getbundle) are raw and end only where their own format
 //     says (ssh.go).

@@ -33,8 +33,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // Media types and status line of hgweb (keep in sync with
@@ -116,12 +114,14 @@ type Server struct {
 
 	turns   chan struct{} // a token per stream being sent; nil: unbounded
 	waiting atomic.Int32  // streams waiting for a turn
+
+	zstd zstdPool // response encoders (server_zstd.go)
 }
 
 // NewServer serves the repository whose root (the directory holding .hg)
 // is root. The repository is opened once to check it is one hgfs reads.
 func NewServer(root string, cfg ServerConfig) (*Server, error) {
-	s := &Server{root: root, cfg: cfg}
+	s := &Server{root: root, cfg: cfg, zstd: zstdPool{level: cfg.ZstdLevel}}
 	if cfg.MaxStreams > 0 {
 		s.turns = make(chan struct{}, cfg.MaxStreams)
 	}
@@ -471,7 +471,7 @@ func (s *Server) streamResponse(w *logRecorder, pc protoCaps, preferUncompressed
 	}
 	switch engine {
 	case "zstd":
-		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(s.cfg.ZstdLevel)), zstd.WithEncoderConcurrency(1))
+		return s.zstd.get(w)
 	case "zlib":
 		return zlib.NewWriterLevel(w, s.cfg.ZlibLevel)
 	}
