@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+
 	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/hgfs/hgfs/testenv"
 )
 
