@@ -22,10 +22,7 @@ import (
 // server has sent it; a floor ratio above the goal puts the goal out of
 // any client's reach.
 func init() {
-	for _, k := range []storeKind{
-		{"many files", largeRepo},
-		{"real history", historyRepo},
-	} {
+	for _, k := range historyStores {
 		registerCgClone(k)
 	}
 }

@@ -36,10 +36,7 @@ import (
 // working files (outside .hg) must have the same names, sizes, kinds and
 // exec bits.
 func init() {
-	for _, k := range []storeKind{
-		{"many files", largeRepo},
-		{"real history", historyRepo},
-	} {
+	for _, k := range historyStores {
 		registerCheckout(k)
 	}
 }

@@ -64,6 +64,14 @@ var storeKinds = []storeKind{
 	{"large revlogs", bigRevlogRepo},
 }
 
+// historyStores are the stores of the cases that need history: the large
+// repository (the per-file cost) and the real-history corpus (long delta
+// chains, distant revisions).
+var historyStores = []storeKind{
+	{"many files", largeRepo},
+	{"real history", historyRepo},
+}
+
 // largeRepo is make bench's large generated repository (-files).
 func largeRepo(ctx context.Context, env *Env) (string, error) {
 	return cachedRepo(ctx, env, fmt.Sprintf("large-%d", largeFiles), hggen.Large(largeFiles))
