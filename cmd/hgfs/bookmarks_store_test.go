@@ -69,6 +69,7 @@ func bookmarksState(t *testing.T, hg testenv.Mercurial, r string) string {
 // kind of clone, unbundle of a bookmarks part and pull, each compared
 // with what hg itself gives.
 func TestBookmarksInStore(t *testing.T) {
+	t.Parallel()
 	for _, hg := range testenv.Mercurials(t) {
 		t.Run(hg.Name, func(t *testing.T) {
 			dir := t.TempDir()

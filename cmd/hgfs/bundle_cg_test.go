@@ -13,6 +13,7 @@ import (
 // has hg unbundle apply them: the result must equal hg unbundle of hg's
 // own `bundle -a --hidden` of the same type.
 func TestBundleChangegroup(t *testing.T) {
+	t.Parallel()
 	testenv.HgPath(t)
 	dir := t.TempDir()
 	for _, kind := range []string{"fixture", "encodings", "obsolete"} {

@@ -152,6 +152,7 @@ func cloneBundleSetup(t *testing.T) (dir, src string, bs *bundleServer, want str
 }
 
 func TestCloneBundles(t *testing.T) {
+	t.Parallel()
 	_, src, bs, want := cloneBundleSetup(t)
 
 	for _, m := range testenv.Mercurials(t) {
@@ -232,6 +233,7 @@ func stableCloneOutput(s string) string {
 // clones normally; ui.clonebundles=false asks for no manifest and no
 // bundle.
 func TestCloneBundleFailures(t *testing.T) {
+	t.Parallel()
 	dir, src, bs, want := cloneBundleSetup(t)
 	// A port nothing listens on: a listener opened and closed.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -313,6 +315,7 @@ func TestCloneBundleFailures(t *testing.T) {
 // TestCloneBundleCredentials: the hg server's credentials are not sent to
 // the bundle's host.
 func TestCloneBundleCredentials(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, www := cloneBundleSource(t, dir)
 	bs := startBundleServer(t, www)
@@ -335,6 +338,7 @@ func TestCloneBundleCredentials(t *testing.T) {
 // TestCloneBundlePrefers: ui.clonebundleprefers and --stream choose the
 // entry hg chooses.
 func TestCloneBundlePrefers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, www := cloneBundleSource(t, dir)
 	bs := startBundleServer(t, www)
@@ -396,6 +400,7 @@ func TestBundleType(t *testing.T) {
 // TestCloneBundleApplyFailure: a bundle that downloads but does not apply
 // aborts the clone, as in hg, and leaves no destination behind.
 func TestCloneBundleApplyFailure(t *testing.T) {
+	t.Parallel()
 	_, src, bs, _ := cloneBundleSetup(t)
 	www := filepath.Join(filepath.Dir(src), "www")
 	for _, k := range []string{"zstd-v2", "stream-v2", "packed1"} {
@@ -436,6 +441,7 @@ func TestCloneBundleApplyFailure(t *testing.T) {
 // TestCloneBundleSSH: over ssh, the manifest comes by the clonebundles
 // command of hg serve --stdio.
 func TestCloneBundleSSH(t *testing.T) {
+	t.Parallel()
 	dir, src, bs, want := cloneBundleSetup(t)
 	hgrc := filepath.Join(dir, "remote.hgrc")
 	if err := os.WriteFile(hgrc, []byte("[extensions]\nclonebundles =\n"), 0o644); err != nil {

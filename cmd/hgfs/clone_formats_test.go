@@ -37,6 +37,7 @@ func deltaInfoRepo(t *testing.T, hg7 testenv.Mercurial, dir string) string {
 // and stream bundles, the clone is refused by name, with hg 6.3's
 // messages.
 func TestCloneMissingRequirements(t *testing.T) {
+	t.Parallel()
 	hg6 := testenv.Default(t)
 	hg7 := testenv.Hg7(t)
 	dir := t.TempDir()
@@ -166,6 +167,7 @@ func TestCloneTreeManifest(t *testing.T) {
 // as each Mercurial's clone does, where a stream into the local defaults
 // would give it dotencode and fncache.
 func TestCloneLocalFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hgs := testenv.Mercurials(t)
 	layout := func(repo string) string {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestClone(t *testing.T) {
+	t.Parallel()
 	testenv.HgPath(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)

@@ -102,6 +102,7 @@ func sameAsHg(t *testing.T, hg testenv.Mercurial, dir string, args ...string) {
 // hash check, print the forged text and call the repository clean. Every
 // command must print what each hg prints.
 func TestForgedFlagsOnDisk(t *testing.T) {
+	t.Parallel()
 	hgs := testenv.Mercurials(t)
 	src := flagRepo(t, t.TempDir())
 	cases := []struct {
@@ -185,6 +186,7 @@ func forgeBundleDelta(t *testing.T, bundle []byte, node, p1 revlog.Node, flags u
 // unchecked, forging the file's history under its real node. hgfs must
 // print what each hg prints and leave the repository as it was.
 func TestUnbundleForgedFlags(t *testing.T) {
+	t.Parallel()
 	hgs := testenv.Mercurials(t)
 	dir := t.TempDir()
 	src := flagRepo(t, dir)

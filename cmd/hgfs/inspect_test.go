@@ -109,6 +109,7 @@ func TestGoldenSmall(t *testing.T) {
 }
 
 func TestGoldenFormats(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: generates every repository kind")
 	}

@@ -67,6 +67,7 @@ func nodemapState(t *testing.T, hg testenv.Mercurial, r string) string {
 // trie on disk, one data file per revlog. A failed unbundle leaves them
 // as they were.
 func TestPersistentNodemap(t *testing.T) {
+	t.Parallel()
 	corpus := testenv.Corpus(t, testenv.CorpusHistory)
 	// The sources, made once with hg 6.3: the first 1,200 changesets (a
 	// changelog of some 200 KB, past the 128 KiB an inline revlog may

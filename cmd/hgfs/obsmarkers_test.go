@@ -61,6 +61,7 @@ func obsState(t *testing.T, hg testenv.Mercurial, r string) string {
 // aborts, an advisory one is ignored), twice (nothing new), rolled back
 // by hg rollback, and pulled from hg serve with and without changesets.
 func TestObsmarkers(t *testing.T) {
+	t.Parallel()
 	for _, hg := range testenv.Mercurials(t) {
 		t.Run(hg.Name, func(t *testing.T) {
 			dir := t.TempDir()

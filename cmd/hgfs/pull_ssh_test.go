@@ -16,6 +16,7 @@ import (
 // peer is busy with a stream response"). Output and result must be hg's
 // doing the same.
 func TestChangegroupOverSSH(t *testing.T) {
+	t.Parallel()
 	hgs := testenv.Mercurials(t)
 	dir := t.TempDir()
 	books := cloneFixture(t, dir)

@@ -12,6 +12,7 @@ import (
 // repositories that have part of the history, and compares with hg pull
 // doing the same: output, changesets, phases, bookmarks, hg verify.
 func TestPull(t *testing.T) {
+	t.Parallel()
 	testenv.HgPath(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir) // non-publishing, bookmarks, a draft
@@ -63,6 +64,7 @@ func TestPull(t *testing.T) {
 // TestCloneChangegroup clones without --stream, as hg does by default:
 // from hg serve and from a changegroup bundle file.
 func TestCloneChangegroup(t *testing.T) {
+	t.Parallel()
 	testenv.HgPath(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)

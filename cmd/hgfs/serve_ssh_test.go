@@ -29,6 +29,7 @@ func normalizeTimes(s string) string {
 // output and result: --stream (bundle2 and legacy stream_out), a pull
 // after the clone, and a plain clone and pull (changegroups).
 func TestServeStdioHg(t *testing.T) {
+	t.Parallel()
 	hgfs := testenv.Hgfs(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)
@@ -108,6 +109,7 @@ func TestServeStdioHg(t *testing.T) {
 // TestServeStdioHgfs clones and pulls with hgfs over ssh from hgfs serve
 // --stdio, as from hg serve --stdio.
 func TestServeStdioHgfs(t *testing.T) {
+	t.Parallel()
 	hgfs := testenv.Hgfs(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestServeClone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)
 	logFile := filepath.Join(dir, "access.log")
@@ -75,6 +76,7 @@ func TestServeErrors(t *testing.T) {
 }
 
 func TestBundleCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)
 	// Stream bundles carry no bookmarks (hg's neither).

@@ -19,6 +19,7 @@ import (
 // browser shows the listing and a repository's page, an unknown name is
 // a 404.
 func TestServeWebConf(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	one := cloneFixture(t, dir)
 	testenv.Hg(t, one, "bookmark", "-r", "0", "<script>alert(1)</script>")

@@ -108,6 +108,7 @@ func cloneGroups(gs []cgGroup) []cgGroup {
 // abort with a message naming the problem, roll back, and leave the
 // repository byte for byte as it was (and hg verify happy).
 func TestUnbundleBadChangegroups(t *testing.T) {
+	t.Parallel()
 	testenv.HgPath(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)

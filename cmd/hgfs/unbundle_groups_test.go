@@ -163,6 +163,7 @@ with open(sys.argv[2], 'wb') as f:
 // what hg 6.3 and hg 7 make of the same bundle: same output, hg verify
 // clean (by both), hg log --debug equal.
 func TestUnbundleFileInSeveralGroups(t *testing.T) {
+	t.Parallel()
 	hgs := testenv.Mercurials(t)
 	dir := t.TempDir()
 	src := fileTwiceFixture(t, dir)

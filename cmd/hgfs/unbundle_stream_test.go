@@ -24,6 +24,7 @@ var streamTimingLine = regexp.MustCompile(`(?m)^(transferred|stream-cloned) .* s
 // packed1 bundle is refused by both, and a truncated stream bundle leaves
 // the empty repository as it was (hgfs rolls it back).
 func TestUnbundleStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)
 	formats := map[string][]string{
