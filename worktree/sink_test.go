@@ -172,4 +172,3 @@ func copyOut(t *testing.T, f *fsnode.FS, dir string) {
 		t.Fatal(err)
 	}
 }
-
