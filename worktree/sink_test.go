@@ -13,6 +13,8 @@ import (
 
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/store"
+	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/testenv"
 	"github.com/hgfs/hgfs/worktree"
 )
@@ -27,16 +29,16 @@ import (
 func TestCheckoutSink(t *testing.T) {
 	t.Parallel()
 	spec := testenv.Rich
-	spec.Empty = true
+	// No markers: hg makes no stream bundle of a repository with them.
+	spec.Empty, spec.Obsolete = true, false
 	src := testenv.Generate(t, spec)
 	hgs := testenv.Mercurials(t)
 	for _, v2 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "v1", true: "v2"}[v2], func(t *testing.T) {
 			t.Parallel()
 			base := t.TempDir()
-			clone, theirs := filepath.Join(base, "clone"), filepath.Join(base, "hg")
+			theirs := filepath.Join(base, "hg")
 			cl := append([]string{"clone", "-q", "-U", "--config", "format.use-dirstate-v2=" + strconv.FormatBool(v2)}, v2Allow...)
-			hgs[0].Run(t, "", append(cl, src, clone)...)
 			hgs[0].Run(t, "", append(cl, src, theirs)...)
 			hgs[0].Run(t, theirs, append([]string{"update", "-q", "tip"}, v2Allow...)...)
 
@@ -45,8 +47,8 @@ func TestCheckoutSink(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
+			streamIn(t, hgs[0], f.Sink(), src, v2)
 			sink := f.Sink()
-			copyIn(t, sink, clone)
 			hg, err := fs.Sub(f.FS(), ".hg")
 			if err != nil {
 				t.Fatal(err)
@@ -69,6 +71,9 @@ func TestCheckoutSink(t *testing.T) {
 			}
 			out := filepath.Join(base, "out")
 			copyOut(t, f, out)
+			if m, _ := filepath.Glob(filepath.Join(out, ".hg", "dirstate.*")); v2 != (len(m) == 1) {
+				t.Errorf("dirstate-v2 data files: %v", m)
+			}
 			if g, w := Tree(t, out), Tree(t, theirs); g != w {
 				t.Fatalf("working copy differs from hg's:\n%s", testenv.Diff("hg", w, "hgfs", g))
 			}
@@ -109,28 +114,23 @@ func TestCheckoutSink(t *testing.T) {
 	}
 }
 
-// copyIn writes the repository at root (its .hg) into sink.
-func copyIn(t *testing.T, sink *fsnode.Sink, root string) {
+// streamIn applies the stream bundle of src that hg makes into sink, as
+// clone --mount does, with the working-directory requirement of
+// dirstate-v2 if v2.
+func streamIn(t *testing.T, hg testenv.Mercurial, sink *fsnode.Sink, src string, v2 bool) {
 	t.Helper()
-	err := filepath.WalkDir(filepath.Join(root, ".hg"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		w, err := sink.Create(filepath.ToSlash(rel), int64(len(data)))
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(data); err != nil {
-			return err
-		}
-		return w.Close()
-	})
+	bundle := filepath.Join(t.TempDir(), "stream.hg")
+	hg.Run(t, "", "-R", src, "--config", "server.uncompressedallowsecret=true", "bundle", "-q", "-a", "-t", "none-v2;stream=v2", bundle)
+	f, err := os.Open(bundle)
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reqs := store.DefaultRequirements()
+	if v2 {
+		reqs = reqs.Union(store.NewRequirements(store.ReqDirstateV2))
+	}
+	if _, err := streamclone.ApplyBundle(context.Background(), f, sink, streamclone.Options{DefaultRequirements: reqs.List()}); err != nil {
 		t.Fatal(err)
 	}
 }
