@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
@@ -180,12 +179,7 @@ func TestCloneMountCheckoutUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(info.Pid, syscall.SIGKILL)
-	for !mount.ProcessExited(info.Pid) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if out, err := exec.Command("fusermount3", "-u", "-z", mp).CombinedOutput(); err != nil {
-		t.Fatalf("fusermount3 -u -z: %v\n%s", err, out)
-	}
+	removeDeadMount(t, info.Pid, mp)
 	fsckClean(t, cache)
 	mp = testenv.MountCache(t, cache)
 	sameCheckout(t, hgs, mp, ref)
