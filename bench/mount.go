@@ -44,6 +44,11 @@ import (
 //     child's.
 //   - real `hg clone --stream` (with its checkout) into the mount against
 //     into a native directory. Goal 1.5x.
+//   - `hgfs clone --mount URL MNT` with its checkout (written into the
+//     cache through the clone's sink) against `hg clone --stream URL DIR`
+//     into a native directory, both from one hg serve.
+//
+// The store-only cases clone with -U: their peers have no working copy.
 //
 // Native "first reads" come from the page cache: dropping it would disturb
 // everything else running on the machine. The fresh mount's reads come
@@ -158,7 +163,7 @@ func registerMountCases() {
 		if err := freshCache(env, st); err != nil {
 			return failCmd(err)
 		}
-		return guarded(env, hgfsCmd(env, "clone", "-q", "--stream", "--mount", "--cache", st.cache, st.srv.url, st.mnt), st.mnt)
+		return guarded(env, hgfsCmd(env, "clone", "-q", "-U", "--stream", "--mount", "--cache", st.cache, st.srv.url, st.mnt), st.mnt)
 	}
 	{
 		st := &mountState{}
@@ -190,7 +195,7 @@ func registerMountCases() {
 				if err := freshCache(env, st); err != nil {
 					return failCmd(err)
 				}
-				return guarded(env, hgfsCmd(env, "clone", "-q", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt)
+				return guarded(env, hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt)
 			},
 			Peer:  tarPeer(st),
 			Check: peerCheck(st)})
@@ -224,7 +229,7 @@ func registerMountCases() {
 			if err := os.MkdirAll(st.mnt, 0o755); err != nil {
 				return nil, err
 			}
-			if err := runQuiet(hgfsCmd(env, "clone", "-q", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), env); err != nil {
+			if err := runQuiet(hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), env); err != nil {
 				return nil, err
 			}
 			if err := unmountHgfs(env, st.mnt); err != nil {
@@ -323,6 +328,36 @@ func registerMountCases() {
 				return hgCmd(env, "clone", "-q", "--stream", st.srv.url, filepath.Join(st.native, "x"))
 			},
 			Check: st.check(func(_, _ []byte) error { return sameRevlogs(filepath.Join(st.native, "x"), st.in.repo) })})
+	}
+
+	// hgfs clone --mount with its checkout against hg clone into a
+	// native directory: the checked-out files are compared (names,
+	// sizes, kinds, exec bits) on the first run, before the unmount.
+	{
+		st := &mountState{}
+		register(&Case{Name: "clone --mount with checkout vs hg clone --stream native", Setup: setup(st, true),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				if err := freshCache(env, st); err != nil {
+					return failCmd(err)
+				}
+				return guarded(env, hgfsCmd(env, "clone", "-q", "--mount", "--cache", st.cache, st.srv.url, st.mnt), st.mnt)
+			},
+			Peer: func(env *Env, d any) *exec.Cmd {
+				if st.run == 0 {
+					ref := filepath.Join(st.work, "ref")
+					if err := runQuiet(hgCmd(env, "clone", "-q", "--stream", st.srv.url, ref), env); err != nil {
+						return failCmd(err)
+					}
+					if err := sameWorkingFiles(st.mnt, ref); err != nil {
+						return failCmd(fmt.Errorf("after the hgfs run: %w", err))
+					}
+				}
+				if err := endHgfsRun(env, st, st.mnt, false); err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "clone", "-q", "--stream", st.srv.url, st.native)
+			},
+			Check: peerCheck(st)})
 	}
 }
 

@@ -243,34 +243,55 @@ func readOptional(path string) ([]byte, error) {
 	return data, err
 }
 
-// Write replaces the dirstate of the repository whose .hg directory is
-// hgDir, in v2 if v2. The caller holds the wlock.
-func Write(hgDir string, d *Dirstate, v2 bool) error {
+// File is one file of an encoded dirstate, named relative to .hg.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Encode returns the files that hold d: v1's "dirstate"; or, in v2 if
+// v2, a new data file ("dirstate.<random id>") then the docket
+// ("dirstate") naming it, in the order they are to be written.
+func Encode(d *Dirstate, v2 bool) ([]File, error) {
 	if !v2 {
 		data, err := d.AppendV1(nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return writeAtomic(hgDir, "dirstate", data)
+		return []File{{"dirstate", data}}, nil
 	}
-	old, _ := readOptional(filepath.Join(hgDir, "dirstate"))
 	tree, meta, err := d.EncodeV2()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var id [4]byte
 	if _, err := rand.Read(id[:]); err != nil {
-		return err
+		return nil, err
 	}
 	dk := &Docket{Parents: d.Parents, Meta: meta, DataSize: uint32(len(tree)), ID: hex.EncodeToString(id[:])}
-	if err := writeAtomic(hgDir, dk.DataFile(), tree); err != nil {
+	return []File{{dk.DataFile(), tree}, {"dirstate", dk.Encode()}}, nil
+}
+
+// Write replaces the dirstate of the repository whose .hg directory is
+// hgDir, in v2 if v2. The caller holds the wlock.
+func Write(hgDir string, d *Dirstate, v2 bool) error {
+	files, err := Encode(d, v2)
+	if err != nil {
 		return err
 	}
-	if err := writeAtomic(hgDir, "dirstate", dk.Encode()); err != nil {
-		os.Remove(filepath.Join(hgDir, dk.DataFile()))
+	if !v2 {
+		return writeAtomic(hgDir, "dirstate", files[0].Data)
+	}
+	old, _ := readOptional(filepath.Join(hgDir, "dirstate"))
+	data, docket := files[0], files[1]
+	if err := writeAtomic(hgDir, data.Name, data.Data); err != nil {
 		return err
 	}
-	if odk, err := ParseDocket(old); err == nil && odk.ID != "" && odk.ID != dk.ID {
+	if err := writeAtomic(hgDir, docket.Name, docket.Data); err != nil {
+		os.Remove(filepath.Join(hgDir, data.Name))
+		return err
+	}
+	if odk, err := ParseDocket(old); err == nil && odk.ID != "" && odk.DataFile() != data.Name {
 		os.Remove(filepath.Join(hgDir, odk.DataFile()))
 	}
 	return nil
@@ -333,8 +354,11 @@ func IsSymlink(mode uint32) bool { return mode&modeType == ModeSymlink }
 // WriteBranch writes .hg/branch (the working directory's branch name and
 // a newline, as dirstate.setbranch does).
 func WriteBranch(hgDir, branch string) error {
-	return writeAtomic(hgDir, "branch", []byte(branch+"\n"))
+	return writeAtomic(hgDir, "branch", BranchFile(branch))
 }
+
+// BranchFile is the content of .hg/branch naming branch.
+func BranchFile(branch string) []byte { return []byte(branch + "\n") }
 
 // String renders an entry as `hg debugstate --no-dates` prints it
 // (without the umask hg takes off the mode).

@@ -79,7 +79,7 @@ func (s *Sink) Create(name string, size int64) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
-	w := &sinkFile{s: s, name: name, parent: parent, base: base, size: size}
+	w := &sinkFile{s: s, name: name, parent: parent, base: base, size: size, perm: 0o644}
 	if size <= int64(s.f.opt.InlineMax) {
 		w.buf = make([]byte, 0, size)
 	} else {
@@ -139,6 +139,8 @@ type sinkFile struct {
 	df      *dataFile // else: the reservation
 	off     int64
 	closed  bool
+	perm    uint32 // permission bits
+	mtime   int64  // Unix nanoseconds; 0: when Close links it
 	// sums: the CRC32C of each complete run (maxRunLen bytes of the file
 	// from offset 0); crc: that of the run being written.
 	sums []uint32
@@ -221,8 +223,11 @@ func (w *sinkFile) Close() error {
 		f.dirRemove(dir, w.base)
 		f.changeLinks(old, -1, false)
 	}
-	in := f.newInode(syscall.S_IFREG|0o644, f.uid, f.gid, 0)
+	in := f.newInode(syscall.S_IFREG|w.perm, f.uid, f.gid, 0)
 	in.mu.Lock()
+	if w.mtime != 0 {
+		in.d.Mtime = w.mtime
+	}
 	if w.df == nil {
 		in.inline = w.buf
 	} else {

@@ -168,7 +168,10 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		if had && o.Node == e.Node && o.Flags == e.Flags && tracked && !dirtySet[e.Path] {
 			continue
 		}
-		gets = append(gets, item{e: e, exists: had || tracked || dirtySet[e.Path]})
+		// Only the flags changed: hg's "update permissions" (ACTION_EXEC),
+		// recorded possibly dirty.
+		flagsOnly := had && o.Node == e.Node && tracked && !dirtySet[e.Path]
+		gets = append(gets, item{e: e, exists: had || tracked || dirtySet[e.Path], flagsOnly: flagsOnly})
 	}
 	var removes []string
 	for _, e := range from {
@@ -228,8 +231,12 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	wi := 0
 	for _, e := range to {
 		if wi < len(gets) && gets[wi].e.Path == e.Path {
-			w := written[wi]
+			w, flagsOnly := written[wi], gets[wi].flagsOnly
 			wi++
+			if flagsOnly {
+				nd.Entries = append(nd.Entries, dirstate.Entry{Path: e.Path, WCTracked: true, P1Tracked: true})
+				continue
+			}
 			var mt *dirstate.Timestamp
 			if !dirstate.Ambiguous(w.mtime, now) {
 				mt = &w.mtime
@@ -309,8 +316,9 @@ var fsSymlinks, fsExec = runtime.GOOS != "windows", runtime.GOOS != "windows"
 
 // item is a file to write.
 type item struct {
-	e      revlog.ManifestEntry
-	exists bool // something may be at its path already
+	e         revlog.ManifestEntry
+	exists    bool // something may be at its path already
+	flagsOnly bool // a clean file whose flags alone change
 }
 
 // written is what lstat said of a file just written.

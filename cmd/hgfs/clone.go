@@ -69,7 +69,8 @@ func init() {
     The clone then checks out a working copy, as hg does: the revision
     -u/--updaterev names, else the "@" bookmark, else the tip of branch
     default (see hgfs help update); -U/--noupdate leaves it empty. A clone
-    into a mount has no working copy yet (as with -U). -r/--rev clones
+    into a mount checks out too, its files written straight into the
+    cache before it is mounted. -r/--rev clones
     only the given changesets and their ancestors (from an http(s):// or
     ssh:// source, by changegroup: not with --stream) and checks out the
     first.
@@ -147,9 +148,6 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 		}
 	}
 	if c.opts.Bool("mount") {
-		if c.opts.String("updaterev") != "" {
-			return abortf("cannot check out a working copy into a mount yet").withHint("clone with --mount without -u, or without --mount")
-		}
 		if err := cl.checkDest(); err != nil {
 			return err
 		}
@@ -166,7 +164,16 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 		err = cl.fromBundle(localPath)
 	}
 	if cl.mount != nil {
-		return cl.finishMount(err)
+		// The working copy goes into the cache too, before it is
+		// finished and mounted (clone_mount.go).
+		var refused error
+		if err == nil {
+			refused, err = cl.mountCheckout()
+		}
+		if err := cl.finishMount(err); err != nil {
+			return err
+		}
+		return refused
 	}
 	if err != nil {
 		return err
@@ -305,6 +312,10 @@ func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamcl
 	}
 	bar := newProgress(cl.c.ui, "clone")
 	sink := &cloneSink{Sink: inner, ui: cl.c.ui, announce: announce, bar: bar, extra: extra}
+	if cl.mount != nil {
+		// Finished after the checkout (mountCheckout).
+		sink.deferFinish = true
+	}
 	sink.extra[".hg/hgrc"] = fmt.Sprintf(clonedHgrc, cl.defaultURL)
 	opt := streamclone.Options{
 		Progress: bar.update,
@@ -360,6 +371,9 @@ type cloneSink struct {
 	bar      *progressBar
 	extra    map[string]string // sink name -> content
 	start    time.Time
+	// deferFinish leaves the inner sink unfinished: the caller writes
+	// more into it (a mount's working copy), then finishes it.
+	deferFinish bool
 }
 
 var _ streamclone.Expecter = (*cloneSink)(nil)
@@ -396,6 +410,9 @@ func (s *cloneSink) Finish() error {
 		if err := w.Close(); err != nil {
 			return err
 		}
+	}
+	if s.deferFinish {
+		return nil
 	}
 	return s.Sink.Finish()
 }

@@ -2,23 +2,31 @@ package main
 
 // hgfs clone --mount: the stream goes straight into a new cache through
 // fsnode's sink (not through FUSE: no kernel round trip, no OS file per
-// repository file), then the cache is mounted at DEST like "hgfs mount".
+// repository file), then the working copy through the same sink
+// (worktree.CheckoutSink), then the cache is mounted at DEST like "hgfs
+// mount".
 //
 // While the clone runs nothing is mounted, so nobody can see a partial
 // repository; a failed or interrupted clone removes the cache it created
-// and leaves DEST as it was.
+// and leaves DEST as it was. The store and the working copy are one
+// ingest: the cache is marked unfinished until both are durable, so a
+// clone killed during its checkout leaves a cache that mount refuses,
+// never one whose dirstate claims files that are not there.
 
 import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/streamclone"
+	"github.com/hgfs/hgfs/worktree"
 )
 
 // mountCloneOptions are the clone options that only mean something with
@@ -57,7 +65,8 @@ type mountTarget struct {
 	// it ("" if none), which a failed clone removes again.
 	mountDir, createdTop string
 	fsys                 *fsnode.FS
-	daemon               *daemon // started early, gated (see prepareMount)
+	sink                 *fsnode.Sink // the clone's, finished by mountCheckout
+	daemon               *daemon      // started early, gated (see prepareMount)
 }
 
 // prepareMount creates the cache and the mountpoint directory.
@@ -187,7 +196,8 @@ func (cl *cloner) finishMount(failed error) error {
 // destination directory with its background closer.
 func (cl *cloner) newSink() (streamclone.Sink, error) {
 	if cl.mount != nil {
-		return cl.mount.fsys.NewSink(cl.ctx), nil
+		cl.mount.sink = cl.mount.fsys.NewSink(cl.ctx)
+		return cl.mount.sink, nil
 	}
 	dopt, err := dirOptions(cl.c.ui.cfg)
 	if err != nil {
@@ -210,4 +220,70 @@ func unfinishedClone(dir string, err error) error {
 		return nil
 	}
 	return abortf("the cache at %s holds an unfinished clone (interrupted); remove it and clone again", dir)
+}
+
+// mountCheckout checks the new clone out into its cache, through the
+// sink the stream filled, as cloneCheckout does into a directory
+// (unless -U), then finishes the sink: store and working copy become
+// durable in one sync. A manifest hgfs cannot check out (refused) leaves
+// the clone complete without a working copy: it is still mounted, and
+// the refusal reported after.
+func (cl *cloner) mountCheckout() (refused, err error) {
+	c, t := cl.c, cl.mount
+	if !c.opts.Bool("noupdate") {
+		if refused, err = cl.checkoutSink(); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.sink.Finish(); err != nil {
+		return nil, abortf("finishing clone: %v", err)
+	}
+	return refused, nil
+}
+
+// checkoutSink is mountCheckout's checkout.
+func (cl *cloner) checkoutSink() (refused, err error) {
+	c, t := cl.c, cl.mount
+	hg, err := fs.Sub(t.fsys.FS(), ".hg")
+	if err != nil {
+		return nil, abortf("%v", err)
+	}
+	r, err := repo.OpenFS(hg)
+	if err != nil {
+		return nil, abortf("%v", err)
+	}
+	defer r.Close()
+	rev, book, status, err := cloneTarget(r, cl.checkoutRev())
+	if err != nil {
+		return nil, err
+	}
+	c.ui.status("%s", status)
+	bar := newProgress(c.ui, "updating")
+	opt, err := checkoutOptions(c, bar)
+	if err != nil {
+		return nil, err
+	}
+	res, err := worktree.CheckoutSink(cl.ctx, r, rev, t.sink, opt)
+	bar.done()
+	var ue *worktree.UnsupportedError
+	if errors.As(err, &ue) {
+		return abortf("%s", ue.Error()).withHint("the clone is complete, without a working copy: run 'hg update' in %s", cl.dest).wrap(err), nil
+	}
+	if err != nil {
+		return nil, checkoutError(cl.ctx, c, err, opt)
+	}
+	c.ui.status("%d files updated, 0 files merged, %d files removed, 0 files unresolved\n", res.Updated, res.Removed)
+	if book != "" {
+		w, err := t.sink.Create(".hg/bookmarks.current", int64(len(book)))
+		if err == nil {
+			_, err = w.Write([]byte(book))
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return nil, abortf("%v", err)
+		}
+	}
+	return nil, nil
 }

@@ -206,6 +206,18 @@ func waitMounted(t *testing.T, mp string, exited <-chan error) {
 	t.Fatalf("%s was not mounted within 30s", mp)
 }
 
+// removeDeadMount waits for the killed mount daemon pid to exit, then
+// removes its dead mount at mp lazily.
+func removeDeadMount(t *testing.T, pid int, mp string) {
+	t.Helper()
+	for !mount.ProcessExited(pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out, err := exec.Command("fusermount3", "-u", "-z", mp).CombinedOutput(); err != nil {
+		t.Fatalf("fusermount3 -u -z: %v\n%s", err, out)
+	}
+}
+
 // TestMountCrash kills the daemon with SIGKILL while a writer runs: the
 // dead mount is removed lazily, fsck finds the cache clean, everything
 // fsynced before the crash is there, and no file is torn.
@@ -242,12 +254,7 @@ func TestMountCrash(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the writer get going
 	syscall.Kill(info.Pid, syscall.SIGKILL)
 	writer.Wait()
-	for !mount.ProcessExited(info.Pid) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if out, err := exec.Command("fusermount3", "-u", "-z", mp).CombinedOutput(); err != nil {
-		t.Fatalf("fusermount3 -u -z: %v\n%s", err, out)
-	}
+	removeDeadMount(t, info.Pid, mp)
 	fsckClean(t, cache)
 
 	mp = testenv.MountCache(t, cache)

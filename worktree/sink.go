@@ -1,0 +1,200 @@
+package worktree
+
+// A checkout into a sink: the working copy of a new mounted clone goes
+// straight into the hgfs cache that the stream filled (fsnode.Sink),
+// never through FUSE, with the attributes the mount will report, and
+// the dirstate recording them.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"sync/atomic"
+	"time"
+
+	"github.com/hgfs/hgfs/dirstate"
+	"github.com/hgfs/hgfs/internal/batchpool"
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/revlog"
+)
+
+// Sink is where CheckoutSink writes: files by slash-separated name
+// relative to the working copy's root (".hg/..." for the repository's
+// own), missing parent directories made by the sink, an existing file of
+// the name replaced. fsnode.Sink is one. Calls come from several
+// goroutines at once.
+type Sink interface {
+	// CreateAttr starts a file of size bytes with permission bits perm
+	// and modification time mtime; Close makes it visible.
+	CreateAttr(name string, size int64, perm uint32, mtime time.Time) (io.WriteCloser, error)
+	// Symlink makes name a symbolic link to target, modified at mtime.
+	Symlink(name, target string, mtime time.Time) error
+}
+
+// CheckoutSink checks out changeset rev of r, a repository without a
+// working copy (a new clone's, whose store the sink holds), into dst:
+// the files of its manifest with hg's flags, then .hg/branch, the
+// dirstate (v1, or v2 when r requires it) and the .hg/wcache entries,
+// as Update writes them into a directory. Nobody else sees the sink
+// until it is finished, so no wlock is taken and no updatestate written:
+// the caller finishes the sink, or discards it, as one.
+//
+// Every file gets the same modification time: the start of the second
+// before the checkout began. The dirstate then records each file's
+// mtime (hg's rule, merge.update's: only an mtime strictly before the
+// second the dirstate is written is recorded), so that hg status
+// through the mount compares attributes and reads no file back. Files
+// written in the second the dirstate is written would all be recorded
+// without one, and the first hg status would read every file.
+func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Options) (*Result, error) {
+	start := time.Now()
+	mtime := time.Unix(start.Unix()-1, 0)
+	cs, err := r.Changeset(rev)
+	if err != nil {
+		return nil, err
+	}
+	var to []revlog.ManifestEntry
+	if rev != revlog.NullRev {
+		if to, err = r.ReadManifest(cs.Manifest); err != nil {
+			return nil, err
+		}
+	}
+	if err := Check(to); err != nil {
+		return nil, err
+	}
+	written, err := writeSink(ctx, r, to, dst, mtime, opt)
+	if err != nil {
+		return nil, err
+	}
+	// The cache stamps what it creates with the system clock: "now" for
+	// the sink is that clock now, as dirstate.Now is for a directory.
+	now := dirstate.TimestampOf(time.Now().UnixNano())
+	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
+	nd.Parents[0] = r.Node(rev)
+	for i, e := range to {
+		w := written[i]
+		var mt *dirstate.Timestamp
+		if !dirstate.Ambiguous(w.mtime, now) {
+			mt = &w.mtime
+		}
+		nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
+	}
+	files, err := dirstate.Encode(nd, r.Store.Requirements.Has("dirstate-v2"))
+	if err != nil {
+		return nil, err
+	}
+	umask := getUmask()
+	files = append([]dirstate.File{{Name: "branch", Data: dirstate.BranchFile(cs.Branch())}}, files...)
+	for _, f := range files {
+		if err := sinkWrite(dst, ".hg/"+f.Name, f.Data, 0o666&^umask, time.Time{}); err != nil {
+			return nil, err
+		}
+	}
+	if err := wcacheSink(dst, umask); err != nil {
+		return nil, err
+	}
+	return &Result{Updated: len(to), Branch: cs.Branch()}, nil
+}
+
+// writeSink has the writers reconstruct every file of m and write it
+// into dst with modification time mtime; results are by index of m.
+func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst Sink, mtime time.Time, opt Options) ([]written, error) {
+	out := make([]written, len(m))
+	if len(m) == 0 {
+		return out, nil
+	}
+	if opt.Total != nil {
+		opt.Total(len(m))
+	}
+	umask := getUmask()
+	stamp := dirstate.TimestampOf(mtime.UnixNano())
+	n := opt.Writers
+	if n <= 0 {
+		n = 4
+	}
+	var files, nbytes atomic.Int64
+	pool := batchpool.New(n, 2*n, 16, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := m[i]
+		fl, err := openFilelog(r, e.Path)
+		if err != nil {
+			return err
+		}
+		data, err := repo.FileContent(fl, e)
+		fl.Close()
+		if err != nil {
+			return err
+		}
+		w := written{size: int64(len(data)), mtime: stamp}
+		if e.Flags == "l" && fsSymlinks {
+			if err := dst.Symlink(e.Path, string(data), mtime); err != nil {
+				return err
+			}
+			w.mode = dirstate.ModeSymlink | 0o777
+		} else {
+			perm := filePerm(e.Flags, umask)
+			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
+				return err
+			}
+			w.mode = dirstate.ModeRegular | perm
+		}
+		out[i] = w
+		f, b := files.Add(1), nbytes.Add(w.size)
+		if opt.Progress != nil {
+			opt.Progress(int(f), b)
+		}
+		return nil
+	})
+	for i := range m {
+		if ctx.Err() != nil || pool.Failed() != nil {
+			break
+		}
+		pool.Add(i)
+	}
+	err := pool.Close()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return out, err
+}
+
+// filePerm is the permission bits hg gives a new file of manifest
+// flags: 0666 less the umask, and with "x" the exec bits where the read
+// bits are, less the umask (util.setflags).
+func filePerm(flags string, umask uint32) uint32 {
+	perm := 0o666 &^ umask
+	if flags == "x" && fsExec {
+		perm |= (perm & 0o444) >> 2 &^ umask
+	}
+	return perm
+}
+
+// sinkWrite writes one whole file into dst.
+func sinkWrite(dst Sink, name string, data []byte, perm uint32, mtime time.Time) error {
+	w, err := dst.CreateAttr(name, int64(len(data)), perm, mtime)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return w.Close()
+}
+
+// wcacheSink writes the .hg/wcache entries writeWCache leaves in a
+// directory: checkisexec with exec bits, the checklink symlink and its
+// target.
+func wcacheSink(dst Sink, umask uint32) error {
+	dir := ".hg/wcache"
+	if err := sinkWrite(dst, path.Join(dir, "checkisexec"), nil, 0o711, time.Time{}); err != nil {
+		return err
+	}
+	if err := sinkWrite(dst, path.Join(dir, "checklink-target"), nil, 0o666&^umask, time.Time{}); err != nil {
+		return err
+	}
+	return dst.Symlink(path.Join(dir, "checklink"), "checklink-target", time.Time{})
+}
