@@ -215,6 +215,9 @@ func Hgfs(t testing.TB) string {
 	if p := os.Getenv("HGFS_BIN"); p != "" {
 		return p
 	}
+	if Wine() {
+		Missing(t, "HGFS_BIN does not name hgfs.exe (make test-windows builds it)")
+	}
 	hgfsOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hgfs-bin-")
 		if err != nil {
