@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hgfs/hgfs/hgfmt"
+	"github.com/hgfs/hgfs/store"
 )
 
 // Windows' file name rules, as hg applies them to the working directory
@@ -41,7 +44,7 @@ func WindowsNameProblem(p string) string {
 				return fmt.Sprintf("filename contains '%c', which is reserved on Windows", c)
 			}
 			if c <= 31 {
-				return fmt.Sprintf("filename contains '%s', which is invalid on Windows", escapeBytes(string(c), '\''))
+				return fmt.Sprintf("filename contains '%s', which is invalid on Windows", hgfmt.StringEscape(string(c)))
 			}
 		}
 		base, _, _ := strings.Cut(n, ".")
@@ -55,45 +58,11 @@ func WindowsNameProblem(p string) string {
 	return ""
 }
 
-// escapeBytes escapes s as Python's bytes repr does inside quotes q:
-// \\, q, \t, \n and \r escaped, other bytes outside printable ASCII as
-// \xNN. With q = '\” it is also stringutil.escapestr (escape_encode).
-func escapeBytes(s string, q byte) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\' || c == q:
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c < 32 || c >= 127:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// pyBytesRepr is Python's repr of bytes, as hg's "%r" shows a path.
-func pyBytesRepr(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	return "b" + string(q) + escapeBytes(s, q) + string(q)
-}
-
 // windowsNameError is hg's refusal, on Windows, to write the file p:
 // "filename contains 'aux', which is reserved on Windows: b'aux'".
 func windowsNameError(p string) error {
 	if msg := WindowsNameProblem(p); msg != "" {
-		return errors.New(msg + ": " + pyBytesRepr(p))
+		return errors.New(msg + ": b" + store.PyRepr(p))
 	}
 	return nil
 }
