@@ -12,10 +12,11 @@
 # copy of the sid tree scripts/hg7.sh makes, when there is one (3 s,
 # against about two minutes for debootstrap), and is a tree of its own so
 # that neither script's reinstall touches the other's. Installing wine64
-# into it takes about two minutes. A Wine prefix is made once
-# (ROOT/opt/hgfs-wineprefix, 1.2 GB: Wine 10 copies its DLLs into it, 27 s);
-# each run of the wrapper lays a fresh, empty overlay over it, so runs are
-# independent, start in about 2 s and leave nothing behind.
+# into it (2.1 GB) took 1 min 41 s on an idle machine here, 5 min on a
+# busy one. A Wine prefix is made once (ROOT/opt/hgfs-wineprefix, 1.2 GB:
+# Wine 10 copies its DLLs into it; 27 s); each run of the wrapper lays a
+# fresh, empty overlay over it, so runs are independent, start in 2 s
+# (idle) to 8 s (busy) and leave nothing behind.
 #
 # The wrapper runs as root. It enters private mount and PID namespaces
 # (unshare), mounts /proc and /dev into ROOT, binds into ROOT, at the same
@@ -61,53 +62,52 @@ in_root() {
 
 start=$(date +%s)
 if [ ! -e "$ROOT/.hgfs-wine-complete" ]; then
-rm -rf "$ROOT.partial"
-mkdir -p "$(dirname "$ROOT")"
-log=$ROOT.log
-: >"$log"
-if [ -x "$SID/hg7" ] && [ -e "$SID/etc/debian_version" ]; then
-	echo "wine.sh: copying the Debian sid tree $SID to $ROOT" >&2
-	cp -a "$SID" "$ROOT.partial"
-	rm -f "$ROOT.partial/hg7"
-else
-	if ! command -v debootstrap >/dev/null 2>&1; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+	rm -rf "$ROOT.partial"
+	mkdir -p "$(dirname "$ROOT")"
+	log=$ROOT.log
+	: >"$log"
+	if [ -x "$SID/hg7" ] && [ -e "$SID/etc/debian_version" ]; then
+		echo "wine.sh: copying the Debian sid tree $SID to $ROOT" >&2
+		cp -a "$SID" "$ROOT.partial"
+		rm -f "$ROOT.partial/hg7"
+	else
+		if ! command -v debootstrap >/dev/null 2>&1; then
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+		fi
+		echo "wine.sh: making a Debian sid tree in $ROOT (debootstrap, about two minutes)" >&2
+		if ! debootstrap --variant=minbase sid "$ROOT.partial" "$MIRROR" >>"$log" 2>&1; then
+			tail -20 "$log" >&2
+			echo "wine.sh: debootstrap failed (whole log: $log)" >&2
+			exit 1
+		fi
 	fi
-	echo "wine.sh: making a Debian sid tree in $ROOT (debootstrap, about two minutes)" >&2
-	if ! debootstrap --variant=minbase sid "$ROOT.partial" "$MIRROR" >>"$log" 2>&1; then
+	echo "wine.sh: installing wine64 from Debian sid (about two minutes)" >&2
+	# A sid snapshot's Release file may be past its Valid-Until date.
+	apt="apt-get -o Acquire::Check-Valid-Until=false"
+	if ! in_root "$ROOT.partial" $apt update -qq >>"$log" 2>&1 ||
+		! in_root "$ROOT.partial" env DEBIAN_FRONTEND=noninteractive \
+			$apt install -y -qq --no-install-recommends wine64 >>"$log" 2>&1; then
 		tail -20 "$log" >&2
-		echo "wine.sh: debootstrap failed (whole log: $log)" >&2
+		echo "wine.sh: installing wine64 failed (whole log: $log)" >&2
 		exit 1
 	fi
-fi
-echo "wine.sh: installing wine64 from Debian sid (about two minutes)" >&2
-# A sid snapshot's Release file may be past its Valid-Until date.
-apt="apt-get -o Acquire::Check-Valid-Until=false"
-if ! in_root "$ROOT.partial" $apt update -qq >>"$log" 2>&1 ||
-	! in_root "$ROOT.partial" env DEBIAN_FRONTEND=noninteractive \
-		$apt install -y -qq --no-install-recommends wine64 >>"$log" 2>&1; then
-	tail -20 "$log" >&2
-	echo "wine.sh: installing wine64 failed (whole log: $log)" >&2
-	exit 1
-fi
-in_root "$ROOT.partial" apt-get clean
-echo "wine.sh: making the Wine prefix" >&2
-mkdir -p "$ROOT.partial/run/hgfs-wine"
-if ! in_root "$ROOT.partial" env WINEPREFIX=$PREFIX WINEDEBUG=-all XDG_RUNTIME_DIR=/run/hgfs-wine \
-	sh -c 'wine64 wineboot -i && /usr/lib/x86_64-linux-gnu/wine/wineserver -w' >>"$log" 2>&1; then
-	tail -20 "$log" >&2
-	echo "wine.sh: wineboot failed (whole log: $log)" >&2
-	exit 1
-fi
-touch "$ROOT.partial/.hgfs-wine-complete"
-rm -rf "$ROOT"
-mv "$ROOT.partial" "$ROOT"
-echo "wine.sh: installed in $(($(date +%s) - start)) s" >&2
+	in_root "$ROOT.partial" apt-get clean
+	echo "wine.sh: making the Wine prefix" >&2
+	mkdir -p "$ROOT.partial/run/hgfs-wine"
+	if ! in_root "$ROOT.partial" env WINEPREFIX=$PREFIX WINEDEBUG=-all XDG_RUNTIME_DIR=/run/hgfs-wine \
+		sh -c 'wine64 wineboot -i && /usr/lib/x86_64-linux-gnu/wine/wineserver -w' >>"$log" 2>&1; then
+		tail -20 "$log" >&2
+		echo "wine.sh: wineboot failed (whole log: $log)" >&2
+		exit 1
+	fi
+	touch "$ROOT.partial/.hgfs-wine-complete"
+	rm -rf "$ROOT"
+	mv "$ROOT.partial" "$ROOT"
+	echo "wine.sh: installed in $(($(date +%s) - start)) s" >&2
 fi
 
 # The wrapper is written each time, so a changed script takes effect.
-
-cat >"$WRAPPER" <<'EOF'
+cat >"$WRAPPER.new" <<'EOF'
 #!/bin/sh
 # hgfs-wine PROGRAM [ARG...] — run a Windows program under Wine from
 # Debian sid (made by hgfs's scripts/wine.sh, which says how).
@@ -136,7 +136,7 @@ binds=$({
 	echo "${HGFS_WINE_BIND:-}" | tr : '\n' | while IFS= read -r d; do
 		[ -n "$d" ] && readlink -f "$d"
 	done
-} | awk 'NF && $0 != "/" { print length($0) "\t" $0 }' | sort -n -u | cut -f2-)
+} | awk 'NF && $0 != "/" && !seen[$0]++ { print length($0) "\t" $0 }' | sort -n | cut -f2-)
 export ROOT PREFIX tmp prog binds
 # Wine converts file names and arguments with the Unix locale's charset:
 # UTF-8, whatever the caller's (hg's tests run in LC_ALL=C).
@@ -171,8 +171,10 @@ done
 rm -rf "$tmp"
 exit $rc
 EOF
-sed -i "s|@ROOT@|'$ROOT'|; s|@PREFIX@|'$PREFIX'|" "$WRAPPER"
-chmod +x "$WRAPPER"
+sed -i "s|@ROOT@|'$ROOT'|; s|@PREFIX@|'$PREFIX'|" "$WRAPPER.new"
+chmod +x "$WRAPPER.new"
+# Renamed into place: a wrapper running meanwhile keeps reading the old one.
+mv "$WRAPPER.new" "$WRAPPER"
 if ! "$WRAPPER" --version >/dev/null; then
 	echo "wine.sh: $WRAPPER does not run" >&2
 	exit 1
