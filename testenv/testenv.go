@@ -39,12 +39,13 @@ func Wine() bool { return underWine() }
 
 // Missing skips the test because the machine lacks what (or fails it on CI).
 // Under Wine it skips even on CI: a Windows test binary cannot start the
-// Linux tools the test needs; scripts/wine-e2e.sh checks hgfs.exe against
-// them from the Linux side instead.
+// Linux programs the test needs (hg, python3, fusermount3) nor be root;
+// TestWineEndToEnd (cmd/hgfs) checks hgfs.exe against hg from the Linux
+// side instead.
 func Missing(t testing.TB, what string) {
 	t.Helper()
 	if Wine() {
-		t.Skipf("skipping under Wine: %s (a Windows test binary cannot start Linux programs)", what)
+		t.Skipf("skipping under Wine: %s", what)
 	}
 	if CI() {
 		t.Fatalf("%s is missing on CI (make deps installs it)", what)
