@@ -10,7 +10,7 @@ PKGS     := ./...
 FUZZTIME ?= 10s
 DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time chromium
 
-.PHONY: all deps build test test-short bench fuzz lint demo stress cross clean
+.PHONY: all deps build test test-short test-windows bench fuzz lint demo stress cross clean
 
 all: build
 
@@ -51,6 +51,12 @@ test: deps build
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 40m -count=1 $(PKGS)
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 ./mount/...
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 -run 'Cgofuse|Backend' ./cmd/hgfs/
+
+# test-windows runs the Windows build (GOOS=windows) under Wine, as root:
+# the tests of the packages that need no FUSE, and hgfs.exe end to end
+# against real hg (scripts/wine-test.sh; scripts/wine.sh installs Wine).
+test-windows:
+	GO=$(GO) ./scripts/wine-test.sh
 
 test-short: build
 	HGFS_BIN=$(HGFS) $(GO) test -short -count=1 $(PKGS)

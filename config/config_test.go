@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -105,6 +106,19 @@ func TestPaths(t *testing.T) {
 	}
 	if got := Paths(env(map[string]string{"HGRCPATH": ""})); len(got) != 0 {
 		t.Errorf("empty HGRCPATH read %q", got)
+	}
+	if runtime.GOOS == "windows" {
+		// mercurial/scmwindows.py userrcpath.
+		got = Paths(env(map[string]string{"HOME": `C:\h`, "USERPROFILE": `C:\Users\u`}))
+		want := []string{`C:\h\mercurial.ini`, `C:\h\.hgrc`, `C:\Users\u\mercurial.ini`, `C:\Users\u\.hgrc`}
+		if len(got) < 4 || !reflect.DeepEqual(got[len(got)-4:], want) {
+			t.Errorf("user files = %q, want %q at the end", got, want)
+		}
+		got = Paths(env(map[string]string{"USERPROFILE": `C:\Users\u`}))
+		if len(got) < 2 || !reflect.DeepEqual(got[len(got)-2:], want[2:]) {
+			t.Errorf("user files without HOME = %q, want %q at the end", got, want[2:])
+		}
+		return
 	}
 	got = Paths(env(map[string]string{"HOME": "/home/u"}))
 	if got[len(got)-2] != "/home/u/.hgrc" || got[len(got)-1] != "/home/u/.config/hg/hgrc" {

@@ -194,9 +194,9 @@ type Env func(key string) (string, bool)
 // Paths lists the hgrc files hg would read, in order (mercurial/rcutil.py
 // rccomponents, keep in sync): with HGRCPATH set, its entries (files, or
 // directories whose *.rc files are read in sorted order; set but empty
-// means none); otherwise /etc/mercurial/hgrc, /etc/mercurial/hgrc.d/*.rc,
-// ~/.hgrc and $XDG_CONFIG_HOME/hg/hgrc. The repository's .hg/hgrc comes
-// after these and is added by the caller once the repository is known.
+// means none); otherwise the platform's system files, then its user files
+// (systemPaths, userPaths). The repository's .hg/hgrc comes after these
+// and is added by the caller once the repository is known.
 func Paths(env Env) []string {
 	if v, ok := env("HGRCPATH"); ok {
 		var out []string
@@ -207,20 +207,7 @@ func Paths(env Env) []string {
 		}
 		return out
 	}
-	out := rcFiles("/etc/mercurial/hgrc")
-	out = append(out, rcFiles("/etc/mercurial/hgrc.d")...)
-	home, _ := env("HOME")
-	if home != "" {
-		out = append(out, filepath.Join(home, ".hgrc"))
-	}
-	xdg, ok := env("XDG_CONFIG_HOME")
-	if !ok || !filepath.IsAbs(xdg) {
-		if home == "" {
-			return out
-		}
-		xdg = filepath.Join(home, ".config")
-	}
-	return append(out, filepath.Join(xdg, "hg", "hgrc"))
+	return append(systemPaths(env), userPaths(env)...)
 }
 
 // rcFiles expands a directory to its *.rc files, sorted.

@@ -781,13 +781,15 @@ func (w *Writer) split() error {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
+	// The inline file is closed before it is replaced: Windows refuses
+	// to rename over an open file (w.file reopens it if the rename fails).
+	if w.ifile != nil {
+		w.ifile.Close()
+		w.ifile = nil
+	}
 	if err := os.Rename(tmp.Name(), ipath); err != nil {
 		os.Remove(tmp.Name())
 		return err
-	}
-	if w.ifile != nil {
-		w.ifile.Close() // the replaced file
-		w.ifile = nil
 	}
 	w.iDisk = int64(len(idx))
 	w.ibuf = w.ibuf[:0]

@@ -109,12 +109,12 @@ func (s *Store) BookmarksDisplayPath() string {
 // found malformed: "malformed line in .hg/bookmarks: 'line'\n", the line
 // as Python's repr shows bytes.
 func (s *Store) MalformedBookmarkWarning(line string) string {
-	return fmt.Sprintf("malformed line in %s: %s\n", s.BookmarksDisplayPath(), pyRepr(line))
+	return fmt.Sprintf("malformed line in %s: %s\n", s.BookmarksDisplayPath(), PyRepr(line))
 }
 
-// pyRepr is Python's repr of a bytes value without its b prefix (hg's
+// PyRepr is Python's repr of a bytes value without its b prefix (hg's
 // "%r" % pycompat.bytestr(line)).
-func pyRepr(s string) string {
+func PyRepr(s string) string {
 	q := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		q = '"'

@@ -1,8 +1,9 @@
 package store
 
 // The repository lock, as mercurial/lock.py takes it: .hg/store/lock (or
-// .hg/lock for a store-less repository, whose store is .hg) is a symlink,
-// created atomically, whose target names the holder:
+// .hg/lock for a store-less repository, whose store is .hg) is a symlink
+// (on Windows a file, see makeLock), created atomically, whose target
+// (content) names the holder:
 // "<hostname>[/<pid namespace inode, hex>]:<pid>". A lock whose holder is
 // a dead process of this host is stale and is broken, under the
 // "lock.break" lock so that two breakers cannot remove a fresh lock.
@@ -80,10 +81,10 @@ func lockFile(ctx context.Context, path string, opt LockOptions) (func(), error)
 	deadline := time.Now().Add(opt.Timeout)
 	warned := false
 	for {
-		err := os.Symlink(info, path)
+		err := makeLock(info, path)
 		if err == nil {
 			return func() {
-				if h, err := os.Readlink(path); err == nil && h == info {
+				if h, err := readLock(path); err == nil && h == info {
 					os.Remove(path)
 				}
 			}, nil
@@ -95,19 +96,17 @@ func lockFile(ctx context.Context, path string, opt LockOptions) (func(), error)
 			}
 			return nil, &LockError{Path: path, Err: err}
 		}
-		holder, rerr := os.Readlink(path)
+		holder, rerr := readLock(path)
 		if rerr != nil {
 			if errors.Is(rerr, os.ErrNotExist) {
 				continue // released meanwhile
 			}
-			// An old-style lock file: its content is the holder.
-			data, _ := os.ReadFile(path)
-			holder = string(data)
+			return nil, &LockError{Path: path, Err: rerr}
 		}
 		if staleLock(holder, prefix) {
 			// lock._testlock: break it under lock.break, re-checked.
 			if release, err := lockFile(ctx, path+".break", LockOptions{Poll: opt.Poll}); err == nil {
-				if h, err := os.Readlink(path); err == nil && h == holder {
+				if h, err := readLock(path); err == nil && h == holder {
 					os.Remove(path)
 				}
 				release()
@@ -159,4 +158,15 @@ func staleLock(holder, prefix string) bool {
 		return false
 	}
 	return !processAlive(pid)
+}
+
+// readLock returns the holder a lock names (util.readlock): a symlink's
+// target, or an old-style or Windows lock file's content.
+func readLock(path string) (string, error) {
+	h, err := os.Readlink(path)
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		return h, err
+	}
+	data, err := os.ReadFile(path)
+	return string(data), err
 }

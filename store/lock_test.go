@@ -23,7 +23,7 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := fmt.Sprintf("%s:%d", LockPrefix(), os.Getpid())
-	if h, err := os.Readlink(lock); err != nil || h != mine {
+	if h, err := readLock(lock); err != nil || h != mine {
 		t.Fatalf("lock is %q (%v), want %q", h, err, mine)
 	}
 
@@ -60,15 +60,15 @@ func TestLock(t *testing.T) {
 	}
 	os.Remove(lock)
 	other := LockPrefix() + ":1"
-	os.Symlink(other, lock)
+	makeLock(other, lock)
 	unlock()
-	if h, _ := os.Readlink(lock); h != other {
+	if h, _ := readLock(lock); h != other {
 		t.Errorf("release removed a foreign lock: now %q", h)
 	}
 	os.Remove(lock)
 
 	// Stale (this host, no such process): broken, and lock.break is gone.
-	os.Symlink(LockPrefix()+":999999999", lock)
+	makeLock(LockPrefix()+":999999999", lock)
 	unlock, err = Lock(ctx, dir, LockOptions{})
 	if err != nil {
 		t.Fatalf("stale lock not broken: %v", err)
@@ -80,7 +80,7 @@ func TestLock(t *testing.T) {
 
 	// Another host's lock, and an old-style lock file, are never stale.
 	for _, holder := range []string{"elsewhere:999999999", "garbage"} {
-		os.Symlink(holder, lock)
+		makeLock(holder, lock)
 		if _, err := Lock(ctx, dir, LockOptions{}); !errors.As(err, &le) || le.Holder != holder {
 			t.Errorf("lock held by %q: %v", holder, err)
 		}

@@ -24,3 +24,7 @@ func pidNamespaceInode() (uint64, bool) {
 	}
 	return uint64(st.Ino), true
 }
+
+// makeLock creates the lock at path naming info, atomically: a symlink
+// (util.makelock).
+func makeLock(info, path string) error { return os.Symlink(info, path) }

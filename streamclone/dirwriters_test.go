@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -136,7 +135,7 @@ func TestDirSinkWritersLaterCreate(t *testing.T) {
 	for i := 0; ; i++ {
 		w, err := s.Create(fmt.Sprintf(".hg/store/f%d.i", i), 1)
 		if err != nil {
-			if !errors.Is(err, syscall.EEXIST) || !strings.Contains(err.Error(), "bad.i") {
+			if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "bad.i") {
 				t.Fatalf("Create: %v, want the writer's EEXIST on bad.i", err)
 			}
 			return

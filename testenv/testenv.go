@@ -32,9 +32,21 @@ func CI() bool {
 	return v != "" && v != "0" && v != "false"
 }
 
+// Wine reports whether the tests run as a Windows program under Wine
+// (make test-windows), where Linux programs — hg, python3, fusermount3,
+// chromium — cannot be started.
+func Wine() bool { return underWine() }
+
 // Missing skips the test because the machine lacks what (or fails it on CI).
+// Under Wine it skips even on CI: a Windows test binary cannot start the
+// Linux programs the test needs (hg, python3, fusermount3) nor be root;
+// TestWineEndToEnd (cmd/hgfs) checks hgfs.exe against hg from the Linux
+// side instead.
 func Missing(t testing.TB, what string) {
 	t.Helper()
+	if Wine() {
+		t.Skipf("skipping under Wine: %s", what)
+	}
 	if CI() {
 		t.Fatalf("%s is missing on CI (make deps installs it)", what)
 	}
@@ -203,6 +215,9 @@ func Hgfs(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("HGFS_BIN"); p != "" {
 		return p
+	}
+	if Wine() {
+		Missing(t, "HGFS_BIN does not name hgfs.exe (make test-windows builds it)")
 	}
 	hgfsOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hgfs-bin-")

@@ -64,7 +64,9 @@ func (e *UnsupportedError) Error() string {
 
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
-// Check refuses a manifest hgfs cannot check out.
+// Check refuses a manifest hgfs cannot check out; on Windows, also one
+// with a path Windows cannot hold (before anything is written; hg on
+// Windows refuses such a file when it comes to write it).
 func Check(m []revlog.ManifestEntry) error {
 	for _, e := range m {
 		switch {
@@ -77,6 +79,11 @@ func Check(m []revlog.ManifestEntry) error {
 		}
 		if !validPath(e.Path) {
 			return fmt.Errorf("%w: manifest path %q", revlog.ErrCorrupt, e.Path)
+		}
+		if runtime.GOOS == "windows" {
+			if err := windowsNameError(e.Path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

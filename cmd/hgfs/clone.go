@@ -233,8 +233,10 @@ func defaultDest(source string) string {
 	if p == "" {
 		return ""
 	}
+	// os.path.basename of the root is "" (filepath.Base says "/", or "\\"
+	// on Windows).
 	base := filepath.Base(filepath.Clean(p))
-	if base == "/" || base == "." {
+	if base == "." || len(base) == 1 && os.IsPathSeparator(base[0]) {
 		return ""
 	}
 	return base

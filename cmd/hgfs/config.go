@@ -59,10 +59,7 @@ func loadConfig(overrides []string, repoRoot string, useRepo bool, warn func(str
 // .hg upward from cwd, else "".
 func findRepo(cwd, flag string) string {
 	if flag != "" {
-		if !filepath.IsAbs(flag) {
-			flag = filepath.Join(cwd, flag)
-		}
-		return filepath.Clean(flag)
+		return absFrom(cwd, flag)
 	}
 	for d := cwd; ; {
 		if fi, err := os.Stat(filepath.Join(d, ".hg")); err == nil && fi.IsDir() {

@@ -233,9 +233,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		return u.report(abortf("cannot get working directory: %v", err), false)
 	}
 	if d := o.String("cwd"); d != "" {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(cwd, d)
-		}
+		d = absFrom(cwd, d)
 		// The process's own directory is left alone (commands resolve
 		// paths with cmdContext.abs), so run can be called in-process.
 		if fi, err := os.Stat(d); err != nil {

@@ -119,6 +119,13 @@ func tryServeBinary(t *testing.T, repo string, args ...string) (url string, cmd 
 	t.Helper()
 	cmd = exec.Command(testenv.Hgfs(t), append([]string{"serve", "-R", repo, "-p", "0"}, args...)...)
 	cmd.Env = testenv.HgEnv()
+	return tryServeCmd(t, cmd)
+}
+
+// tryServeCmd is tryServeBinary for cmd, an `hgfs serve -p 0` not yet
+// started (hgfs.exe under Wine, say).
+func tryServeCmd(t *testing.T, cmd *exec.Cmd) (url string, _ *exec.Cmd, result <-chan error, failure string) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,11 @@ import (
 // above the working directory holding .hg, as hg finds it.
 func (c *cmdContext) repoRoot() (string, error) {
 	if r := c.opts.String("repository"); r != "" {
-		if !filepath.IsAbs(r) {
-			r = filepath.Join(c.cwd, r)
-		}
+		r = absFrom(c.cwd, r)
 		if fi, err := os.Stat(filepath.Join(r, ".hg")); err != nil || !fi.IsDir() {
 			return "", abortf("repository %s not found", c.opts.String("repository"))
 		}
-		return filepath.Clean(r), nil
+		return r, nil
 	}
 	for d := c.cwd; ; {
 		if fi, err := os.Stat(filepath.Join(d, ".hg")); err == nil && fi.IsDir() {
@@ -31,9 +29,18 @@ func (c *cmdContext) repoRoot() (string, error) {
 }
 
 // abs resolves a command-line path against the working directory.
-func (c *cmdContext) abs(p string) string {
+func (c *cmdContext) abs(p string) string { return absFrom(c.cwd, p) }
+
+// absFrom resolves the path p against the directory cwd. On Windows a
+// path rooted without a drive ("\x" or "/x") is on cwd's drive, as
+// Windows itself resolves it (filepath.IsAbs says no and Join would
+// append it to cwd).
+func absFrom(cwd, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(c.cwd, p)
+	if p != "" && os.IsPathSeparator(p[0]) && filepath.VolumeName(p) == "" {
+		return filepath.Join(filepath.VolumeName(cwd), p)
+	}
+	return filepath.Join(cwd, p)
 }

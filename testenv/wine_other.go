@@ -1,0 +1,5 @@
+//go:build !windows
+
+package testenv
+
+func underWine() bool { return false }
