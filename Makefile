@@ -47,8 +47,10 @@ build:
 # real binary (daemonizing mounts, crash tests) skip building it themselves.
 # The cgofuse adapter (WinFsp's, run here over libfuse3) is compiled only
 # with its tags on Linux; its package runs a second time with them.
+# TestWineEndToEnd drives Wine and is make test-windows's (-skip keeps it
+# from skipping here).
 test: deps build
-	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 40m -count=1 $(PKGS)
+	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 40m -count=1 -skip TestWineEndToEnd $(PKGS)
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 ./mount/...
 	HGFS_BIN=$(HGFS) $(GO) test -race -timeout 10m -count=1 -tags cgofuse,fuse3 -run 'Cgofuse|Backend' ./cmd/hgfs/
 
