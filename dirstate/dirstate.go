@@ -62,6 +62,24 @@ func TimestampOf(unixNano int64) Timestamp {
 // mtime seconds at or after now's).
 func Ambiguous(m, now Timestamp) bool { return m.Sec >= now.Sec }
 
+// Reliable is timestamp.reliable_mtime_of: the mtime m of a file found
+// clean may be recorded when boundary is the filesystem's time before
+// the file was looked at, unless it is in boundary's second (then only
+// an earlier nanosecond one, flagged second-ambiguous) or less than a
+// day after it (a write racing the look could leave the same mtime).
+func Reliable(m, boundary Timestamp) (Timestamp, bool) {
+	switch {
+	case m.Sec == boundary.Sec:
+		if m.Nsec != 0 && boundary.Nsec != 0 && m.Nsec < boundary.Nsec {
+			return Timestamp{Sec: m.Sec, Nsec: m.Nsec, SecondAmbiguous: true}, true
+		}
+		return Timestamp{}, false
+	case boundary.Sec < m.Sec && m.Sec < 3600*24+boundary.Sec:
+		return Timestamp{}, false
+	}
+	return m, true
+}
+
 // Entry is one file of the dirstate (hg's DirstateItem).
 type Entry struct {
 	Path      string

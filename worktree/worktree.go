@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -139,9 +138,15 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		return nil, ErrMerge
 	}
 	oldMap := old.Map()
-	dirty, err := dirtyFiles(r, root, from, old)
-	if err != nil {
-		return nil, err
+	var dirty []string
+	if len(old.Entries) > 0 {
+		boundary, err := dirstate.Now(hgDir)
+		if err != nil {
+			return nil, err
+		}
+		if dirty, err = dirtyFiles(r, root, from, old, writers(opt), boundary); err != nil {
+			return nil, err
+		}
 	}
 	if len(dirty) > 0 && !opt.Clean {
 		return nil, fmt.Errorf("%w: %s", ErrDirty, strings.Join(firstN(dirty, 5), ", "))
@@ -209,7 +214,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		}
 	}
 
-	if err := removeFiles(root, removes); err != nil {
+	if err := removeFiles(root, removes, writers(opt)); err != nil {
 		return nil, err
 	}
 	written, err := write(ctx, r, root, gets, opt)
@@ -337,10 +342,7 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		}
 	}
 	umask := getUmask()
-	n := opt.Writers
-	if n <= 0 {
-		n = 4
-	}
+	n := writers(opt)
 	var files, nbytes atomic.Int64
 	type job struct{ i int }
 	pool := batchpool.New(n, 2*n, 16, func(j job) error {
@@ -370,6 +372,14 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		err = ctx.Err()
 	}
 	return out, err
+}
+
+// writers is opt.Writers, 4 if unset.
+func writers(opt Options) int {
+	if opt.Writers <= 0 {
+		return 4
+	}
+	return opt.Writers
 }
 
 // mkdirs creates dir (slash-separated, under root) and its parents once
@@ -468,15 +478,22 @@ func removeExisting(p string) error {
 	return err
 }
 
-// removeFiles removes tracked files and the directories they leave empty
-// (util.unlinkpath with rmdir).
-func removeFiles(root string, rels []string) error {
-	dirs := map[string]bool{}
-	for _, rel := range rels {
-		p := filepath.Join(root, filepath.FromSlash(rel))
+// removeFiles removes tracked files, on n goroutines (as hg's workers
+// do), and then the directories they leave empty (util.unlinkpath with
+// rmdir).
+func removeFiles(root string, rels []string, n int) error {
+	err := each(n, len(rels), func(i int) error {
+		p := filepath.Join(root, filepath.FromSlash(rels[i]))
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	dirs := map[string]bool{}
+	for _, rel := range rels {
 		for d := path.Dir(rel); d != "." && d != "" && !dirs[d]; d = path.Dir(d) {
 			dirs[d] = true
 		}
@@ -505,55 +522,93 @@ func removeFiles(root string, rels []string) error {
 // files, as hg status finds them: entries that are not clean-able
 // (added, removed, merged), files missing or of another type, size or
 // exec bit changed, and, where the mtime cannot vouch, contents that
-// differ from the parent's. Unknown files are not changes.
-func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate) ([]string, error) {
-	var dirty []string
-	for i := range d.Entries {
+// differ from the parent's. Unknown files are not changes. The files are
+// looked at by the writers at once (n goroutines).
+//
+// A file whose mtime could not vouch but whose content is the parent's
+// gets its mode, size and mtime recorded in its entry of d when that
+// mtime is reliable against boundary, the filesystem's time before the
+// first look (hg status's fixup, context._checklookup): a working copy
+// written too fast for its mtimes to be recorded is read back once, not
+// at every update.
+func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate, n int, boundary dirstate.Timestamp) ([]string, error) {
+	isDirty := make([]bool, len(d.Entries))
+	err := each(n, len(d.Entries), func(i int) error {
 		e := &d.Entries[i]
 		if !e.MaybeClean() {
-			if e.WCTracked || e.P1Tracked {
-				dirty = append(dirty, e.Path)
-			}
-			continue
+			isDirty[i] = e.WCTracked || e.P1Tracked
+			return nil
 		}
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
-			dirty = append(dirty, e.Path)
-			continue
+			isDirty[i] = true
+			return nil
 		}
 		m, ok := repo.FindEntry(parent, e.Path)
 		if !ok {
-			dirty = append(dirty, e.Path)
-			continue
+			isDirty[i] = true
+			return nil
 		}
 		isLink := fi.Mode()&fs.ModeSymlink != 0
 		if fsSymlinks && isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
-			dirty = append(dirty, e.Path)
-			continue
+			isDirty[i] = true
+			return nil
 		}
 		if fsExec && !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
-			dirty = append(dirty, e.Path)
-			continue
+			isDirty[i] = true
+			return nil
 		}
+		mtime := dirstate.TimestampOf(fi.ModTime().UnixNano())
 		if e.HasModeSize {
 			if int64(e.Size) != fi.Size()&dirstate.RangeMask && int64(e.Size) != fi.Size() {
-				dirty = append(dirty, e.Path)
-				continue
+				isDirty[i] = true
+				return nil
 			}
-			if e.HasMtime && mtimeEqual(e.Mtime, dirstate.TimestampOf(fi.ModTime().UnixNano())) {
-				continue
+			if e.HasMtime && mtimeEqual(e.Mtime, mtime) {
+				return nil
 			}
 		}
 		same, err := sameContent(r, root, m, isLink)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !same {
-			dirty = append(dirty, e.Path)
+			isDirty[i] = true
+			return nil
+		}
+		if mt, ok := dirstate.Reliable(mtime, boundary); ok {
+			e.HasModeSize, e.Mode, e.Size = true, dirstate.ModeOf(fi), int32(fi.Size()&dirstate.RangeMask)
+			e.HasMtime, e.Mtime = true, mt
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var dirty []string
+	for i, b := range isDirty {
+		if b {
+			dirty = append(dirty, d.Entries[i].Path)
 		}
 	}
 	sort.Strings(dirty)
 	return dirty, nil
+}
+
+// each calls do for 0 <= i < count on n goroutines (internal/batchpool),
+// returning the first error; it stops handing out indexes after one.
+func each(n, count int, do func(i int) error) error {
+	if count == 0 {
+		return nil
+	}
+	pool := batchpool.New(n, 2*n, 16, do)
+	for i := range count {
+		if pool.Failed() != nil {
+			break
+		}
+		pool.Add(i)
+	}
+	return pool.Close()
 }
 
 // mtimeEqual is DirstateItem.mtime_likely_equal_to.
@@ -567,21 +622,30 @@ func mtimeEqual(rec, disk dirstate.Timestamp) bool {
 	return rec.Nsec == disk.Nsec
 }
 
+// sameContent reports whether the file (or symlink) at m's path holds
+// m's content, as hg's filectx.cmp decides (repo.SameFileData); an
+// unreadable file does not.
 func sameContent(r *repo.Repo, root string, m revlog.ManifestEntry, isLink bool) (bool, error) {
-	want, err := r.FileData(m)
+	p := filepath.Join(root, filepath.FromSlash(m.Path))
+	var got []byte
+	if isLink {
+		target, err := os.Readlink(p)
+		if err != nil {
+			return false, nil
+		}
+		got = []byte(target)
+	} else {
+		var err error
+		if got, err = readWhole(p); err != nil {
+			return false, nil
+		}
+	}
+	fl, err := openFilelog(r, m.Path)
 	if err != nil {
 		return false, err
 	}
-	p := filepath.Join(root, filepath.FromSlash(m.Path))
-	if isLink {
-		target, err := os.Readlink(p)
-		return err == nil && target == string(want), nil
-	}
-	got, err := os.ReadFile(p)
-	if err != nil {
-		return false, nil
-	}
-	return bytes.Equal(got, want), nil
+	defer fl.Close()
+	return repo.SameFileData(fl, m, got)
 }
 
 // writeWCache writes the .hg/wcache entries hg's checkexec and checklink

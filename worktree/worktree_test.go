@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/testenv"
@@ -210,5 +212,81 @@ func TestInterrupted(t *testing.T) {
 				t.Errorf("status after hg update -C: %s", st)
 			}
 		})
+	}
+}
+
+// TestMtimesLearned: files whose mtimes an update could not record (too
+// close to the dirstate write) are compared by content at the next
+// update, as hg status does, through hg's hash rule (filelog.cmp) with
+// the reconstruction behind it for copies and for contents starting with
+// a metadata marker; found clean, their mtimes are recorded as hg
+// status's fixup records them, so that the update after trusts them.
+// Both hgs must agree that the result is clean.
+func TestMtimesLearned(t *testing.T) {
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	hg := hgs[0]
+	src := filepath.Join(t.TempDir(), "src")
+	hg.Run(t, "", "init", src)
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plain", "plain text\n")
+	write("meta", "\x01\nstarts like copy metadata\n")
+	hg.Run(t, src, "commit", "-q", "-A", "-m", "0", "-d", "0 0")
+	hg.Run(t, src, "copy", "plain", "copied")
+	hg.Run(t, src, "commit", "-q", "-m", "1", "-d", "0 0")
+	write("other", "x\n")
+	hg.Run(t, src, "commit", "-q", "-A", "-m", "2", "-d", "0 0")
+
+	wc := filepath.Join(t.TempDir(), "wc")
+	hg.Run(t, "", "clone", "-q", "-U", src, wc)
+	if _, err := update(t, wc, 1, worktree.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Let the filesystem's clock leave the second of the files' mtimes,
+	// so that what the next update learns of them is reliable.
+	waitNextSecond(t, wc)
+	if _, err := update(t, wc, 2, worktree.Options{}); err != nil {
+		t.Fatalf("update over files with unrecorded mtimes: %v", err)
+	}
+	ds, err := dirstate.Read(filepath.Join(wc, ".hg"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ds.Entries {
+		if e.Path == "other" {
+			continue // just written
+		}
+		fi, err := os.Lstat(filepath.Join(wc, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.HasMtime || e.Mtime.Sec != dirstate.TimestampOf(fi.ModTime().UnixNano()).Sec {
+			t.Errorf("%s: dirstate mtime %+v (recorded %v), file's %v", e.Path, e.Mtime, e.HasMtime, fi.ModTime())
+		}
+	}
+	for _, h := range hgs {
+		if out := h.Run(t, wc, "status"); len(out) != 0 {
+			t.Errorf("%s status:\n%s", h.Name, out)
+		}
+	}
+}
+
+// waitNextSecond waits until a file created in dir has an mtime in a
+// later second than one created now.
+func waitNextSecond(t *testing.T, dir string) {
+	t.Helper()
+	now := func() int64 {
+		ts, err := dirstate.Now(filepath.Join(dir, ".hg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(ts.Sec)
+	}
+	for start := now(); now() == start; {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
