@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/hgfs/hgfs/internal/sysio"
 	"github.com/hgfs/hgfs/revlog"
@@ -333,6 +334,32 @@ func Now(hgDir string) (Timestamp, error) {
 		return Timestamp{}, err
 	}
 	return TimestampOf(fi.ModTime().UnixNano()), nil
+}
+
+// tickWait bounds NowAfterTick's wait (timestamp.FS_TICK_WAIT_TIMEOUT).
+const tickWait = 100 * time.Millisecond
+
+// NowAfterTick is timestamp.wait_until_fs_tick: the filesystem's time
+// once its clock has been seen to move on from Now's (a jiffy on Linux),
+// and true; after tickWait without a tick, Now's time and false.
+func NowAfterTick(hgDir string) (Timestamp, bool, error) {
+	start := time.Now()
+	old, err := Now(hgDir)
+	if err != nil {
+		return Timestamp{}, false, err
+	}
+	for {
+		now, err := Now(hgDir)
+		if err != nil {
+			return Timestamp{}, false, err
+		}
+		if now != old {
+			return now, true, nil
+		}
+		if time.Since(start) > tickWait {
+			return old, false, nil
+		}
+	}
 }
 
 // ModeOf is the st_mode hg records for a file of info fi (a regular file

@@ -224,7 +224,13 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 
 	// The new dirstate: written files clean unless their mtime is too
 	// close to now; unchanged ones keep their entries.
-	now, err := dirstate.Now(hgDir)
+	nanos := v2 && tickingFS(hgDir)
+	var now dirstate.Timestamp
+	if nanos {
+		now, nanos, err = dirstate.NowAfterTick(hgDir)
+	} else {
+		now, err = dirstate.Now(hgDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +242,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 			w := written[wi]
 			wi++
 			var mt *dirstate.Timestamp
-			if !dirstate.Ambiguous(w.mtime, now) {
-				mt = &w.mtime
+			if m, ok := recordable(w.mtime, now, nanos); ok {
+				mt = &m
 			}
 			nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
 			continue
@@ -257,6 +263,19 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	writeWCache(hgDir)
 	os.Remove(filepath.Join(hgDir, "updatestate"))
 	return &Result{Updated: len(gets), Removed: len(removes), Branch: cs.Branch()}, nil
+}
+
+// recordable is merge's filter of the mtimes of the files it wrote
+// (merge_utils/update.py, _filter_ambiguous_mtime in hg 7): with now the
+// filesystem's time after the writes, an mtime in now's second or later
+// is not recorded, except, when nanos (dirstate-v2 on a filesystem whose
+// clock was seen to tick: hg 7), one earlier in now's second, which is
+// recorded flagged second-ambiguous (dirstate.Reliable).
+func recordable(m, now dirstate.Timestamp, nanos bool) (dirstate.Timestamp, bool) {
+	if !nanos {
+		return m, !dirstate.Ambiguous(m, now)
+	}
+	return dirstate.Reliable(m, now)
 }
 
 // UntrackedError is merge._checkunknownfiles's refusal: untracked files
@@ -316,6 +335,23 @@ var fsSymlinks, fsExec = runtime.GOOS != "windows", runtime.GOOS != "windows"
 type item struct {
 	e      revlog.ManifestEntry
 	exists bool // something may be at its path already
+}
+
+// fileStat is what lstat says of a working file that the dirty check
+// needs (dirFiles.lstat).
+type fileStat struct {
+	link, reg bool   // a symlink; a regular file
+	perm      uint32 // permission bits
+	size      int64
+	mtime     dirstate.Timestamp
+}
+
+// mode is the st_mode hg records (dirstate.ModeOf).
+func (s fileStat) mode() uint32 {
+	if s.link {
+		return dirstate.ModeSymlink | s.perm
+	}
+	return dirstate.ModeRegular | s.perm
 }
 
 // written is what lstat said of a file just written.
@@ -482,10 +518,13 @@ func removeExisting(p string) error {
 // do), and then the directories they leave empty (util.unlinkpath with
 // rmdir).
 func removeFiles(root string, rels []string, n int) error {
-	err := each(n, len(rels), func(i int) error {
-		p := filepath.Join(root, filepath.FromSlash(rels[i]))
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+	err := each(n, len(rels), 64, func(lo, hi int) error {
+		files := newDirFiles(root)
+		defer files.close()
+		for _, rel := range rels[lo:hi] {
+			if err := files.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 		return nil
 	})
@@ -533,52 +572,15 @@ func removeFiles(root string, rels []string, n int) error {
 // at every update.
 func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate, n int, boundary dirstate.Timestamp) ([]string, error) {
 	isDirty := make([]bool, len(d.Entries))
-	err := each(n, len(d.Entries), func(i int) error {
-		e := &d.Entries[i]
-		if !e.MaybeClean() {
-			isDirty[i] = e.WCTracked || e.P1Tracked
-			return nil
-		}
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(e.Path)))
-		if err != nil {
-			isDirty[i] = true
-			return nil
-		}
-		m, ok := repo.FindEntry(parent, e.Path)
-		if !ok {
-			isDirty[i] = true
-			return nil
-		}
-		isLink := fi.Mode()&fs.ModeSymlink != 0
-		if fsSymlinks && isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
-			isDirty[i] = true
-			return nil
-		}
-		if fsExec && !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
-			isDirty[i] = true
-			return nil
-		}
-		mtime := dirstate.TimestampOf(fi.ModTime().UnixNano())
-		if e.HasModeSize {
-			if int64(e.Size) != fi.Size()&dirstate.RangeMask && int64(e.Size) != fi.Size() {
-				isDirty[i] = true
-				return nil
+	err := each(n, len(d.Entries), 64, func(lo, hi int) error {
+		files := newDirFiles(root)
+		defer files.close()
+		for i := lo; i < hi; i++ {
+			dirty, err := entryDirty(r, root, files, parent, &d.Entries[i], boundary)
+			if err != nil {
+				return err
 			}
-			if e.HasMtime && mtimeEqual(e.Mtime, mtime) {
-				return nil
-			}
-		}
-		same, err := sameContent(r, root, m, isLink)
-		if err != nil {
-			return err
-		}
-		if !same {
-			isDirty[i] = true
-			return nil
-		}
-		if mt, ok := dirstate.Reliable(mtime, boundary); ok {
-			e.HasModeSize, e.Mode, e.Size = true, dirstate.ModeOf(fi), int32(fi.Size()&dirstate.RangeMask)
-			e.HasMtime, e.Mtime = true, mt
+			isDirty[i] = dirty
 		}
 		return nil
 	})
@@ -595,18 +597,56 @@ func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dir
 	return dirty, nil
 }
 
-// each calls do for 0 <= i < count on n goroutines (internal/batchpool),
-// returning the first error; it stops handing out indexes after one.
-func each(n, count int, do func(i int) error) error {
+// entryDirty is dirtyFiles for one entry e, which it updates when it
+// learns e's file is clean.
+func entryDirty(r *repo.Repo, root string, files *dirFiles, parent []revlog.ManifestEntry, e *dirstate.Entry, boundary dirstate.Timestamp) (bool, error) {
+	if !e.MaybeClean() {
+		return e.WCTracked || e.P1Tracked, nil
+	}
+	fi, err := files.lstat(e.Path)
+	if err != nil {
+		return true, nil
+	}
+	m, ok := repo.FindEntry(parent, e.Path)
+	if !ok {
+		return true, nil
+	}
+	if fsSymlinks && fi.link != (m.Flags == "l") || !fi.link && !fi.reg {
+		return true, nil
+	}
+	if fsExec && !fi.link && (fi.perm&0o100 != 0) != (m.Flags == "x") {
+		return true, nil
+	}
+	if e.HasModeSize {
+		if int64(e.Size) != fi.size&dirstate.RangeMask && int64(e.Size) != fi.size {
+			return true, nil
+		}
+		if e.HasMtime && mtimeEqual(e.Mtime, fi.mtime) {
+			return false, nil
+		}
+	}
+	same, err := sameContent(r, root, m, fi.link)
+	if err != nil || !same {
+		return !same, err
+	}
+	if mt, ok := dirstate.Reliable(fi.mtime, boundary); ok {
+		e.HasModeSize, e.Mode, e.Size = true, fi.mode(), int32(fi.size&dirstate.RangeMask)
+		e.HasMtime, e.Mtime = true, mt
+	}
+	return false, nil
+}
+
+// each calls do on n goroutines (internal/batchpool) for consecutive
+// ranges [lo, hi) of at most chunk indexes covering [0, count), and
+// returns the first error; it stops handing out ranges after one.
+func each(n, count, chunk int, do func(lo, hi int) error) error {
 	if count == 0 {
 		return nil
 	}
-	pool := batchpool.New(n, 2*n, 16, do)
-	for i := range count {
-		if pool.Failed() != nil {
-			break
-		}
-		pool.Add(i)
+	type span struct{ lo, hi int }
+	pool := batchpool.New(n, 2*n, 1, func(s span) error { return do(s.lo, s.hi) })
+	for lo := 0; lo < count && pool.Failed() == nil; lo += chunk {
+		pool.Add(span{lo, min(lo+chunk, count)})
 	}
 	return pool.Close()
 }

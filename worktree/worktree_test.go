@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,5 +289,53 @@ func waitNextSecond(t *testing.T, dir string) {
 	}
 	for start := now(); now() == start; {
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestV2MtimesAfterTick: with dirstate-v2 (on Linux, not NFS), an update
+// waits for the filesystem's clock to tick and records the mtime of every
+// file it wrote, those in the last second flagged second-ambiguous, as
+// hg 7 does; both hgs find the result clean, and a file then changed
+// within the same second with its size kept is still seen modified.
+func TestV2MtimesAfterTick(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("hgfs waits for the filesystem's tick on Linux only")
+	}
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	src := testenv.Generate(t, testenv.Spec{Files: 30, Revisions: 2})
+	wc := filepath.Join(t.TempDir(), "wc")
+	hgs[0].Run(t, "", append([]string{"clone", "-q", "-U", "--config", "format.use-dirstate-v2=true", src, wc}, v2Allow...)...)
+	res, err := update(t, wc, 1, worktree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dirstate.Read(filepath.Join(wc, ".hg"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Entries) != res.Updated {
+		t.Fatalf("%d entries, %d files written", len(ds.Entries), res.Updated)
+	}
+	for _, e := range ds.Entries {
+		if !e.HasMtime {
+			t.Errorf("%s: no mtime recorded", e.Path)
+		}
+	}
+	for _, h := range hgs {
+		if out := h.Run(t, wc, append([]string{"status"}, v2Allow...)...); len(out) != 0 {
+			t.Errorf("%s status:\n%s", h.Name, out)
+		}
+	}
+	f := filepath.Join(wc, ds.Entries[0].Path)
+	data := mustRead(t, f)
+	data[0] ^= 1
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hgs {
+		if out := string(h.Run(t, wc, append([]string{"status"}, v2Allow...)...)); out != "M "+ds.Entries[0].Path+"\n" {
+			t.Errorf("%s status after a change: %q", h.Name, out)
+		}
 	}
 }
