@@ -87,12 +87,16 @@ func validPath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\\") {
 		return false
 	}
-	for _, c := range strings.Split(p, "/") {
+	for rest := p; ; {
+		c, after, more := strings.Cut(rest, "/")
 		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".hg") {
 			return false
 		}
+		if !more {
+			return true
+		}
+		rest = after
 	}
-	return true
 }
 
 // Update moves the working directory of r (whose root is r.Root) to
