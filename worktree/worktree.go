@@ -28,7 +28,8 @@ type Options struct {
 	// refusal then carries no hint.
 	Check bool
 	// Writers is the number of goroutines reconstructing and writing
-	// files (default 4, as the directory sink's).
+	// files, checking them for changes and removing them (default 4, as
+	// the directory sink's).
 	Writers int
 	// Progress, if set, is called with the total files to write before
 	// any is written (total) and then with cumulative counts; it must be
