@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/hgfs/hgfs/internal/sysio"
 	"github.com/hgfs/hgfs/revlog"
@@ -61,6 +62,24 @@ func TimestampOf(unixNano int64) Timestamp {
 // when now is the filesystem's present time (merge.update's filter:
 // mtime seconds at or after now's).
 func Ambiguous(m, now Timestamp) bool { return m.Sec >= now.Sec }
+
+// Reliable is timestamp.reliable_mtime_of: the mtime m of a file found
+// clean may be recorded when boundary is the filesystem's time before
+// the file was looked at, unless it is in boundary's second (then only
+// an earlier nanosecond one, flagged second-ambiguous) or less than a
+// day after it (a write racing the look could leave the same mtime).
+func Reliable(m, boundary Timestamp) (Timestamp, bool) {
+	switch {
+	case m.Sec == boundary.Sec:
+		if m.Nsec != 0 && boundary.Nsec != 0 && m.Nsec < boundary.Nsec {
+			return Timestamp{Sec: m.Sec, Nsec: m.Nsec, SecondAmbiguous: true}, true
+		}
+		return Timestamp{}, false
+	case boundary.Sec < m.Sec && m.Sec < 3600*24+boundary.Sec:
+		return Timestamp{}, false
+	}
+	return m, true
+}
 
 // Entry is one file of the dirstate (hg's DirstateItem).
 type Entry struct {
@@ -336,6 +355,32 @@ func Now(hgDir string) (Timestamp, error) {
 		return Timestamp{}, err
 	}
 	return TimestampOf(fi.ModTime().UnixNano()), nil
+}
+
+// tickWait bounds NowAfterTick's wait (timestamp.FS_TICK_WAIT_TIMEOUT).
+const tickWait = 100 * time.Millisecond
+
+// NowAfterTick is timestamp.wait_until_fs_tick: the filesystem's time
+// once its clock has been seen to move on from Now's (a jiffy on Linux),
+// and true; after tickWait without a tick, Now's time and false.
+func NowAfterTick(hgDir string) (Timestamp, bool, error) {
+	start := time.Now()
+	old, err := Now(hgDir)
+	if err != nil {
+		return Timestamp{}, false, err
+	}
+	for {
+		now, err := Now(hgDir)
+		if err != nil {
+			return Timestamp{}, false, err
+		}
+		if now != old {
+			return now, true, nil
+		}
+		if time.Since(start) > tickWait {
+			return old, false, nil
+		}
+	}
 }
 
 // ModeOf is the st_mode hg records for a file of info fi (a regular file

@@ -195,3 +195,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestReliable: timestamp.reliable_mtime_of's cases.
+func TestReliable(t *testing.T) {
+	b := dirstate.Timestamp{Sec: 1000, Nsec: 500}
+	for _, c := range []struct {
+		m    dirstate.Timestamp
+		want dirstate.Timestamp
+		ok   bool
+	}{
+		{dirstate.Timestamp{Sec: 999, Nsec: 900}, dirstate.Timestamp{Sec: 999, Nsec: 900}, true},
+		{dirstate.Timestamp{Sec: 1000, Nsec: 400}, dirstate.Timestamp{Sec: 1000, Nsec: 400, SecondAmbiguous: true}, true},
+		{dirstate.Timestamp{Sec: 1000, Nsec: 500}, dirstate.Timestamp{}, false},
+		{dirstate.Timestamp{Sec: 1000}, dirstate.Timestamp{}, false},
+		{dirstate.Timestamp{Sec: 1001}, dirstate.Timestamp{}, false},
+		{dirstate.Timestamp{Sec: 1000 + 3600*24}, dirstate.Timestamp{Sec: 1000 + 3600*24}, true},
+	} {
+		if got, ok := dirstate.Reliable(c.m, b); got != c.want || ok != c.ok {
+			t.Errorf("Reliable(%+v, %+v) = %+v, %v; want %+v, %v", c.m, b, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -248,4 +249,30 @@ func FileContent(fl *revlog.Revlog, e revlog.ManifestEntry) ([]byte, error) {
 		return nil, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), err)
 	}
 	return body, nil
+}
+
+// SameFileData reports whether data is the content of e in its filelog
+// fl, as hg's filelog.cmp (storageutil.filedataequivalent) decides it:
+// data hashed with the revision's parents (behind an empty metadata
+// header if it starts with one's marker) gives e's node; when it does
+// not (copy metadata, censored revisions), the revision is reconstructed
+// and compared.
+func SameFileData(fl *revlog.Revlog, e revlog.ManifestEntry, data []byte) (bool, error) {
+	frev, ok := fl.Rev(e.Node)
+	if !ok {
+		return false, fmt.Errorf("%s@%s: %w", e.Path, e.Node.Short(), revlog.ErrNotFound)
+	}
+	text := data
+	if bytes.HasPrefix(data, []byte("\x01\n")) {
+		text = append([]byte("\x01\n\x01\n"), data...)
+	}
+	p1, p2 := fl.Parents(frev)
+	if revlog.HashRevision(text, fl.Node(p1), fl.Node(p2)) == e.Node {
+		return true, nil
+	}
+	want, err := FileContent(fl, e)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(want, data), nil
 }

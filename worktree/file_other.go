@@ -5,6 +5,7 @@ package worktree
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/hgfs/hgfs/dirstate"
 )
@@ -32,3 +33,31 @@ func createFile(p string, perm uint32, data []byte) (written, error) {
 
 // readWhole reads the file at p: a filelog's index.
 func readWhole(p string) ([]byte, error) { return os.ReadFile(p) }
+
+// dirFiles looks up files of a working directory by their whole paths
+// (file_unix.go's goes through a descriptor of their directory).
+type dirFiles struct{ root string }
+
+func newDirFiles(root string) *dirFiles { return &dirFiles{root: root} }
+
+func (d *dirFiles) full(rel string) string { return filepath.Join(d.root, filepath.FromSlash(rel)) }
+
+// lstat is os.Lstat of root/rel.
+func (d *dirFiles) lstat(rel string) (fileStat, error) {
+	fi, err := os.Lstat(d.full(rel))
+	if err != nil {
+		return fileStat{}, err
+	}
+	return fileStat{
+		link:  fi.Mode()&fs.ModeSymlink != 0,
+		reg:   fi.Mode().IsRegular(),
+		perm:  uint32(fi.Mode().Perm()),
+		size:  fi.Size(),
+		mtime: dirstate.TimestampOf(fi.ModTime().UnixNano()),
+	}, nil
+}
+
+// remove is os.Remove of root/rel.
+func (d *dirFiles) remove(rel string) error { return os.Remove(d.full(rel)) }
+
+func (d *dirFiles) close() {}

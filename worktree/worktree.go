@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +28,8 @@ type Options struct {
 	// refusal then carries no hint.
 	Check bool
 	// Writers is the number of goroutines reconstructing and writing
-	// files (default 4, as the directory sink's).
+	// files, checking them for changes and removing them (default 4, as
+	// the directory sink's).
 	Writers int
 	// Progress, if set, is called with the total files to write before
 	// any is written (total) and then with cumulative counts; it must be
@@ -95,12 +95,16 @@ func validPath(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\\") {
 		return false
 	}
-	for _, c := range strings.Split(p, "/") {
+	for rest := p; ; {
+		c, after, more := strings.Cut(rest, "/")
 		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".hg") {
 			return false
 		}
+		if !more {
+			return true
+		}
+		rest = after
 	}
-	return true
 }
 
 // Update moves the working directory of r (whose root is r.Root) to
@@ -146,9 +150,15 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		return nil, ErrMerge
 	}
 	oldMap := old.Map()
-	dirty, err := dirtyFiles(r, root, from, old)
-	if err != nil {
-		return nil, err
+	var dirty []string
+	if len(old.Entries) > 0 {
+		boundary, err := dirstate.Now(hgDir)
+		if err != nil {
+			return nil, err
+		}
+		if dirty, err = dirtyFiles(r, root, from, old, writers(opt), boundary); err != nil {
+			return nil, err
+		}
 	}
 	if len(dirty) > 0 && !opt.Clean {
 		return nil, fmt.Errorf("%w: %s", ErrDirty, strings.Join(firstN(dirty, 5), ", "))
@@ -219,7 +229,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		}
 	}
 
-	if err := removeFiles(root, removes); err != nil {
+	if err := removeFiles(root, removes, writers(opt)); err != nil {
 		return nil, err
 	}
 	written, err := write(ctx, r, root, gets, opt)
@@ -229,7 +239,13 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 
 	// The new dirstate: written files clean unless their mtime is too
 	// close to now; unchanged ones keep their entries.
-	now, err := dirstate.Now(hgDir)
+	nanos := v2 && tickingFS(hgDir)
+	var now dirstate.Timestamp
+	if nanos {
+		now, nanos, err = dirstate.NowAfterTick(hgDir)
+	} else {
+		now, err = dirstate.Now(hgDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +261,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 				continue
 			}
 			var mt *dirstate.Timestamp
-			if !dirstate.Ambiguous(w.mtime, now) {
-				mt = &w.mtime
+			if m, ok := recordable(w.mtime, now, nanos); ok {
+				mt = &m
 			}
 			nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
 			continue
@@ -266,6 +282,19 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	writeWCache(hgDir)
 	os.Remove(filepath.Join(hgDir, "updatestate"))
 	return &Result{Updated: len(gets), Removed: len(removes), Branch: cs.Branch()}, nil
+}
+
+// recordable is merge's filter of the mtimes of the files it wrote
+// (merge_utils/update.py, _filter_ambiguous_mtime in hg 7): with now the
+// filesystem's time after the writes, an mtime in now's second or later
+// is not recorded, except, when nanos (dirstate-v2 on a filesystem whose
+// clock was seen to tick: hg 7), one earlier in now's second, which is
+// recorded flagged second-ambiguous (dirstate.Reliable).
+func recordable(m, now dirstate.Timestamp, nanos bool) (dirstate.Timestamp, bool) {
+	if !nanos {
+		return m, !dirstate.Ambiguous(m, now)
+	}
+	return dirstate.Reliable(m, now)
 }
 
 // UntrackedError is merge._checkunknownfiles's refusal: untracked files
@@ -328,6 +357,23 @@ type item struct {
 	flagsOnly bool // a clean file whose flags alone change
 }
 
+// fileStat is what lstat says of a working file that the dirty check
+// needs (dirFiles.lstat).
+type fileStat struct {
+	link, reg bool   // a symlink; a regular file
+	perm      uint32 // permission bits
+	size      int64
+	mtime     dirstate.Timestamp
+}
+
+// mode is the st_mode hg records (dirstate.ModeOf).
+func (s fileStat) mode() uint32 {
+	if s.link {
+		return dirstate.ModeSymlink | s.perm
+	}
+	return dirstate.ModeRegular | s.perm
+}
+
 // written is what lstat said of a file just written.
 type written struct {
 	mode  uint32
@@ -352,10 +398,7 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		}
 	}
 	umask := getUmask()
-	n := opt.Writers
-	if n <= 0 {
-		n = 4
-	}
+	n := writers(opt)
 	var files, nbytes atomic.Int64
 	type job struct{ i int }
 	pool := batchpool.New(n, 2*n, 16, func(j job) error {
@@ -385,6 +428,14 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		err = ctx.Err()
 	}
 	return out, err
+}
+
+// writers is opt.Writers, 4 if unset.
+func writers(opt Options) int {
+	if opt.Writers <= 0 {
+		return 4
+	}
+	return opt.Writers
 }
 
 // mkdirs creates dir (slash-separated, under root) and its parents once
@@ -483,15 +534,25 @@ func removeExisting(p string) error {
 	return err
 }
 
-// removeFiles removes tracked files and the directories they leave empty
-// (util.unlinkpath with rmdir).
-func removeFiles(root string, rels []string) error {
+// removeFiles removes tracked files, on n goroutines (as hg's workers
+// do), and then the directories they leave empty (util.unlinkpath with
+// rmdir).
+func removeFiles(root string, rels []string, n int) error {
+	err := each(n, len(rels), 64, func(lo, hi int) error {
+		files := newDirFiles(root)
+		defer files.close()
+		for _, rel := range rels[lo:hi] {
+			if err := files.remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	dirs := map[string]bool{}
 	for _, rel := range rels {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
 		for d := path.Dir(rel); d != "." && d != "" && !dirs[d]; d = path.Dir(d) {
 			dirs[d] = true
 		}
@@ -520,55 +581,94 @@ func removeFiles(root string, rels []string) error {
 // files, as hg status finds them: entries that are not clean-able
 // (added, removed, merged), files missing or of another type, size or
 // exec bit changed, and, where the mtime cannot vouch, contents that
-// differ from the parent's. Unknown files are not changes.
-func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate) ([]string, error) {
+// differ from the parent's. Unknown files are not changes. The files are
+// looked at by the writers at once (n goroutines).
+//
+// A file whose mtime could not vouch but whose content is the parent's
+// gets its mode, size and mtime recorded in its entry of d when that
+// mtime is reliable against boundary, the filesystem's time before the
+// first look (hg status's fixup, context._checklookup): a working copy
+// written too fast for its mtimes to be recorded is read back once, not
+// at every update.
+func dirtyFiles(r *repo.Repo, root string, parent []revlog.ManifestEntry, d *dirstate.Dirstate, n int, boundary dirstate.Timestamp) ([]string, error) {
+	isDirty := make([]bool, len(d.Entries))
+	err := each(n, len(d.Entries), 64, func(lo, hi int) error {
+		files := newDirFiles(root)
+		defer files.close()
+		for i := lo; i < hi; i++ {
+			dirty, err := entryDirty(r, root, files, parent, &d.Entries[i], boundary)
+			if err != nil {
+				return err
+			}
+			isDirty[i] = dirty
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var dirty []string
-	for i := range d.Entries {
-		e := &d.Entries[i]
-		if !e.MaybeClean() {
-			if e.WCTracked || e.P1Tracked {
-				dirty = append(dirty, e.Path)
-			}
-			continue
-		}
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(e.Path)))
-		if err != nil {
-			dirty = append(dirty, e.Path)
-			continue
-		}
-		m, ok := repo.FindEntry(parent, e.Path)
-		if !ok {
-			dirty = append(dirty, e.Path)
-			continue
-		}
-		isLink := fi.Mode()&fs.ModeSymlink != 0
-		if fsSymlinks && isLink != (m.Flags == "l") || !isLink && !fi.Mode().IsRegular() {
-			dirty = append(dirty, e.Path)
-			continue
-		}
-		if fsExec && !isLink && (fi.Mode()&0o100 != 0) != (m.Flags == "x") {
-			dirty = append(dirty, e.Path)
-			continue
-		}
-		if e.HasModeSize {
-			if int64(e.Size) != fi.Size()&dirstate.RangeMask && int64(e.Size) != fi.Size() {
-				dirty = append(dirty, e.Path)
-				continue
-			}
-			if e.HasMtime && mtimeEqual(e.Mtime, dirstate.TimestampOf(fi.ModTime().UnixNano())) {
-				continue
-			}
-		}
-		same, err := sameContent(r, root, m, isLink)
-		if err != nil {
-			return nil, err
-		}
-		if !same {
-			dirty = append(dirty, e.Path)
+	for i, b := range isDirty {
+		if b {
+			dirty = append(dirty, d.Entries[i].Path)
 		}
 	}
 	sort.Strings(dirty)
 	return dirty, nil
+}
+
+// entryDirty is dirtyFiles for one entry e, which it updates when it
+// learns e's file is clean.
+func entryDirty(r *repo.Repo, root string, files *dirFiles, parent []revlog.ManifestEntry, e *dirstate.Entry, boundary dirstate.Timestamp) (bool, error) {
+	if !e.MaybeClean() {
+		return e.WCTracked || e.P1Tracked, nil
+	}
+	fi, err := files.lstat(e.Path)
+	if err != nil {
+		return true, nil
+	}
+	m, ok := repo.FindEntry(parent, e.Path)
+	if !ok {
+		return true, nil
+	}
+	if fsSymlinks && fi.link != (m.Flags == "l") || !fi.link && !fi.reg {
+		return true, nil
+	}
+	if fsExec && !fi.link && (fi.perm&0o100 != 0) != (m.Flags == "x") {
+		return true, nil
+	}
+	if e.HasModeSize {
+		if int64(e.Size) != fi.size&dirstate.RangeMask && int64(e.Size) != fi.size {
+			return true, nil
+		}
+		if e.HasMtime && mtimeEqual(e.Mtime, fi.mtime) {
+			return false, nil
+		}
+	}
+	same, err := sameContent(r, root, m, fi.link)
+	if err != nil || !same {
+		return !same, err
+	}
+	if mt, ok := dirstate.Reliable(fi.mtime, boundary); ok {
+		e.HasModeSize, e.Mode, e.Size = true, fi.mode(), int32(fi.size&dirstate.RangeMask)
+		e.HasMtime, e.Mtime = true, mt
+	}
+	return false, nil
+}
+
+// each calls do on n goroutines (internal/batchpool) for consecutive
+// ranges [lo, hi) of at most chunk indexes covering [0, count), and
+// returns the first error; it stops handing out ranges after one.
+func each(n, count, chunk int, do func(lo, hi int) error) error {
+	if count == 0 {
+		return nil
+	}
+	type span struct{ lo, hi int }
+	pool := batchpool.New(n, 2*n, 1, func(s span) error { return do(s.lo, s.hi) })
+	for lo := 0; lo < count && pool.Failed() == nil; lo += chunk {
+		pool.Add(span{lo, min(lo+chunk, count)})
+	}
+	return pool.Close()
 }
 
 // mtimeEqual is DirstateItem.mtime_likely_equal_to.
@@ -582,21 +682,30 @@ func mtimeEqual(rec, disk dirstate.Timestamp) bool {
 	return rec.Nsec == disk.Nsec
 }
 
+// sameContent reports whether the file (or symlink) at m's path holds
+// m's content, as hg's filectx.cmp decides (repo.SameFileData); an
+// unreadable file does not.
 func sameContent(r *repo.Repo, root string, m revlog.ManifestEntry, isLink bool) (bool, error) {
-	want, err := r.FileData(m)
+	p := filepath.Join(root, filepath.FromSlash(m.Path))
+	var got []byte
+	if isLink {
+		target, err := os.Readlink(p)
+		if err != nil {
+			return false, nil
+		}
+		got = []byte(target)
+	} else {
+		var err error
+		if got, err = readWhole(p); err != nil {
+			return false, nil
+		}
+	}
+	fl, err := openFilelog(r, m.Path)
 	if err != nil {
 		return false, err
 	}
-	p := filepath.Join(root, filepath.FromSlash(m.Path))
-	if isLink {
-		target, err := os.Readlink(p)
-		return err == nil && target == string(want), nil
-	}
-	got, err := os.ReadFile(p)
-	if err != nil {
-		return false, nil
-	}
-	return bytes.Equal(got, want), nil
+	defer fl.Close()
+	return repo.SameFileData(fl, m, got)
 }
 
 // writeWCache writes the .hg/wcache entries hg's checkexec and checklink

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/testenv"
@@ -210,5 +213,129 @@ func TestInterrupted(t *testing.T) {
 				t.Errorf("status after hg update -C: %s", st)
 			}
 		})
+	}
+}
+
+// TestMtimesLearned: files whose mtimes an update could not record (too
+// close to the dirstate write) are compared by content at the next
+// update, as hg status does, through hg's hash rule (filelog.cmp) with
+// the reconstruction behind it for copies and for contents starting with
+// a metadata marker; found clean, their mtimes are recorded as hg
+// status's fixup records them, so that the update after trusts them.
+// Both hgs must agree that the result is clean.
+func TestMtimesLearned(t *testing.T) {
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	hg := hgs[0]
+	src := filepath.Join(t.TempDir(), "src")
+	hg.Run(t, "", "init", src)
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plain", "plain text\n")
+	write("meta", "\x01\nstarts like copy metadata\n")
+	hg.Run(t, src, "commit", "-q", "-A", "-m", "0", "-d", "0 0")
+	hg.Run(t, src, "copy", "plain", "copied")
+	hg.Run(t, src, "commit", "-q", "-m", "1", "-d", "0 0")
+	write("other", "x\n")
+	hg.Run(t, src, "commit", "-q", "-A", "-m", "2", "-d", "0 0")
+
+	wc := filepath.Join(t.TempDir(), "wc")
+	hg.Run(t, "", "clone", "-q", "-U", src, wc)
+	if _, err := update(t, wc, 1, worktree.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Let the filesystem's clock leave the second of the files' mtimes,
+	// so that what the next update learns of them is reliable.
+	waitNextSecond(t, wc)
+	if _, err := update(t, wc, 2, worktree.Options{}); err != nil {
+		t.Fatalf("update over files with unrecorded mtimes: %v", err)
+	}
+	ds, err := dirstate.Read(filepath.Join(wc, ".hg"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ds.Entries {
+		if e.Path == "other" {
+			continue // just written
+		}
+		fi, err := os.Lstat(filepath.Join(wc, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.HasMtime || e.Mtime.Sec != dirstate.TimestampOf(fi.ModTime().UnixNano()).Sec {
+			t.Errorf("%s: dirstate mtime %+v (recorded %v), file's %v", e.Path, e.Mtime, e.HasMtime, fi.ModTime())
+		}
+	}
+	for _, h := range hgs {
+		if out := h.Run(t, wc, "status"); len(out) != 0 {
+			t.Errorf("%s status:\n%s", h.Name, out)
+		}
+	}
+}
+
+// waitNextSecond waits until a file created in dir has an mtime in a
+// later second than one created now.
+func waitNextSecond(t *testing.T, dir string) {
+	t.Helper()
+	now := func() int64 {
+		ts, err := dirstate.Now(filepath.Join(dir, ".hg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(ts.Sec)
+	}
+	for start := now(); now() == start; {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestV2MtimesAfterTick: with dirstate-v2 (on Linux, not NFS), an update
+// waits for the filesystem's clock to tick and records the mtime of every
+// file it wrote, those in the last second flagged second-ambiguous, as
+// hg 7 does; both hgs find the result clean, and a file then changed
+// within the same second with its size kept is still seen modified.
+func TestV2MtimesAfterTick(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("hgfs waits for the filesystem's tick on Linux only")
+	}
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	src := testenv.Generate(t, testenv.Spec{Files: 30, Revisions: 2})
+	wc := filepath.Join(t.TempDir(), "wc")
+	hgs[0].Run(t, "", append([]string{"clone", "-q", "-U", "--config", "format.use-dirstate-v2=true", src, wc}, v2Allow...)...)
+	res, err := update(t, wc, 1, worktree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dirstate.Read(filepath.Join(wc, ".hg"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Entries) != res.Updated {
+		t.Fatalf("%d entries, %d files written", len(ds.Entries), res.Updated)
+	}
+	for _, e := range ds.Entries {
+		if !e.HasMtime {
+			t.Errorf("%s: no mtime recorded", e.Path)
+		}
+	}
+	for _, h := range hgs {
+		if out := h.Run(t, wc, append([]string{"status"}, v2Allow...)...); len(out) != 0 {
+			t.Errorf("%s status:\n%s", h.Name, out)
+		}
+	}
+	f := filepath.Join(wc, ds.Entries[0].Path)
+	data := mustRead(t, f)
+	data[0] ^= 1
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hgs {
+		if out := string(h.Run(t, wc, append([]string{"status"}, v2Allow...)...)); out != "M "+ds.Entries[0].Path+"\n" {
+			t.Errorf("%s status after a change: %q", h.Name, out)
+		}
 	}
 }
