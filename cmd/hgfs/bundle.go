@@ -32,14 +32,13 @@ The file list is taken under the repository lock, as hg does; the data is
 then copied without holding it. Phases are carried (v2) when the
 repository is not publishing (phases.publish=false).
 
-Changegroup bundles: -t none-v1, gzip-v1, none-v2 or
+Changegroup bundles: -t none-v1, gzip-v1, none-v2, zstd-v2 or
 'none-v2;cg.version=03' write every changeset of the repository, hidden
 ones included (hg's "bundle -a --hidden"), with the stored deltas, for
-"hg unbundle" or "hgfs unbundle". bzip2 and zstd compression are not
-written. -a is accepted for compatibility: hgfs always bundles the whole
+"hg unbundle" or "hgfs unbundle". bzip2 compression is not written. -a is accepted for compatibility: hgfs always bundles the whole
 repository.`,
 		options: []option{
-			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2"},
+			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2, zstd-v2"},
 			{'a', "all", optBool, "", "bundle all changesets in the repository (always on)"},
 		},
 		run: runBundle,
@@ -78,15 +77,19 @@ func bundleType(spec string) (string, bool) {
 		return "packed1", s.Compression == "none" && len(s.Params) == 0
 	case s.Version == "v1":
 		return "HG10" + s.WireCompression, s.WireCompression == "UN" || s.WireCompression == "GZ"
-	case s.Compression != "none" || s.Version == "v3" || s.Version == "bundle2":
-		return "", false
 	case s.Stream == "v2" || forceStream:
-		return "v2", version == "" || version == "02"
+		return "v2", s.Compression == "none" && (version == "" || version == "02")
+	case s.Compression != "none" && s.Compression != "zstd" || s.Version == "v3" || s.Version == "bundle2":
+		return "", false
 	}
 	if version == "" {
 		version = "02"
 	}
-	return "HG20-" + version, true
+	comp := ""
+	if s.Compression == "zstd" {
+		comp = "ZS"
+	}
+	return "HG20" + comp + "-" + version, true
 }
 
 func runBundle(ctx context.Context, c *cmdContext, args []string) error {
@@ -98,7 +101,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 		if !c.opts.Changed("type") {
 			return abortf("a bundle type is required").withHint("use -t packed1 or -t v2")
 		}
-		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes packed1, v2 (none-v2;stream=v2), none-v1, gzip-v1 and none-v2 bundles")
+		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes packed1, v2 (none-v2;stream=v2), none-v1, gzip-v1, none-v2 and zstd-v2 bundles")
 	}
 	root, err := c.repoRoot()
 	if err != nil {
@@ -167,8 +170,8 @@ func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name 
 	}
 	defer r.Close()
 	opt := changegroup.BundleOptions{Type: typ}
-	if v, ok := strings.CutPrefix(typ, "HG20-"); ok {
-		opt.Type, opt.Version = "HG20", v
+	if t, v, ok := strings.Cut(typ, "-"); ok && strings.HasPrefix(t, "HG20") {
+		opt.Type, opt.Version, opt.Compression = "HG20", v, strings.TrimPrefix(t, "HG20")
 		opt.NbChanges = r.Changelog().Len()
 	}
 	c.ui.status("%d changesets found\n", r.Changelog().Len())
