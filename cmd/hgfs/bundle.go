@@ -110,6 +110,12 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if strings.HasPrefix(typ, "HG") {
 		return writeChangegroupBundle(ctx, c, root, typ, args[0])
 	}
+	return writeStreamBundle(ctx, c, root, typ, args[0])
+}
+
+// writeStreamBundle writes a stream bundle (typ "packed1" or "v2") of
+// the repository at root into the file name, removing it on failure.
+func writeStreamBundle(ctx context.Context, c *cmdContext, root, typ, name string) error {
 	st, err := store.Open(root)
 	if err != nil {
 		return abortf("%v", err)
@@ -119,7 +125,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
-	dest := c.abs(args[0])
+	dest := c.abs(name)
 	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return abortf("%v", errorsCause(err))
@@ -145,7 +151,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	if err != nil {
 		os.Remove(dest)
-		return abortf("writing %s: %v", args[0], err)
+		return abortf("writing %s: %v", name, err)
 	}
 	return nil
 }
