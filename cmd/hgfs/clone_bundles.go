@@ -13,25 +13,94 @@ package main
 // and the staged repository is removed with everything in it.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/s3bundles"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
 )
 
 // cloneBundle is the bundle chosen for a clone: its URL and the open
-// download.
+// download, checked against the size and SHA-256 its manifest entry
+// gives (hgfs clonebundles refresh writes them), when it gives them.
 type cloneBundle struct {
-	url  string
-	body io.ReadCloser
+	url   string
+	body  io.ReadCloser
+	check *bundleCheck
 }
+
+// bundleCheck counts and hashes the bytes of a download whose manifest
+// entry names its size and SHA-256 (s3bundles.AttrSize, AttrSHA256): more
+// bytes than the size fail the read at once; fewer, or other bytes, fail
+// verify, which reads what the bundle reader left.
+type bundleCheck struct {
+	r    io.Reader
+	size int64
+	sum  string
+	n    int64
+	h    hash.Hash
+}
+
+// newBundleCheck wraps body when e names a well-formed size and sum;
+// otherwise body is used as is.
+func newBundleCheck(body io.Reader, e wireproto.CloneBundleEntry) *bundleCheck {
+	size, err := strconv.ParseInt(e.Attrs[s3bundles.AttrSize], 10, 64)
+	sum := strings.ToLower(e.Attrs[s3bundles.AttrSHA256])
+	if err != nil || size < 0 || len(sum) != 64 {
+		return nil
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return nil
+	}
+	return &bundleCheck{r: body, size: size, sum: sum, h: sha256.New()}
+}
+
+func (c *bundleCheck) Read(p []byte) (int, error) {
+	if c.n > c.size {
+		return 0, &bundleMismatch{fmt.Sprintf("clone bundle is larger than its manifest entry's %d bytes", c.size)}
+	}
+	if rest := c.size - c.n + 1; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	if c.n > c.size {
+		return n, &bundleMismatch{fmt.Sprintf("clone bundle is larger than its manifest entry's %d bytes", c.size)}
+	}
+	return n, err
+}
+
+// verify reads the rest of the download and compares it with the entry.
+func (c *bundleCheck) verify() error {
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return err
+	}
+	if c.n != c.size {
+		return &bundleMismatch{fmt.Sprintf("clone bundle has %d bytes, its manifest entry %d (truncated download?)", c.n, c.size)}
+	}
+	if got := hex.EncodeToString(c.h.Sum(nil)); got != c.sum {
+		return &bundleMismatch{fmt.Sprintf("clone bundle's SHA-256 is %s, its manifest entry's %s", got, c.sum)}
+	}
+	return nil
+}
+
+// bundleMismatch is a download that is not the bundle its manifest entry
+// describes.
+type bundleMismatch struct{ msg string }
+
+func (e *bundleMismatch) Error() string { return e.msg }
 
 // pickCloneBundle runs the client's side up to the download: nil when
 // no bundle is to be used (disabled, not advertised, none listed, none
@@ -70,7 +139,7 @@ func (cl *cloner) pickCloneBundle(peer wireproto.Peer, streamOnly bool) (*cloneB
 	u.status("applying clone bundle from %s\n", url)
 	body, err := wireproto.OpenCloneBundle(cl.ctx, url, nil)
 	if err == nil {
-		return &cloneBundle{url: url, body: body}, nil
+		return &cloneBundle{url: url, body: body, check: newBundleCheck(body, entries[0])}, nil
 	}
 	if cl.ctx.Err() != nil {
 		return nil, cl.ctx.Err()
@@ -226,16 +295,30 @@ func cloneBundleCmp(a, b wireproto.CloneBundleEntry, prefers [][2]string) int {
 // rest pulled from peer, all removed if either fails.
 func (cl *cloner) cloneBundleClone(peer wireproto.Peer, remote *remoteOutput, cb *cloneBundle) error {
 	defer cb.body.Close()
+	var r io.Reader = cb.body
+	if cb.check != nil {
+		r = cb.check
+	}
 	return cl.changegroupClone(func(root string) error {
-		if _, err := unbundleFrom(cl.ctx, cl.c, root, cb.url, "bundleurl", cb.body, true); err != nil {
-			if cl.ctx.Err() != nil {
-				return cl.ctx.Err()
+		_, err := unbundleFrom(cl.ctx, cl.c, root, cb.url, "bundleurl", r, true)
+		if cl.ctx.Err() != nil {
+			return cl.ctx.Err()
+		}
+		if cb.check != nil {
+			// The bytes are checked whether or not they applied: a
+			// mismatch explains a failure to apply.
+			cerr := cb.check.verify()
+			var mismatch *bundleMismatch
+			if errors.As(cerr, &mismatch) || cerr != nil && err == nil {
+				return abortf("%v", cerr).withHint("the clone bundle at %s differs from what the server's manifest lists; if this persists, contact the server operator or clone with --config ui.clonebundles=false", cb.url)
 			}
+		}
+		if err != nil {
 			return err
 		}
 		cb.body.Close()
 		cl.c.ui.status("finished applying clone bundle\n")
-		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
+		_, err = exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
 		remote.flush(cl.c.ui)
 		if err != nil {
 			return pullError(cl.ctx, cl.c, err, root)
