@@ -96,6 +96,30 @@ func (c *bundleCheck) verify() error {
 	return nil
 }
 
+// reader is the download, through the check when there is one.
+func (cb *cloneBundle) reader() io.Reader {
+	if cb.check != nil {
+		return cb.check
+	}
+	return cb.body
+}
+
+// verify checks the download against its manifest entry once applied
+// (applyErr nil) or not: the bytes are checked either way, since a
+// mismatch explains a failure to apply. A read error after a failure to
+// apply leaves that failure to be reported.
+func (cb *cloneBundle) verify(applyErr error) error {
+	if cb.check == nil {
+		return nil
+	}
+	err := cb.check.verify()
+	var mismatch *bundleMismatch
+	if errors.As(err, &mismatch) || err != nil && applyErr == nil {
+		return abortf("%v", err).withHint("the clone bundle at %s differs from what the server's manifest lists; if this persists, contact the server operator or clone with --config ui.clonebundles=false", cb.url)
+	}
+	return nil
+}
+
 // bundleMismatch is a download that is not the bundle its manifest entry
 // describes.
 type bundleMismatch struct{ msg string }
@@ -125,7 +149,7 @@ func (cl *cloner) pickCloneBundle(peer wireproto.Peer, streamOnly bool) (*cloneB
 		u.note("no clone bundles available on remote; falling back to regular clone\n")
 		return nil, nil
 	}
-	entries = filterCloneBundles(u, entries, streamOnly)
+	entries = filterCloneBundles(u, entries, streamOnly, cl.mount != nil)
 	if len(entries) == 0 {
 		u.warn("no compatible clone bundles available on server; falling back to regular clone\n")
 		u.warn("(you may want to report this to the server operator)\n")
@@ -182,7 +206,7 @@ func fetchReason(err error) string {
 // bundle whose requirements hgfs supports; hg 7's rules for schemes
 // (http and https only here) and store fingerprints (none asked for);
 // REQUIRESNI (Go always sends SNI) and REQUIREDRAM are not filters here.
-func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly bool) []wireproto.CloneBundleEntry {
+func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly, v2Only bool) []wireproto.CloneBundleEntry {
 	var out []wireproto.CloneBundleEntry
 	for _, e := range entries {
 		if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
@@ -208,6 +232,10 @@ func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly 
 			}
 			if streamOnly && !e.Spec.IsStreamClone() {
 				u.debugf("filtering %s because not a stream clone\n", e.URL)
+				continue
+			}
+			if v2Only && e.Spec.Stream != "v2" {
+				u.debugf("filtering %s because a mount takes stream v2 bundles only\n", e.URL)
 				continue
 			}
 		} else if streamOnly {
@@ -295,23 +323,14 @@ func cloneBundleCmp(a, b wireproto.CloneBundleEntry, prefers [][2]string) int {
 // rest pulled from peer, all removed if either fails.
 func (cl *cloner) cloneBundleClone(peer wireproto.Peer, remote *remoteOutput, cb *cloneBundle) error {
 	defer cb.body.Close()
-	var r io.Reader = cb.body
-	if cb.check != nil {
-		r = cb.check
-	}
+	r := cb.reader()
 	return cl.changegroupClone(func(root string) error {
 		_, err := unbundleFrom(cl.ctx, cl.c, root, cb.url, "bundleurl", r, true)
 		if cl.ctx.Err() != nil {
 			return cl.ctx.Err()
 		}
-		if cb.check != nil {
-			// The bytes are checked whether or not they applied: a
-			// mismatch explains a failure to apply.
-			cerr := cb.check.verify()
-			var mismatch *bundleMismatch
-			if errors.As(cerr, &mismatch) || cerr != nil && err == nil {
-				return abortf("%v", cerr).withHint("the clone bundle at %s differs from what the server's manifest lists; if this persists, contact the server operator or clone with --config ui.clonebundles=false", cb.url)
-			}
+		if cerr := cb.verify(err); cerr != nil {
+			return cerr
 		}
 		if err != nil {
 			return err
@@ -325,4 +344,47 @@ func (cl *cloner) cloneBundleClone(peer wireproto.Peer, remote *remoteOutput, cb
 		}
 		return nil
 	})
+}
+
+// pullAfterMount reports whether a mount can take a clone bundle: the
+// rest is pulled through the mount once it is up, so not when the mount
+// is served in the foreground (the command serves it until unmounted).
+func (cl *cloner) pullAfterMount() bool {
+	return !cl.c.opts.Bool("foreground") && !noDaemon
+}
+
+// cloneBundleMount fills the mount's cache from a stream v2 clone bundle
+// as it downloads (no copy on disk), checked against its manifest entry;
+// runClone pulls the rest once the cache is mounted.
+func (cl *cloner) cloneBundleMount(cb *cloneBundle) error {
+	defer cb.body.Close()
+	r := cb.reader()
+	_, err := cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		return streamclone.ApplyBundle(cl.ctx, r, s, o)
+	})
+	if cerr := cb.verify(err); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return applyError(cl.ctx, cl.c.ui, err)
+	}
+	cl.c.ui.status("finished applying clone bundle\n")
+	return nil
+}
+
+// pullIntoMount pulls what the clone bundle lacked into the mounted
+// repository.
+func (cl *cloner) pullIntoMount() error {
+	peer, remote, err := openPeer(cl.ctx, cl.c, cl.pullSource)
+	if err != nil {
+		return err
+	}
+	defer peer.Close()
+	defer remote.flush(cl.c.ui)
+	_, err = exchange.Pull(cl.ctx, cl.destAbs, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, cl.destAbs), QuietBookmarks: true})
+	remote.flush(cl.c.ui)
+	if err != nil {
+		return pullError(cl.ctx, cl.c, err, cl.destAbs)
+	}
+	return nil
 }

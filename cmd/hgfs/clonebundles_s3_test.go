@@ -85,7 +85,9 @@ func historyOf(t *testing.T, repo string) string {
 // SeaweedFS, commit once more, and clone through hgfs serve with hg 6.3,
 // hg 7 and hgfs, each bundle kind in turn (ui.clonebundleprefers): each
 // clone downloads its bundle from the store, pulls the new changeset
-// from the server, and holds what a direct clone holds.
+// from the server, and holds what a direct clone holds. hgfs clone
+// --mount takes the stream v2 bundle into its cache and pulls through the
+// mount.
 func TestCloneBundlesS3(t *testing.T) {
 	srv := testenv.StartSeaweedFS(t)
 	src := corpusSource(t)
@@ -128,8 +130,23 @@ func TestCloneBundlesS3(t *testing.T) {
 		}
 		return stdout
 	}})
+	clients = append(clients, client{"hgfs-mount", func(t *testing.T, dest string, args ...string) string {
+		testenv.RequireFUSE(t)
+		cmd := exec.Command(testenv.Hgfs(t), append(append([]string{"clone", "--mount", "--cache", dest + ".cache"}, args...), url, dest)...)
+		cmd.Env = testenv.HgEnv()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hgfs clone --mount: %v\n%s", err, out)
+		}
+		t.Cleanup(func() { testenv.UnmountCache(t, dest) })
+		return string(out)
+	}})
 	for _, c := range clients {
 		for _, k := range kinds {
+			if c.name == "hgfs-mount" && k.name != "stream-v2" {
+				// A mount is filled from stream v2 bundles only.
+				continue
+			}
 			t.Run(c.name+"/"+k.name, func(t *testing.T) {
 				dest := filepath.Join(dir, c.name+"-"+k.name)
 				var args []string
