@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -146,7 +145,6 @@ func StartSeaweedFS(t testing.TB) *S3Server {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("weed server: %v", err)
 	}
@@ -156,11 +154,13 @@ func StartSeaweedFS(t testing.TB) *S3Server {
 	var stopOnce sync.Once
 	stop := func() {
 		stopOnce.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			// weed server is one process: its master, volume server,
+			// filer and S3 gateway are goroutines.
+			_ = cmd.Process.Signal(os.Interrupt)
 			select {
 			case <-exited:
 			case <-time.After(15 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Process.Kill()
 				<-exited
 			}
 		})
