@@ -357,13 +357,21 @@ func TestCloneBundlesS3Failures(t *testing.T) {
 	gone(dest)
 	replace(goodBytes)
 
-	// A manifest entry outside http(s) is skipped; with nothing else
-	// listed, the clone is a normal one, as in hg.
+	// A manifest entry outside http(s): hg 7 (and hgfs) skip it, and
+	// with nothing else listed the clone is a normal one; hg 6.3 tries
+	// it and aborts.
 	writeManifest(t, src, "s3://bundles/"+key+" BUNDLESPEC=zstd-v2\nfile:///etc/passwd BUNDLESPEC=zstd-v2\n")
 	for _, m := range testenv.Mercurials(t) {
-		out := string(m.Run(t, dir, "clone", "-U", url, filepath.Join(dir, m.Name+"-scheme")))
-		if !strings.Contains(out, "no compatible clone bundles available on server; falling back to regular clone") {
-			t.Errorf("%s:\n%s", m.Name, out)
+		dest := filepath.Join(dir, m.Name+"-scheme")
+		stdout, stderr, err := m.Result(t, dir, "clone", "-U", url, dest)
+		out := string(stdout) + string(stderr)
+		if m.Major() < 7 {
+			if err == nil || !strings.Contains(out, "error fetching bundle: unknown url type: s3") {
+				t.Errorf("%s: %v\n%s", m.Name, err, out)
+			}
+			gone(dest)
+		} else if err != nil || !strings.Contains(out, "no compatible clone bundles available on server; falling back to regular clone") {
+			t.Errorf("%s: %v\n%s", m.Name, err, out)
 		}
 	}
 	stdout, stderr, code = hgfsClone(t, dir, "-U", url, filepath.Join(dir, "hgfs-scheme"))
