@@ -229,8 +229,7 @@ func FileSHA256(path string) (string, int64, error) {
 // Upload puts the file at path as name under the target's prefix, unless
 // an object of that name with the same size and SHA-256 is there already
 // (an upload an interrupted refresh finished). Large files go up in
-// parts, several at once; each part carries a CRC32C checksum, which the
-// store verifies, and the whole object an MD5 the store checks too.
+// 16 MiB parts, four at once, each with a Content-MD5 the store checks.
 func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) (Object, error) {
 	key := s.target.key(name)
 	obj := Object{Key: key, Size: size, SHA256: sum}
@@ -250,8 +249,9 @@ func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) 
 	if info.Size != size {
 		return Object{}, fmt.Errorf("uploading %s: the store took %d bytes of %d", key, info.Size, size)
 	}
-	// The store's own record of what it holds: size and checksum as read
-	// back, not as sent.
+	// What the store reports holding: its size, and the SHA-256 recorded
+	// with it (the bytes themselves were checked part by part against
+	// their Content-MD5 by the store).
 	have, err := s.stat(ctx, key)
 	if err != nil {
 		return Object{}, err
