@@ -16,7 +16,8 @@ all: build
 
 # deps installs what the tests and demo need. As root it uses apt-get, and
 # scripts/hg7.sh for Mercurial 7 (the suite's second oracle, from Debian
-# sid); as anyone else it says what is missing.
+# sid); as anyone else it says what is missing. scripts/seaweedfs.sh builds
+# SeaweedFS (the S3 store of the clone bundle tests) from the Go proxy.
 deps:
 	@missing=""; \
 	command -v hg >/dev/null 2>&1 || missing="$$missing mercurial"; \
@@ -38,7 +39,8 @@ deps:
 		./scripts/hg7.sh >/dev/null || exit 1; \
 	elif [ ! -x "$${HGFS_HG7:-/var/cache/hgfs/sid/hg7}" ]; then \
 		echo "note: Mercurial 7 is not installed; its test cases skip (as root, make deps installs it with scripts/hg7.sh)"; \
-	fi
+	fi; \
+	GO=$(GO) ./scripts/seaweedfs.sh >/dev/null || echo "note: SeaweedFS did not build; the object store tests skip (scripts/seaweedfs.sh)"
 
 build:
 	$(GO) build -o $(HGFS) ./cmd/hgfs

@@ -217,8 +217,8 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 			hs.maxRSS, ps.maxRSS = hs.srv.serverHWM, ps.srv.serverHWM
 			srv[0].add(hs.srv, n)
 			srv[1].add(ps.srv, n)
-			logf("  %s run %d: hgfs serve %v (server CPU %v, %d KiB), hg serve %v (server CPU %v, %d KiB)\n", c.Name, i+1,
-				hs.wall.Round(time.Millisecond), hs.srv.serverCPU, hs.maxRSS, ps.wall.Round(time.Millisecond), ps.srv.serverCPU, ps.maxRSS)
+			logf("  %s run %d: hgfs side %v (server CPU %v, %d KiB, wrote %s), peer side %v (server CPU %v, %d KiB, wrote %s)\n", c.Name, i+1,
+				hs.wall.Round(time.Millisecond), hs.srv.serverCPU, hs.maxRSS, mib(hs.srv.serverWrote/1024), ps.wall.Round(time.Millisecond), ps.srv.serverCPU, ps.maxRSS, mib(ps.srv.serverWrote/1024))
 		} else {
 			logf("  %s run %d: hgfs %v (%d KiB), peer %v (%d KiB)\n", c.Name, i+1, hs.wall.Round(time.Millisecond), hs.maxRSS, ps.wall.Round(time.Millisecond), ps.maxRSS)
 		}

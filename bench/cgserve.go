@@ -447,21 +447,24 @@ type served struct {
 	clientCPU time.Duration // the clients' user+sys
 	serverCPU time.Duration // the server's user+sys (10 ms ticks)
 	serverHWM int64         // the server's peak RSS, KiB
+	// serverWrote is what the server wrote (wchar of /proc/PID/io):
+	// the bytes it sent, for a server that writes no files.
+	serverWrote int64
 }
 
-var servedRe = regexp.MustCompile(`(?m)^served clients=(\d+) client-cpu-us=(\d+) server-cpu-ticks=(\d+) server-hwm-kib=(\d+)$`)
+var servedRe = regexp.MustCompile(`(?m)^served clients=(\d+) client-cpu-us=(\d+) server-cpu-ticks=(\d+) server-hwm-kib=(\d+) server-wchar=(\d+)$`)
 
 func parseServed(out []byte) (served, error) {
 	m := servedRe.FindSubmatch(out)
 	if m == nil {
 		return served{}, fmt.Errorf("no server figures in the output %q", out)
 	}
-	var v [4]int64
+	var v [5]int64
 	for i := range v {
 		v[i], _ = strconv.ParseInt(string(m[i+1]), 10, 64)
 	}
 	return served{clients: int(v[0]), clientCPU: time.Duration(v[1]) * time.Microsecond,
-		serverCPU: time.Duration(v[2]) * 10 * time.Millisecond, serverHWM: v[3]}, nil
+		serverCPU: time.Duration(v[2]) * 10 * time.Millisecond, serverHWM: v[3], serverWrote: v[4]}, nil
 }
 
 func runServedChild(args []string) int {
@@ -483,6 +486,10 @@ func runServedChild(args []string) int {
 		return fail("resetting the server's peak RSS: %v", err)
 	}
 	cpu0, err := procCPUTicks(pid)
+	if err != nil {
+		return fail("%v", err)
+	}
+	wrote0, err := procWchar(pid)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -515,6 +522,10 @@ func runServedChild(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	wrote1, err := procWchar(pid)
+	if err != nil {
+		return fail("%v", err)
+	}
 	var clientCPU time.Duration
 	bad := 0
 	for i, c := range cmds {
@@ -536,7 +547,7 @@ func runServedChild(args []string) int {
 		}
 		return fail("%d of %d clients failed", bad, clients)
 	}
-	fmt.Printf("served clients=%d client-cpu-us=%d server-cpu-ticks=%d server-hwm-kib=%d\n", clients, clientCPU.Microseconds(), cpu1-cpu0, hwm)
+	fmt.Printf("served clients=%d client-cpu-us=%d server-cpu-ticks=%d server-hwm-kib=%d server-wchar=%d\n", clients, clientCPU.Microseconds(), cpu1-cpu0, hwm, wrote1-wrote0)
 	return 0
 }
 
@@ -565,6 +576,21 @@ func procCPUTicks(pid int) (int64, error) {
 		sum += v
 	}
 	return sum, nil
+}
+
+// procWchar is the bytes a process has written (wchar of /proc/PID/io:
+// write, send and sendfile alike).
+func procWchar(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, fmt.Errorf("the server's written bytes: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "wchar:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/io: no wchar", pid)
 }
 
 // procHWM is a process's peak RSS in KiB (VmHWM).

@@ -10,22 +10,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
-// Writer writes an uncompressed bundle2 stream.
+// Writer writes a bundle2 stream, uncompressed or (NewCompressedWriter)
+// compressed after its stream parameters.
 type Writer struct {
 	w      *bufio.Writer
 	nextID uint32
 	open   bool
 	err    error
+	// finish, when not nil, ends the compressed stream after the
+	// end-of-stream marker is flushed.
+	finish func() error
 }
 
 // NewWriter writes the magic and stream parameters. A Compression
-// parameter is refused: stream bundles are written uncompressed, as hg does.
+// parameter is refused: NewCompressedWriter writes one and compresses.
 func NewWriter(w io.Writer, params ...Param) (*Writer, error) {
 	for _, p := range params {
 		if strings.EqualFold(p.Name, "compression") {
-			return nil, errors.New("bundle2: compressed output is not supported")
+			return nil, errors.New("bundle2: compressed output is written by NewCompressedWriter")
 		}
 	}
 	block, err := encodeStreamParams(params)
@@ -37,6 +43,43 @@ func NewWriter(w io.Writer, params ...Param) (*Writer, error) {
 	bw.putInt32(int32(len(block)))
 	bw.w.WriteString(block)
 	return bw, bw.err
+}
+
+// ZstdWindow is the window NewCompressedWriter's zstd uses: hg's level 3
+// window for large inputs (2 MiB), which every decoder accepts.
+const ZstdWindow = 2 << 20
+
+// NewCompressedWriter writes the magic and a Compression=comp stream
+// parameter (bundle20.setcompression), then compresses everything after
+// it: comp is "ZS" (zstd at hg's level 3) or "UN" (no compression, no
+// parameter). Close finishes the compressed stream but not w.
+func NewCompressedWriter(w io.Writer, comp string) (*Writer, error) {
+	switch comp {
+	case "UN", "":
+		return NewWriter(w)
+	case "ZS":
+	default:
+		return nil, fmt.Errorf("bundle2: writing compression %q is not supported", comp)
+	}
+	block, err := encodeStreamParams([]Param{{Name: "Compression", Value: comp}})
+	if err != nil {
+		return nil, err
+	}
+	hw := bufio.NewWriterSize(w, 64)
+	hw.WriteString(Magic)
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(block)))
+	hw.Write(n[:])
+	hw.WriteString(block)
+	if err := hw.Flush(); err != nil {
+		return nil, err
+	}
+	z, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(3)),
+		zstd.WithWindowSize(ZstdWindow), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{w: bufio.NewWriterSize(z, 64<<10), finish: z.Close}, nil
 }
 
 // encodeStreamParams encodes a stream parameter block, the reverse of
@@ -183,6 +226,12 @@ func (bw *Writer) Close() error {
 	bw.putInt32(0)
 	if err := bw.w.Flush(); err != nil && bw.err == nil {
 		bw.err = err
+	}
+	if bw.finish != nil {
+		if err := bw.finish(); err != nil && bw.err == nil {
+			bw.err = err
+		}
+		bw.finish = nil
 	}
 	return bw.err
 }

@@ -29,6 +29,9 @@ type BundleOptions struct {
 	PhaseHeads []PhaseHead
 	// Bookmarks, when not empty, adds a bookmarks part (HG20).
 	Bookmarks map[string][20]byte
+	// Compression is an HG20 bundle's: "" or "UN" for none, "ZS" for
+	// zstd (bundle2.NewCompressedWriter).
+	Compression string
 }
 
 // NewBundleWriter writes a bundle file's header and returns the Writer of
@@ -40,7 +43,7 @@ func NewBundleWriter(w io.Writer, opt BundleOptions) (*Writer, error) {
 		if opt.Version != "" && opt.Version != Version1 {
 			return nil, unsupportedf("%s bundles carry changegroup 01, not %q", opt.Type, opt.Version)
 		}
-		if len(opt.PhaseHeads) > 0 || len(opt.Bookmarks) > 0 || opt.NbChanges > 0 {
+		if len(opt.PhaseHeads) > 0 || len(opt.Bookmarks) > 0 || opt.NbChanges > 0 || opt.Compression != "" {
 			return nil, unsupportedf("%s bundles carry only a changegroup", opt.Type)
 		}
 		if _, err := io.WriteString(w, opt.Type); err != nil {
@@ -64,7 +67,7 @@ func NewBundleWriter(w io.Writer, opt BundleOptions) (*Writer, error) {
 	if version == "" {
 		version = Version2
 	}
-	bw, err := bundle2.NewWriter(w)
+	bw, err := bundle2.NewCompressedWriter(w, opt.Compression)
 	if err != nil {
 		return nil, err
 	}

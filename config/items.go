@@ -80,6 +80,14 @@ var (
 	HgfsCompactSlack              = Known{"hgfs", "compact-slack", "33554432", "dead bytes in a cache that never make compaction due"}
 	HgfsCompactIdle               = Known{"hgfs", "compact-idle", "2s", "how long a mounted cache goes without changes before background compaction starts"}
 	HgfsCompactRate               = Known{"hgfs", "compact-rate", "33554432", "bytes per second background compaction reads and writes at most (a byte copied counts twice)"}
+	HgfsS3Endpoint                = Known{"hgfs", "s3-endpoint", "", "S3 endpoint URL of clonebundles refresh's store, e.g. http://127.0.0.1:8333 (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else Amazon S3)"}
+	HgfsS3Region                  = Known{"hgfs", "s3-region", "", "S3 region of clonebundles refresh's store (default: $AWS_REGION, $AWS_DEFAULT_REGION)"}
+	HgfsS3AccessKey               = Known{"hgfs", "s3-access-key", "", "S3 access key id of clonebundles refresh (default: $AWS_ACCESS_KEY_ID, else ~/.aws/credentials)"}
+	HgfsS3SecretKey               = Known{"hgfs", "s3-secret-key", "", "S3 secret key of clonebundles refresh (default: $AWS_SECRET_ACCESS_KEY)"}
+	HgfsS3PublicURL               = Known{"hgfs", "s3-public-url", "", "base URL clients download clone bundles under (public-read bucket or CDN); empty: pre-signed URLs"}
+	HgfsS3URLExpiry               = Known{"hgfs", "s3-url-expiry", "168h", "how long clonebundles refresh's pre-signed URLs stay valid (at most 168h; refresh more often)"}
+	HgfsS3Grace                   = Known{"hgfs", "s3-grace", "24h", "how long clonebundles refresh keeps the bundles a replaced manifest listed, for downloads in progress"}
+	HgfsS3Timeout                 = Known{"hgfs", "s3-timeout", "60s", "bound on each request clonebundles refresh makes to the object store other than uploads (0: none)"}
 	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 
@@ -92,6 +100,7 @@ func All() []Known {
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
 		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
 		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate,
+		HgfsS3Endpoint, HgfsS3Region, HgfsS3AccessKey, HgfsS3SecretKey, HgfsS3PublicURL, HgfsS3URLExpiry, HgfsS3Grace, HgfsS3Timeout,
 		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend, WebAllowRead, WebDenyRead}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all

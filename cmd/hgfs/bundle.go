@@ -32,14 +32,13 @@ The file list is taken under the repository lock, as hg does; the data is
 then copied without holding it. Phases are carried (v2) when the
 repository is not publishing (phases.publish=false).
 
-Changegroup bundles: -t none-v1, gzip-v1, none-v2 or
+Changegroup bundles: -t none-v1, gzip-v1, none-v2, zstd-v2 or
 'none-v2;cg.version=03' write every changeset of the repository, hidden
 ones included (hg's "bundle -a --hidden"), with the stored deltas, for
-"hg unbundle" or "hgfs unbundle". bzip2 and zstd compression are not
-written. -a is accepted for compatibility: hgfs always bundles the whole
+"hg unbundle" or "hgfs unbundle". bzip2 compression is not written. -a is accepted for compatibility: hgfs always bundles the whole
 repository.`,
 		options: []option{
-			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2"},
+			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2, zstd-v2"},
 			{'a', "all", optBool, "", "bundle all changesets in the repository (always on)"},
 		},
 		run: runBundle,
@@ -78,15 +77,19 @@ func bundleType(spec string) (string, bool) {
 		return "packed1", s.Compression == "none" && len(s.Params) == 0
 	case s.Version == "v1":
 		return "HG10" + s.WireCompression, s.WireCompression == "UN" || s.WireCompression == "GZ"
-	case s.Compression != "none" || s.Version == "v3" || s.Version == "bundle2":
-		return "", false
 	case s.Stream == "v2" || forceStream:
-		return "v2", version == "" || version == "02"
+		return "v2", s.Compression == "none" && (version == "" || version == "02")
+	case s.Compression != "none" && s.Compression != "zstd" || s.Version == "v3" || s.Version == "bundle2":
+		return "", false
 	}
 	if version == "" {
 		version = "02"
 	}
-	return "HG20-" + version, true
+	comp := ""
+	if s.Compression == "zstd" {
+		comp = "ZS"
+	}
+	return "HG20" + comp + "-" + version, true
 }
 
 func runBundle(ctx context.Context, c *cmdContext, args []string) error {
@@ -98,7 +101,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 		if !c.opts.Changed("type") {
 			return abortf("a bundle type is required").withHint("use -t packed1 or -t v2")
 		}
-		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes packed1, v2 (none-v2;stream=v2), none-v1, gzip-v1 and none-v2 bundles")
+		return abortf("unsupported bundle type: %s", c.opts.String("type")).withHint("hgfs writes packed1, v2 (none-v2;stream=v2), none-v1, gzip-v1, none-v2 and zstd-v2 bundles")
 	}
 	root, err := c.repoRoot()
 	if err != nil {
@@ -107,6 +110,12 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if strings.HasPrefix(typ, "HG") {
 		return writeChangegroupBundle(ctx, c, root, typ, args[0])
 	}
+	return writeStreamBundle(ctx, c, root, typ, args[0])
+}
+
+// writeStreamBundle writes a stream bundle (typ "packed1" or "v2") of
+// the repository at root into the file name, removing it on failure.
+func writeStreamBundle(ctx context.Context, c *cmdContext, root, typ, name string) error {
 	st, err := store.Open(root)
 	if err != nil {
 		return abortf("%v", err)
@@ -116,7 +125,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
-	dest := c.abs(args[0])
+	dest := c.abs(name)
 	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return abortf("%v", errorsCause(err))
@@ -142,7 +151,7 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	if err != nil {
 		os.Remove(dest)
-		return abortf("writing %s: %v", args[0], err)
+		return abortf("writing %s: %v", name, err)
 	}
 	return nil
 }
@@ -167,8 +176,8 @@ func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name 
 	}
 	defer r.Close()
 	opt := changegroup.BundleOptions{Type: typ}
-	if v, ok := strings.CutPrefix(typ, "HG20-"); ok {
-		opt.Type, opt.Version = "HG20", v
+	if t, v, ok := strings.Cut(typ, "-"); ok && strings.HasPrefix(t, "HG20") {
+		opt.Type, opt.Version, opt.Compression = "HG20", v, strings.TrimPrefix(t, "HG20")
 		opt.NbChanges = r.Changelog().Len()
 	}
 	c.ui.status("%d changesets found\n", r.Changelog().Len())

@@ -28,7 +28,7 @@ func TestBundleChangegroup(t *testing.T) {
 		default:
 			src = testenv.Generate(t, generatedKinds[kind])
 		}
-		for _, typ := range []string{"none-v1", "gzip-v1", "none-v2", "none-v2;cg.version=03"} {
+		for _, typ := range []string{"none-v1", "gzip-v1", "none-v2", "zstd-v2", "none-v2;cg.version=03"} {
 			label := kind + "-" + strings.NewReplacer(";", "_", "=", "_").Replace(typ)
 			t.Run(label, func(t *testing.T) {
 				ours := filepath.Join(dir, label+".hgfs.hg")

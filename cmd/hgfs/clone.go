@@ -165,15 +165,24 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	if cl.mount != nil {
 		// The working copy goes into the cache too, before it is
-		// finished and mounted (clone_mount.go).
+		// finished and mounted (clone_mount.go); after a clone bundle,
+		// the rest is pulled through the mount once it is mounted, and
+		// the working copy follows there, through the mount's files.
+		bundled := cl.pullSource != ""
 		var refused error
 		if err == nil {
-			refused, err = cl.mountCheckout()
+			refused, err = cl.mountCheckout(!bundled)
 		}
-		if err := cl.finishMount(err); err != nil {
+		if err := cl.finishMount(err); err != nil || !bundled {
+			if err != nil {
+				return err
+			}
+			return refused
+		}
+		if err := cl.pullIntoMount(); err != nil || c.opts.Bool("noupdate") {
 			return err
 		}
-		return refused
+		return cloneCheckout(ctx, c, destAbs, cl.checkoutRev())
 	}
 	if err != nil {
 		return err
@@ -268,6 +277,9 @@ type cloner struct {
 	revs        []string     // --rev: clone only these and their ancestors
 	revNodes    []string     // --rev looked up on the peer (hex)
 	destChecked bool
+	// pullSource is the server a mount filled from a clone bundle pulls
+	// the rest from once mounted.
+	pullSource string
 }
 
 // checkDest applies hg's destination rules before anything is created.
@@ -439,14 +451,18 @@ func (cl *cloner) fromRemote(source string) error {
 	}
 
 	// Clone bundles come first (exchange.pull runs
-	// _maybeapplyclonebundle before any stream); a mount is filled from
-	// the server's stream alone.
+	// _maybeapplyclonebundle before any stream); a mount takes a stream
+	// v2 bundle into its cache and pulls the rest once mounted.
 	// hg skips clone bundles when heads were asked for
 	// (exchange._maybeapplyclonebundle: pullop.heads).
-	if cl.mount == nil && len(cl.revs) == 0 {
-		cb, err := cl.pickCloneBundle(peer, cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed"))
+	if len(cl.revs) == 0 && (cl.mount == nil || cl.pullAfterMount()) {
+		cb, err := cl.pickCloneBundle(peer, cl.c.opts.Bool("stream") || cl.c.opts.Bool("uncompressed") || cl.mount != nil)
 		if err != nil {
 			return err
+		}
+		if cb != nil && cl.mount != nil {
+			cl.pullSource = source
+			return cl.cloneBundleMount(cb)
 		}
 		if cb != nil {
 			return cl.cloneBundleClone(peer, remote, cb)

@@ -13,25 +13,118 @@ package main
 // and the staged repository is removed with everything in it.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/hgfs/hgfs/bundle2"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/s3bundles"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
 )
 
 // cloneBundle is the bundle chosen for a clone: its URL and the open
-// download.
+// download, checked against the size and SHA-256 its manifest entry
+// gives (hgfs clonebundles refresh writes them), when it gives them.
 type cloneBundle struct {
-	url  string
-	body io.ReadCloser
+	url   string
+	body  io.ReadCloser
+	check *bundleCheck
 }
+
+// bundleCheck counts and hashes the bytes of a download whose manifest
+// entry names its size and SHA-256 (s3bundles.AttrSize, AttrSHA256): more
+// bytes than the size fail the read at once; fewer, or other bytes, fail
+// verify, which reads what the bundle reader left.
+type bundleCheck struct {
+	r    io.Reader
+	size int64
+	sum  string
+	n    int64
+	h    hash.Hash
+}
+
+// newBundleCheck wraps body when e names a well-formed size and sum;
+// otherwise body is used as is.
+func newBundleCheck(body io.Reader, e wireproto.CloneBundleEntry) *bundleCheck {
+	size, err := strconv.ParseInt(e.Attrs[s3bundles.AttrSize], 10, 64)
+	sum := strings.ToLower(e.Attrs[s3bundles.AttrSHA256])
+	if err != nil || size < 0 || len(sum) != 64 {
+		return nil
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return nil
+	}
+	return &bundleCheck{r: body, size: size, sum: sum, h: sha256.New()}
+}
+
+func (c *bundleCheck) Read(p []byte) (int, error) {
+	if c.n > c.size {
+		return 0, &bundleMismatch{fmt.Sprintf("clone bundle is larger than its manifest entry's %d bytes", c.size)}
+	}
+	if rest := c.size - c.n + 1; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	if c.n > c.size {
+		return n, &bundleMismatch{fmt.Sprintf("clone bundle is larger than its manifest entry's %d bytes", c.size)}
+	}
+	return n, err
+}
+
+// verify reads the rest of the download and compares it with the entry.
+func (c *bundleCheck) verify() error {
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return err
+	}
+	if c.n != c.size {
+		return &bundleMismatch{fmt.Sprintf("clone bundle has %d bytes, its manifest entry %d (truncated download?)", c.n, c.size)}
+	}
+	if got := hex.EncodeToString(c.h.Sum(nil)); got != c.sum {
+		return &bundleMismatch{fmt.Sprintf("clone bundle's SHA-256 is %s, its manifest entry's %s", got, c.sum)}
+	}
+	return nil
+}
+
+// reader is the download, through the check when there is one.
+func (cb *cloneBundle) reader() io.Reader {
+	if cb.check != nil {
+		return cb.check
+	}
+	return cb.body
+}
+
+// verify checks the download against its manifest entry once applied
+// (applyErr nil) or not: the bytes are checked either way, since a
+// mismatch explains a failure to apply. A read error after a failure to
+// apply leaves that failure to be reported.
+func (cb *cloneBundle) verify(applyErr error) error {
+	if cb.check == nil {
+		return nil
+	}
+	err := cb.check.verify()
+	var mismatch *bundleMismatch
+	if errors.As(err, &mismatch) || err != nil && applyErr == nil {
+		return abortf("%v", err).withHint("the clone bundle at %s differs from what the server's manifest lists; if this persists, contact the server operator or clone with --config ui.clonebundles=false", cb.url)
+	}
+	return nil
+}
+
+// bundleMismatch is a download that is not the bundle its manifest entry
+// describes.
+type bundleMismatch struct{ msg string }
+
+func (e *bundleMismatch) Error() string { return e.msg }
 
 // pickCloneBundle runs the client's side up to the download: nil when
 // no bundle is to be used (disabled, not advertised, none listed, none
@@ -56,7 +149,7 @@ func (cl *cloner) pickCloneBundle(peer wireproto.Peer, streamOnly bool) (*cloneB
 		u.note("no clone bundles available on remote; falling back to regular clone\n")
 		return nil, nil
 	}
-	entries = filterCloneBundles(u, entries, streamOnly)
+	entries = filterCloneBundles(u, entries, streamOnly, cl.mount != nil)
 	if len(entries) == 0 {
 		u.warn("no compatible clone bundles available on server; falling back to regular clone\n")
 		u.warn("(you may want to report this to the server operator)\n")
@@ -70,7 +163,7 @@ func (cl *cloner) pickCloneBundle(peer wireproto.Peer, streamOnly bool) (*cloneB
 	u.status("applying clone bundle from %s\n", url)
 	body, err := wireproto.OpenCloneBundle(cl.ctx, url, nil)
 	if err == nil {
-		return &cloneBundle{url: url, body: body}, nil
+		return &cloneBundle{url: url, body: body, check: newBundleCheck(body, entries[0])}, nil
 	}
 	if cl.ctx.Err() != nil {
 		return nil, cl.ctx.Err()
@@ -113,7 +206,7 @@ func fetchReason(err error) string {
 // bundle whose requirements hgfs supports; hg 7's rules for schemes
 // (http and https only here) and store fingerprints (none asked for);
 // REQUIRESNI (Go always sends SNI) and REQUIREDRAM are not filters here.
-func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly bool) []wireproto.CloneBundleEntry {
+func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly, v2Only bool) []wireproto.CloneBundleEntry {
 	var out []wireproto.CloneBundleEntry
 	for _, e := range entries {
 		if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
@@ -139,6 +232,10 @@ func filterCloneBundles(u *ui, entries []wireproto.CloneBundleEntry, streamOnly 
 			}
 			if streamOnly && !e.Spec.IsStreamClone() {
 				u.debugf("filtering %s because not a stream clone\n", e.URL)
+				continue
+			}
+			if v2Only && e.Spec.Stream != "v2" {
+				u.debugf("filtering %s because a mount takes stream v2 bundles only\n", e.URL)
 				continue
 			}
 		} else if streamOnly {
@@ -226,20 +323,68 @@ func cloneBundleCmp(a, b wireproto.CloneBundleEntry, prefers [][2]string) int {
 // rest pulled from peer, all removed if either fails.
 func (cl *cloner) cloneBundleClone(peer wireproto.Peer, remote *remoteOutput, cb *cloneBundle) error {
 	defer cb.body.Close()
+	r := cb.reader()
 	return cl.changegroupClone(func(root string) error {
-		if _, err := unbundleFrom(cl.ctx, cl.c, root, cb.url, "bundleurl", cb.body, true); err != nil {
-			if cl.ctx.Err() != nil {
-				return cl.ctx.Err()
-			}
+		_, err := unbundleFrom(cl.ctx, cl.c, root, cb.url, "bundleurl", r, true)
+		if cl.ctx.Err() != nil {
+			return cl.ctx.Err()
+		}
+		if cerr := cb.verify(err); cerr != nil {
+			return cerr
+		}
+		if err != nil {
 			return err
 		}
 		cb.body.Close()
 		cl.c.ui.status("finished applying clone bundle\n")
-		_, err := exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
+		_, err = exchange.Pull(cl.ctx, root, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, root), QuietBookmarks: true})
 		remote.flush(cl.c.ui)
 		if err != nil {
 			return pullError(cl.ctx, cl.c, err, root)
 		}
 		return nil
 	})
+}
+
+// pullAfterMount reports whether a mount can take a clone bundle: the
+// rest is pulled through the mount once it is up, so not when the mount
+// is served in the foreground (the command serves it until unmounted).
+func (cl *cloner) pullAfterMount() bool {
+	return !cl.c.opts.Bool("foreground") && !noDaemon
+}
+
+// cloneBundleMount fills the mount's cache from a stream v2 clone bundle
+// as it downloads (no copy on disk), checked against its manifest entry;
+// runClone pulls the rest once the cache is mounted.
+func (cl *cloner) cloneBundleMount(cb *cloneBundle) error {
+	defer cb.body.Close()
+	r := cb.reader()
+	_, err := cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		return streamclone.ApplyBundle(cl.ctx, r, s, o)
+	})
+	if cerr := cb.verify(err); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return applyError(cl.ctx, cl.c.ui, err)
+	}
+	cl.c.ui.status("finished applying clone bundle\n")
+	return nil
+}
+
+// pullIntoMount pulls what the clone bundle lacked into the mounted
+// repository.
+func (cl *cloner) pullIntoMount() error {
+	peer, remote, err := openPeer(cl.ctx, cl.c, cl.pullSource)
+	if err != nil {
+		return err
+	}
+	defer peer.Close()
+	defer remote.flush(cl.c.ui)
+	_, err = exchange.Pull(cl.ctx, cl.destAbs, peer, cl.defaultURL, exchange.PullOptions{Options: cloneSessionOptions(cl.c, cl.destAbs), QuietBookmarks: true})
+	remote.flush(cl.c.ui)
+	if err != nil {
+		return pullError(cl.ctx, cl.c, err, cl.destAbs)
+	}
+	return nil
 }

@@ -383,7 +383,8 @@ func TestBundleType(t *testing.T) {
 		"packed1": "packed1", "none-packed1": "packed1", "v2": "v2", "v2;stream=v2": "v2", "none-v2;stream=v2": "v2",
 		"none-v1": "HG10UN", "gzip-v1": "HG10GZ", "none-v2": "HG20-02", "none-v2;cg.version=02": "HG20-02",
 		"none-v2;cg.version=03": "HG20-03", "v2;cg.version=02": "v2",
-		"bzip2-v1": "", "zstd-v2": "", "gzip-v2": "", "none-v3": "", "none-v2;cg.version=01": "", "none-v1;cg.version=02": "",
+		"zstd-v2": "HG20ZS-02", "zstd-v2;cg.version=03": "HG20ZS-03", "zstd-v2;stream=v2": "",
+		"bzip2-v1": "", "gzip-v2": "", "none-v3": "", "none-v2;cg.version=01": "", "none-v1;cg.version=02": "",
 		"none-v2;stream=v3-exp": "", "none-v2;stream=v2;cg.version=03": "", "v2;cg.version=03": "", "gzip-packed1": "",
 		"none-packed1;x=y": "", "": "", "xz-v2": "", "none-v2;phases=yes": "",
 	} {

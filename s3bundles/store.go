@@ -1,0 +1,313 @@
+// Package s3bundles keeps a repository's clone bundles in an
+// S3-compatible object store (Amazon S3, SeaweedFS, MinIO, ...): it
+// uploads bundle files, writes .hg/clonebundles.manifest in hg's format
+// (hgext/clonebundles.py) with URLs a client fetches without credentials,
+// and deletes the objects of earlier refreshes once their grace period is
+// over. The S3 protocol is minio-go's; this package only names objects,
+// checks them, and keeps the manifest and its state file.
+package s3bundles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// Config is where the store is and how to reach it. Empty fields are
+// taken from the environment as AWS's clients read it (FillFromEnv).
+type Config struct {
+	// Endpoint is the store's URL ("http://127.0.0.1:8333",
+	// "https://s3.example.com"); empty means Amazon S3 in Region.
+	Endpoint  string
+	Region    string
+	AccessKey string
+	SecretKey string
+	// SessionToken goes with temporary credentials (AWS_SESSION_TOKEN).
+	SessionToken string
+	// PublicURL, when set, is the base URL clients fetch objects under
+	// (a public-read bucket, or a CDN in front of it): an object's URL
+	// is PublicURL + "/" + its key. Otherwise the manifest holds
+	// pre-signed URLs valid for URLExpiry.
+	PublicURL string
+	URLExpiry time.Duration
+	// Grace is how long the objects of a replaced manifest stay in the
+	// store for the downloads that started before the replacement (0:
+	// deleted at the next refresh).
+	Grace time.Duration
+	// Timeout bounds each request to the store (0: none).
+	Timeout time.Duration
+}
+
+// Defaults of Config's durations.
+const (
+	// DefaultURLExpiry is the longest a SigV4 pre-signed URL may live.
+	DefaultURLExpiry = 7 * 24 * time.Hour
+	DefaultGrace     = 24 * time.Hour
+	DefaultTimeout   = 60 * time.Second
+)
+
+// FillFromEnv fills the fields left empty from getenv: AWS_ENDPOINT_URL_S3
+// or AWS_ENDPOINT_URL, AWS_REGION or AWS_DEFAULT_REGION,
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
+func (c *Config) FillFromEnv(getenv func(string) string) {
+	first := func(dst *string, names ...string) {
+		for _, n := range names {
+			if *dst == "" {
+				*dst = getenv(n)
+			}
+		}
+	}
+	first(&c.Endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+	first(&c.Region, "AWS_REGION", "AWS_DEFAULT_REGION")
+	first(&c.AccessKey, "AWS_ACCESS_KEY_ID")
+	first(&c.SecretKey, "AWS_SECRET_ACCESS_KEY")
+	first(&c.SessionToken, "AWS_SESSION_TOKEN")
+}
+
+// Target is an s3://BUCKET/PREFIX location.
+type Target struct {
+	Bucket, Prefix string
+}
+
+func (t Target) String() string { return "s3://" + t.Bucket + "/" + t.Prefix }
+
+// bucketRe is S3's bucket naming rule.
+var bucketRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+// ParseTarget parses s3://BUCKET[/PREFIX]; the prefix loses its
+// surrounding slashes.
+func ParseTarget(s string) (Target, error) {
+	rest, ok := strings.CutPrefix(s, "s3://")
+	if !ok {
+		return Target{}, fmt.Errorf("%q is not an s3://BUCKET/PREFIX location", s)
+	}
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	if !bucketRe.MatchString(bucket) {
+		return Target{}, fmt.Errorf("invalid bucket name %q in %s", bucket, s)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if strings.Contains(prefix, "//") || strings.ContainsAny(prefix, "\x00\n\r") {
+		return Target{}, fmt.Errorf("invalid object prefix %q in %s", prefix, s)
+	}
+	return Target{Bucket: bucket, Prefix: prefix}, nil
+}
+
+// key is the object key of name under the target's prefix.
+func (t Target) key(name string) string {
+	if t.Prefix == "" {
+		return name
+	}
+	return t.Prefix + "/" + name
+}
+
+// Store is one target in one object store.
+type Store struct {
+	cfg    Config
+	target Target
+	client *minio.Client
+}
+
+// Open makes the client for target and checks that its bucket exists:
+// a store that does not answer, refuses the credentials, or lacks the
+// bucket is an error here, before anything is written.
+func Open(ctx context.Context, cfg Config, target Target) (*Store, error) {
+	endpoint, secure := "s3.amazonaws.com", true
+	if cfg.Endpoint != "" {
+		u, err := url.Parse(cfg.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("invalid S3 endpoint %q (want http(s)://HOST[:PORT])", cfg.Endpoint)
+		}
+		endpoint, secure = u.Host, u.Scheme == "https"
+	} else if cfg.Region != "" {
+		endpoint = "s3." + cfg.Region + ".amazonaws.com"
+	}
+	if cfg.URLExpiry <= 0 {
+		cfg.URLExpiry = DefaultURLExpiry
+	}
+	if cfg.URLExpiry > DefaultURLExpiry {
+		return nil, fmt.Errorf("pre-signed URLs live at most %v, not %v", DefaultURLExpiry, cfg.URLExpiry)
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("invalid public URL %q (want http(s)://...)", cfg.PublicURL)
+		}
+		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	}
+	var creds *credentials.Credentials
+	if cfg.AccessKey != "" || cfg.SecretKey != "" {
+		creds = credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken)
+	} else {
+		// No keys: anonymous requests (a public bucket) unless the
+		// shared credentials file names some.
+		creds = credentials.NewChainCredentials([]credentials.Provider{&credentials.FileAWSCredentials{}})
+	}
+	tr, err := minio.DefaultTransport(secure)
+	if err != nil {
+		return nil, err
+	}
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = cfg.Timeout
+	client, err := minio.New(endpoint, &minio.Options{
+		Creds: creds, Secure: secure, Region: cfg.Region, Transport: tr,
+		BucketLookup: minio.BucketLookupPath, MaxRetries: 3,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("S3 client for %s: %w", endpoint, err)
+	}
+	s := &Store{cfg: cfg, target: target, client: client}
+	cctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	ok, err := client.BucketExists(cctx, target.Bucket)
+	if err != nil {
+		return nil, s.errorf("checking bucket %s at %s", err, target.Bucket, client.EndpointURL().Host)
+	}
+	if !ok {
+		return nil, fmt.Errorf("bucket %s does not exist at %s", target.Bucket, client.EndpointURL().Host)
+	}
+	return s, nil
+}
+
+// reqCtx bounds one request by the configured timeout.
+func (s *Store) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.Timeout > 0 {
+		return context.WithTimeout(ctx, s.cfg.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// errorf words a store error: S3's code and message when the store
+// answered, the network error when it did not.
+func (s *Store) errorf(what string, err error, args ...any) error {
+	msg := fmt.Sprintf(what, args...)
+	var er minio.ErrorResponse
+	if errors.As(err, &er) && er.Code != "" {
+		return fmt.Errorf("%s: %s (%s, HTTP %d)", msg, er.Message, er.Code, er.StatusCode)
+	}
+	return fmt.Errorf("%s: %w", msg, err)
+}
+
+// Object is a bundle in the store.
+type Object struct {
+	Key    string
+	Size   int64
+	SHA256 string // hex
+}
+
+// metaSHA256 is the user metadata holding an object's SHA-256 (hex),
+// which tells a finished upload of the same bytes from a partial one.
+const metaSHA256 = "Hgfs-Sha256"
+
+// FileSHA256 is the SHA-256 (hex) and size of the file at path.
+func FileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// Upload puts the file at path as name under the target's prefix, unless
+// an object of that name with the same size and SHA-256 is there already
+// (an upload an interrupted refresh finished). Large files go up in
+// 16 MiB parts, four at once, each with a Content-MD5 the store checks.
+func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) (Object, error) {
+	key := s.target.key(name)
+	obj := Object{Key: key, Size: size, SHA256: sum}
+	if have, err := s.stat(ctx, key); err == nil && have.Size == size && have.SHA256 == sum {
+		return obj, nil
+	}
+	info, err := s.client.FPutObject(ctx, s.target.Bucket, key, path, minio.PutObjectOptions{
+		ContentType:    "application/mercurial-bundle",
+		UserMetadata:   map[string]string{metaSHA256: sum},
+		SendContentMd5: true,
+		PartSize:       16 << 20,
+		NumThreads:     4,
+	})
+	if err != nil {
+		return Object{}, s.errorf("uploading %s to %s", err, path, s.target.Bucket+"/"+key)
+	}
+	if info.Size != size {
+		return Object{}, fmt.Errorf("uploading %s: the store took %d bytes of %d", key, info.Size, size)
+	}
+	// What the store reports holding: its size, and the SHA-256 recorded
+	// with it (the bytes themselves were checked part by part against
+	// their Content-MD5 by the store).
+	have, err := s.stat(ctx, key)
+	if err != nil {
+		return Object{}, err
+	}
+	if have.Size != size || have.SHA256 != sum {
+		return Object{}, fmt.Errorf("uploaded %s holds %d bytes (SHA-256 %q), want %d (%s)", key, have.Size, have.SHA256, size, sum)
+	}
+	return obj, nil
+}
+
+// stat reads an object's size and recorded SHA-256.
+func (s *Store) stat(ctx context.Context, key string) (Object, error) {
+	cctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	info, err := s.client.StatObject(cctx, s.target.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return Object{}, s.errorf("checking %s", err, key)
+	}
+	sum := info.UserMetadata[metaSHA256]
+	if sum == "" {
+		sum = info.Metadata.Get("X-Amz-Meta-" + metaSHA256)
+	}
+	return Object{Key: key, Size: info.Size, SHA256: sum}, nil
+}
+
+// URL is the address clients download key from: under PublicURL, or
+// pre-signed for URLExpiry.
+func (s *Store) URL(ctx context.Context, key string) (string, error) {
+	if s.cfg.PublicURL != "" {
+		parts := strings.Split(key, "/")
+		for i, p := range parts {
+			parts[i] = url.PathEscape(p)
+		}
+		return s.cfg.PublicURL + "/" + strings.Join(parts, "/"), nil
+	}
+	u, err := s.client.PresignedGetObject(ctx, s.target.Bucket, key, s.cfg.URLExpiry, nil)
+	if err != nil {
+		return "", s.errorf("pre-signing %s", err, key)
+	}
+	return u.String(), nil
+}
+
+// Remove deletes key; one already gone is not an error.
+func (s *Store) Remove(ctx context.Context, key string) error {
+	cctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	err := s.client.RemoveObject(cctx, s.target.Bucket, key, minio.RemoveObjectOptions{})
+	var er minio.ErrorResponse
+	if errors.As(err, &er) && (er.StatusCode == http.StatusNotFound || er.Code == "NoSuchKey") {
+		return nil
+	}
+	if err != nil {
+		return s.errorf("deleting %s", err, key)
+	}
+	return nil
+}
+
+// Target is where the store puts objects.
+func (s *Store) Target() Target { return s.target }
