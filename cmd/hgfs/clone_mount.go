@@ -223,12 +223,12 @@ func unfinishedClone(dir string, err error) error {
 }
 
 // mountCheckout checks the new clone out into its cache, through the
-// sink the stream filled, as cloneCheckout does into a directory
-// (unless -U, or checkout is false: a clone bundle's clone checks
-// out after its pull, through the mount), then finishes the sink: store and working copy become
-// durable in one sync. A manifest hgfs cannot check out (refused) leaves
-// the clone complete without a working copy: it is still mounted, and
-// the refusal reported after.
+// sink the stream filled, as cloneCheckout does into a directory (unless
+// -U, or checkout is false: a clone bundle's clone checks out after its
+// pull, through the mount), then finishes the sink: store and working
+// copy become durable in one sync. A manifest hgfs cannot check out
+// (refused) leaves the clone complete without a working copy: it is
+// still mounted, and the refusal reported after.
 func (cl *cloner) mountCheckout(checkout bool) (refused, err error) {
 	c, t := cl.c, cl.mount
 	if checkout && !c.opts.Bool("noupdate") {
