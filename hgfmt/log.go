@@ -79,7 +79,7 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 	desc := strings.Trim(cs.Description, " \t\n\r\v\f")
 	switch {
 	case debug:
-		mods, adds, dels, err := fileStatus(r, rev, cs.Files)
+		mods, adds, dels, err := FileStatus(r, rev, cs.Files)
 		if err != nil {
 			return nil, err
 		}
@@ -167,10 +167,10 @@ func StringEscape(s string) string {
 	return b.String()
 }
 
-// fileStatus splits the changeset's files as ctx.filesmodified,
+// FileStatus splits the changeset's files as ctx.filesmodified,
 // filesadded and filesremoved do (mercurial/metadata.py): added ones are in
 // no parent's manifest, removed ones are not in the changeset's manifest.
-func fileStatus(r *repo.Repo, rev int, files []string) (mods, adds, dels []string, err error) {
+func FileStatus(r *repo.Repo, rev int, files []string) (mods, adds, dels []string, err error) {
 	if len(files) == 0 {
 		return nil, nil, nil, nil
 	}

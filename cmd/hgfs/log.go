@@ -2,55 +2,92 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/hgfs/hgfs/hgfmt"
+	"github.com/hgfs/hgfs/internal/hgparse"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/revset"
+	"github.com/hgfs/hgfs/templater"
 )
 
 func init() {
 	register(&command{
 		name:     "log",
 		aliases:  []string{"history"},
-		synopsis: "[-r REV]... [-l NUM]",
-		help: `show revision history of the repository
+		synopsis: "[OPTION]... [FILE]",
+		help: `show revision history of entire repository or files
 
 Prints changesets newest first in hg's default template (with -v the
-files and full description, with --debug every field). -r selects
-revisions: numbers, nodes or unique prefixes, tip, null, ., tags,
-bookmarks, branch names, and ranges A:B. Hidden (obsolete) changesets
-are not shown.`,
+files and full description, with --debug every field, with -q one
+line each). -r selects revisions with hg's revset language: numbers,
+nodes, tags, bookmarks, branches, ranges A:B, A::B, and predicates such
+as heads(), branch(), ancestors(), descendants(), draft(), public(),
+bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
+first(), last(), reverse(), sort(), combined with and/or/not/-.
+-T takes a template in hg's template language ({rev}, {node|short},
+{desc|firstline}, {files % '{file}\n'}, ...) or the style json.
+FILE arguments select the changesets touching those paths. Predicates,
+keywords, filters and styles hgfs does not implement (-G among them)
+are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
 			{'l', "limit", optInt, "", "limit number of changes displayed"},
+			{'T', "template", optString, "", "display with template"},
+			{'k', "keyword", optList, "", "do case-insensitive search for a given text"},
+			{'b', "branch", optList, "", "show changesets within the given named branch"},
+			{'u', "user", optList, "", "revisions committed by user"},
+			{'G', "graph", optBool, "", "show the revision DAG"},
 		},
 		run: runLog,
 	})
 }
 
+// logStyles are the names -T takes as hg's styles (map-cmdline.NAME and
+// the formatter's); hgfs prints default and json.
+var logStyles = map[string]bool{
+	"default": true, "json": true, "xml": true, "compact": true, "changelog": true,
+	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
+}
+
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
-	if len(args) > 0 {
-		return abortf("hgfs log does not support file arguments")
+	if c.opts.Bool("graph") {
+		return abortf("hgfs log does not support -G/--graph")
+	}
+	tmplSpec := c.opts.String("template")
+	var tmpl *templater.Template
+	if tmplSpec != "" && !logStyles[tmplSpec] {
+		var err error
+		if tmpl, err = templater.Parse(tmplSpec); err != nil {
+			return parseFailure(c.ui, err)
+		}
+	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" {
+		return abortf("hgfs log does not support the style -T %s", tmplSpec)
 	}
 	r, err := c.openRepo()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	root, err := c.repoRoot()
+	if err != nil {
+		return err
+	}
+	cwd, err := filepath.Rel(root, c.cwd)
+	if err != nil || cwd == "." || strings.HasPrefix(cwd, "..") {
+		cwd = ""
+	}
+	ev := revset.New(r, revset.Options{Cwd: filepath.ToSlash(cwd)})
 	var revs []int
 	if specs := c.opts.List("rev"); len(specs) > 0 {
-		seen := map[int]bool{}
-		for _, spec := range specs {
-			rs, err := r.LookupRange(spec)
-			if err != nil {
-				return lookupAbort(err)
-			}
-			for _, rev := range rs {
-				if !seen[rev] {
-					seen[rev] = true
-					revs = append(revs, rev)
-				}
-			}
+		if revs, err = ev.Revs(specs); err != nil {
+			return revsetFailure(c.ui, err)
 		}
 	} else {
 		vis, err := r.Visible()
@@ -61,6 +98,52 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = append(revs, vis[i])
 		}
 	}
+	// logcmdutil._makerevset: the options become a revset filtering the
+	// revisions in their order.
+	var filters []string
+	if len(args) > 0 {
+		match, err := revset.PathMatcher(args, filepath.ToSlash(cwd))
+		if err != nil {
+			return revsetFailure(c.ui, err)
+		}
+		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match)
+		if err != nil {
+			return abortf("%v", err)
+		}
+	}
+	if bs := c.opts.List("branch"); len(bs) > 0 {
+		var or []string
+		for _, b := range bs {
+			name := b
+			if rev, err := r.Lookup(b); err == nil {
+				if cs, err := r.Changeset(rev); err == nil && !branchExists(r, b) {
+					name = cs.Branch()
+				}
+			}
+			or = append(or, "branch("+quoteRevset("literal:"+name)+")")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
+	}
+	for _, opt := range []struct{ name, fn string }{{"keyword", "keyword"}, {"user", "user"}} {
+		vals := c.opts.List(opt.name)
+		if len(vals) == 0 {
+			continue
+		}
+		var or []string
+		for _, v := range vals {
+			if opt.name == "user" {
+				v = "literal:" + v
+			}
+			or = append(or, opt.fn+"("+quoteRevset(v)+")")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
+	}
+	if len(filters) > 0 {
+		sort.Strings(filters)
+		if revs, err = ev.Filter(revs, []string{strings.Join(filters, " and ")}); err != nil {
+			return revsetFailure(c.ui, err)
+		}
+	}
 	if c.opts.Changed("limit") {
 		if n := c.opts.Int("limit"); n <= 0 {
 			return abortf("limit must be positive")
@@ -68,15 +151,154 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = revs[:n]
 		}
 	}
+	if tmplSpec == "json" {
+		return writeLogJSON(ctx, c.ui, r, revs)
+	}
+	env := &templater.Env{Repo: r, Debug: c.ui.debug}
 	for _, rev := range revs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeChangeset(c.ui, r, rev); err != nil {
-			return abortf("%v", err)
+		switch {
+		case tmpl != nil:
+			b, err := tmpl.Render(env, rev)
+			if err != nil {
+				return parseFailure(c.ui, err)
+			}
+			if _, err := c.ui.out.Write(b); err != nil {
+				return err
+			}
+		case c.ui.quiet:
+			node := r.Node(rev).Short()
+			if c.ui.debug {
+				node = r.Node(rev).String()
+			}
+			if _, err := fmt.Fprintf(c.ui.out, "%d:%s\n", rev, node); err != nil {
+				return err
+			}
+		default:
+			if err := writeChangeset(c.ui, r, rev); err != nil {
+				return abortf("%v", err)
+			}
 		}
 	}
 	return nil
+}
+
+func branchExists(r *repo.Repo, name string) bool {
+	bs, err := r.Branches()
+	if err != nil {
+		return false
+	}
+	for _, b := range bs {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteRevset is revsetlang._quote.
+func quoteRevset(s string) string {
+	return "'" + hgfmt.StringEscape(s) + "'"
+}
+
+// filterFiles keeps the revisions that touch the FILE arguments, as
+// hg log FILE without --follow: where every argument is a plain path
+// with a filelog, the revisions its filelog links to (the filelog()
+// revset); otherwise those whose changeset lists a matching path.
+func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool) ([]int, error) {
+	linked := map[int]bool{}
+	fast := true
+	for _, a := range args {
+		if strings.Contains(a, ":") {
+			fast = false
+			break
+		}
+		fl, err := r.File(path.Join(cwd, a))
+		if err != nil {
+			fast = false
+			break
+		}
+		for i := 0; i < fl.Len(); i++ {
+			linked[fl.LinkRev(i)] = true
+		}
+		fl.Close()
+	}
+	if fast {
+		var out []int
+		for _, rev := range revs {
+			if linked[rev] {
+				out = append(out, rev)
+			}
+		}
+		return out, nil
+	}
+	var out []int
+	for _, rev := range revs {
+		cs, err := r.Changeset(rev)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range cs.Files {
+			if match(f) {
+				out = append(out, rev)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeLogJSON prints revs as hg's changesetformatter with the json
+// formatter does (-T json).
+func writeLogJSON(ctx context.Context, u *ui, r *repo.Repo, revs []int) error {
+	b := []byte("[")
+	for i, rev := range revs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		item, err := templater.JSONChangeset(r, rev, u.quiet, u.verbose && !u.debug, u.debug)
+		if err != nil {
+			return abortf("%v", err)
+		}
+		b = append(b, item...)
+	}
+	if len(revs) > 0 {
+		b = append(b, '\n')
+	}
+	b = append(b, "]\n"...)
+	_, err := u.out.Write(b)
+	return err
+}
+
+// parseFailure prints a template or revset parse error as hg does
+// ("hg: parse error...", a hint) and exits 255; other errors abort.
+func parseFailure(u *ui, err error) error {
+	var pe *hgparse.ParseError
+	if !errors.As(err, &pe) {
+		return abortf("%v", err)
+	}
+	u.errorf("hgfs: parse error%s\n", strings.TrimPrefix(revset.ErrorLine(err), "hg: parse error"))
+	if pe.Hint != "" {
+		u.errorf("(%s)\n", pe.Hint)
+	}
+	return &exitError{code: 255}
+}
+
+func revsetFailure(u *ui, err error) error {
+	var pe *hgparse.ParseError
+	if errors.As(err, &pe) {
+		return parseFailure(u, err)
+	}
+	var le *repo.LookupError
+	if errors.As(err, &le) {
+		return lookupAbort(err)
+	}
+	return abortf("%v", err)
 }
 
 // singleRev resolves a -r argument to one revision as scmutil.revsingle
