@@ -328,13 +328,15 @@ func (sc *scope) keyword(name string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// hg's items map "file" (its {file_add} inside % is empty).
+		l := strList("file", mods)
 		switch name {
 		case "file_adds":
-			return strList("file_add", adds), nil
+			l = strList("file", adds)
 		case "file_dels":
-			return strList("file_del", dels), nil
+			l = strList("file", dels)
 		}
-		return strList("file_mod", mods), nil
+		return l, nil
 	case "p1rev", "p2rev", "p1node", "p2node":
 		p1, p2 := r.Parents(rev)
 		p := p1
@@ -434,10 +436,14 @@ func graphNode(r *repo.Repo, rev int) string {
 	return "o"
 }
 
-// Date formats.
-func dateStr(d date, layout string) string {
+// dateStr formats d in its own zone with a Go layout, then the
+// offset: "+0530" (colon false) or "+05:30".
+func dateStr(d date, layout string, zone, colon bool) string {
 	t := time.Unix(d.t-int64(d.tz), 0).UTC()
 	s := t.Format(layout)
+	if !zone {
+		return s
+	}
 	sign := byte('+')
 	if d.tz > 0 {
 		sign = '-'
@@ -446,9 +452,10 @@ func dateStr(d date, layout string) string {
 	if m < 0 {
 		m = -m
 	}
-	s = strings.ReplaceAll(s, "%1", fmt.Sprintf("%c%02d", sign, m/60))
-	s = strings.ReplaceAll(s, "%2", fmt.Sprintf("%02d", m%60))
-	return s
+	if colon {
+		return s + fmt.Sprintf("%c%02d:%02d", sign, m/60, m%60)
+	}
+	return s + fmt.Sprintf("%c%02d%02d", sign, m/60, m%60)
 }
 
 func asDate(v any, filter string) (date, error) {
@@ -666,15 +673,15 @@ func (sc *scope) filter(name string, v any) (any, error) {
 		}
 		switch name {
 		case "isodate":
-			return dateStr(d, "2006-01-02 15:04 %1%2"), nil
+			return dateStr(d, "2006-01-02 15:04 ", true, false), nil
 		case "isodatesec":
-			return dateStr(d, "2006-01-02 15:04:05 %1%2"), nil
+			return dateStr(d, "2006-01-02 15:04:05 ", true, false), nil
 		case "rfc822date":
-			return dateStr(d, "Mon, 02 Jan 2006 15:04:05 %1%2"), nil
+			return dateStr(d, "Mon, 02 Jan 2006 15:04:05 ", true, false), nil
 		case "rfc3339date":
-			return dateStr(d, "2006-01-02T15:04:05%1:%2"), nil
+			return dateStr(d, "2006-01-02T15:04:05", true, true), nil
 		case "shortdate":
-			return dateStr(d, "2006-01-02"), nil
+			return dateStr(d, "2006-01-02", false, false), nil
 		case "hgdate":
 			return fmt.Sprintf("%d %d", d.t, d.tz), nil
 		}
@@ -822,7 +829,9 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 			fill = stringify(v[2])
 		}
 		if len(v) > 3 {
-			left = truthy(v[3]) && stringify(v[3]) != "false"
+			if left, err = sc.evalBool(args[3]); err != nil {
+				return nil, err
+			}
 		}
 		n := utf8.RuneCountInString(text)
 		if n >= width || fill == "" {
@@ -853,7 +862,7 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		first := ""
+		first := stringify(v[1])
 		if len(v) == 3 {
 			first = stringify(v[2])
 		}
@@ -893,6 +902,36 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		}
 	}
 	return nil, hgparse.Errorf("unknown function '%s'", name)
+}
+
+// evalBool is templateutil.evalboolean: a bare symbol that is not a
+// keyword reads as a boolean word (True, no, ...).
+func (sc *scope) evalBool(n *hgparse.Node) (bool, error) {
+	if n != nil && n.Op == "symbol" {
+		if _, ok := sc.lookupVar(n.Value); !ok && !isKeyword(n.Value) {
+			switch strings.ToLower(n.Value) {
+			case "1", "yes", "true", "on", "always":
+				return true, nil
+			case "0", "no", "false", "off", "never":
+				return false, nil
+			}
+		}
+	}
+	v, err := sc.eval(n)
+	if err != nil {
+		return false, err
+	}
+	return truthy(v), nil
+}
+
+func isKeyword(name string) bool {
+	switch name {
+	case "rev", "node", "author", "desc", "date", "branch", "tags", "bookmarks", "files", "file_adds",
+		"file_dels", "file_mods", "p1rev", "p2rev", "p1node", "p2node", "parents", "phase", "phaseidx",
+		"manifest", "graphnode", "extras", "branches":
+		return true
+	}
+	return false
 }
 
 func (sc *scope) filterFunc(name string) bool {

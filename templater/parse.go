@@ -209,7 +209,6 @@ func fillTemplates(n *hgparse.Node, subs *[]*hgparse.Node) {
 		s := (*subs)[0]
 		*subs = (*subs)[1:]
 		*n = *s
-		n.Value = "\x00parsed"
 		return
 	}
 	for _, k := range n.Kids {

@@ -58,7 +58,7 @@ var logStyles = map[string]bool{
 
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	if c.opts.Bool("graph") {
-		return abortf("hgfs log does not support -G/--graph")
+		return abortf("hgfs log: -G/--graph is not supported by hgfs")
 	}
 	tmplSpec := c.opts.String("template")
 	var tmpl *templater.Template
@@ -68,7 +68,7 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			return parseFailure(c.ui, err)
 		}
 	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" {
-		return abortf("hgfs log does not support the style -T %s", tmplSpec)
+		return abortf("hgfs log: the style -T %s is not supported by hgfs", tmplSpec)
 	}
 	r, err := c.openRepo()
 	if err != nil {
@@ -168,12 +168,8 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			if _, err := c.ui.out.Write(b); err != nil {
 				return err
 			}
-		case c.ui.quiet:
-			node := r.Node(rev).Short()
-			if c.ui.debug {
-				node = r.Node(rev).String()
-			}
-			if _, err := fmt.Fprintf(c.ui.out, "%d:%s\n", rev, node); err != nil {
+		case c.ui.quiet && !c.ui.debug:
+			if _, err := fmt.Fprintf(c.ui.out, "%d:%s\n", rev, r.Node(rev).Short()); err != nil {
 				return err
 			}
 		default:
@@ -267,10 +263,7 @@ func writeLogJSON(ctx context.Context, u *ui, r *repo.Repo, revs []int) error {
 		}
 		b = append(b, item...)
 	}
-	if len(revs) > 0 {
-		b = append(b, '\n')
-	}
-	b = append(b, "]\n"...)
+	b = append(b, "\n]\n"...)
 	_, err := u.out.Write(b)
 	return err
 }

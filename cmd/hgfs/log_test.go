@@ -1,0 +1,91 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// logCases are hgfs log invocations compared byte for byte (stdout,
+// stderr, exit status) with hg 6.3 on the real history and the rich
+// generated repository: templates, styles, -q, filters and FILE.
+var logCases = [][]string{
+	{"log", "-q", "-l", "3"}, {"log", "-q", "--debug", "-l", "2"},
+	{"log", "-T", "{rev}:{node|short} {branch} {phase}\n", "-l", "20"},
+	{"log", "-T", "{rev} {node} {p1node} {p2node} {p1rev} {p2rev}\n", "-r", "merge()"},
+	{"log", "-T", "{author|user} {author|person} <{author|email}> {author|domain}\n", "-l", "30"},
+	{"log", "-T", "{date|isodate} {date|isodatesec} {date|rfc822date} {date|rfc3339date} {date|shortdate} {date|hgdate} {date|date}\n", "-l", "30"},
+	{"log", "-T", "{desc|firstline|strip}\n{desc|json}\n", "-l", "40"},
+	{"log", "-T", "{tags} [{bookmarks}] {tags % '<{tag}>'} {join(files, ',')}\n", "-l", "40"},
+	{"log", "-T", "{files % '{file}\\n'}{file_adds % 'A {file_add}\\n'}{file_dels % 'R {file_del}\\n'}{file_mods % 'M {file_mod}\\n'}", "-r", "0:30"},
+	{"log", "-T", "{parents}|{parents % '{rev}:{node|short},'}|{parents|json}|{manifest}|{extras}|{extras|json}\n", "-r", "merge() or 0:5"},
+	{"log", "-T", "{rev|json} {date|json} {files|json} {tags|json} {author|json} {branch|json}\n", "-l", "25"},
+	{"log", "-T", "{if(tags, 'T', 'n')}{ifeq(branch, 'default', '', 'X')}{ifcontains('tip', tags, '!')} {pad(rev, 6)}|{pad(rev, 6, '.', True)}|{separate('-', rev, '', branch)}|{rev + 1}{rev * 2}{-rev}\n", "-l", "15"},
+	{"log", "-T", "{label('x', rev)} {startswith('Merge', desc)} {indent(desc, '  ')}\n", "-l", "15"},
+	{"log", "-T", "{desc|escape|addbreaks} {desc|upper|lower} {node|short|upper} {'lit\\x41'} {r'raw\\n'} \\{ {graphnode}{phaseidx}\n", "-l", "15"},
+	{"log", "-T", "literal text\n", "-l", "2"},
+	{"log", "-T", "{nosuchkeyword}x\n", "-l", "2"},
+	{"log", "-T", "json", "-l", "5"}, {"log", "-T", "json", "-q", "-l", "3"}, {"log", "-T", "json", "-v", "-r", "0:3"},
+	{"log", "-T", "json", "--debug", "-r", "0:3"}, {"log", "-T", "json", "-r", "none()"},
+	{"log", "-T", "{rev", "-l", "1"}, {"log", "-T", "{rev|}", "-l", "1"}, {"log", "-T", "{if(rev)}", "-l", "1"},
+	{"log", "-T", "{'unterminated}", "-l", "1"}, {"log", "-T", "{rev|nosuchfilter}", "-l", "1"},
+	{"log", "-k", "merge", "-q"}, {"log", "-k", "README", "-k", "test", "-q", "-l", "30"},
+	{"log", "-b", "default", "-q", "-l", "5"}, {"log", "-u", "mpm@selenic.com", "-q", "-l", "5"},
+	{"log", "-q", "README"}, {"log", "-q", "mercurial"}, {"log", "-q", "glob:*.py"}, {"log", "-q", "-r", "100:0", "hg"},
+	{"log", "-q", "nosuchfile"},
+	{"log", "-r", "heads()", "-q"}, {"log", "-r", "2:5", "-r", "1", "-q"}, {"log", "-r", "foo bar"}, {"log", "-r", "nosuch()"},
+	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
+}
+
+func TestLogLikeHg(t *testing.T) {
+	for name, dir := range map[string]string{
+		"history": testenv.CorpusRepo(t, testenv.CorpusHistory),
+		"rich":    testenv.Generate(t, testenv.Rich),
+	} {
+		t.Run(name, func(t *testing.T) {
+			hs := testenv.StartHgServer(t, dir)
+			for _, args := range logCases {
+				t.Run(strings.Join(args[1:], "_"), func(t *testing.T) {
+					ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
+					fo, fe, fc := hgfsIn(dir, args...)
+					// hgfs names itself where hg does.
+					want := strings.ReplaceAll(string(he), "hg: parse error", "hgfs: parse error")
+					if d := testenv.Diff("hg", string(ho), "hgfs", fo); d != "" {
+						t.Errorf("stdout differs:\n%s", d)
+					}
+					if d := testenv.Diff("hg (stderr)", want, "hgfs (stderr)", fe); d != "" {
+						t.Errorf("stderr differs:\n%s", d)
+					}
+					if hc != fc {
+						t.Errorf("exit status: hg %d, hgfs %d", hc, fc)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestLogRefusesUnsupported checks that what hgfs does not implement is
+// refused by name, never printed as something else.
+func TestLogRefusesUnsupported(t *testing.T) {
+	dir := testenv.Generate(t, testenv.Small)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log", "-G"}, "-G/--graph"},
+		{[]string{"log", "-T", "xml"}, "style -T xml"},
+		{[]string{"log", "-T", "compact"}, "style -T compact"},
+		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
+		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
+		{[]string{"log", "-T", "{shortest(node)}"}, "function shortest()"},
+		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
+		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
+	} {
+		_, e, code := hgfsIn(dir, c.args...)
+		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {
+			t.Errorf("%v: exit %d, %q; want a refusal naming %q", c.args, code, e, c.want)
+		}
+	}
+}
