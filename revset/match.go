@@ -217,6 +217,11 @@ func MatchDate(spec string, now time.Time) (func(int64) bool, error) {
 
 var isoDate = regexp.MustCompile(`^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?)?)?(?:\s*([+-]\d{4}|UTC|GMT|Z))?$`)
 
+// otherDate is what may be one of hg's other date formats (month and day
+// names, US dates, times of day): refused as unsupported rather than
+// called invalid.
+var otherDate = regexp.MustCompile(`(?i)\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|now|today|yesterday`)
+
 var unixDate = regexp.MustCompile(`^(-?\d+) (-?\d+)$`)
 
 // dateBound parses a date as the earliest (upper false) or latest
@@ -229,6 +234,9 @@ func dateBound(s string, upper bool) (int64, error) {
 	}
 	m := isoDate.FindStringSubmatch(s)
 	if m == nil {
+		if !otherDate.MatchString(s) {
+			return 0, hgparse.Errorf("invalid date: '%s'", s)
+		}
 		return 0, &UnsupportedError{"the date format of '" + s + "'"}
 	}
 	num := func(i, lo, hi int) int {

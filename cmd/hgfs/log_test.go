@@ -38,6 +38,28 @@ var logCases = [][]string{
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
 }
 
+// logRevsets are revsets compared as `log -r SPEC -T '{rev} '`:
+// membership, order and errors.
+var logRevsets = []string{
+	"0", "tip", "null", ".", "-1", "-3", "2:5", "5:2", ":3", "3:", ":", "null:2",
+	"::3", "3::", "1::4", "heads(all())", "heads(0:5)", "roots(2:6)", "head()",
+	"branch(default)", "branch(tip)", "branch('re:.*')", "branch(nosuchbranch)", "branch('literal:zz')",
+	"ancestors(5)", "ancestors(5, depth=1)", "descendants(1)", "descendants(1, 2)",
+	"draft()", "public()", "secret()", "not public()", "!draft()",
+	"bookmark()", "tag()", "tag(tip)", "tag('re:.')", "tag(nosuch)", "bookmark(nosuch)",
+	"keyword(fix)", "keyword(README)", "user(a)", "author(test)", "desc(merge)",
+	"only(tip)", "only(tip, 2)", "tip % 2", "2::tip - 4", "2:6 and not 4", "2:6 & !merge()",
+	"3 or 1 or 2", "3 + 1 | 2", "reverse(0:4)", "sort(0:4, -rev)", "sort(all(), -date)", "sort(3 or 1 or 2, 'user -rev')",
+	"limit(all(), 3)", "limit(reverse(all()), 2, 1)", "first(5:0)", "last(all(), 2)", "last(0:5)",
+	"max(all())", "min(2:)", "merge()", "p1(tip)", "p2(all())", "parents(tip)", "children(0)", "tip^", "tip~2", "tip^2",
+	"file(README)", "file('glob:*.txt')", "file('re:.*')", "date('>2000-01-01')", "date('<1990')", "date('2023')",
+	"present(nosuch)", "present(0)", "rev(1)", "rev(999)", "id(tip)", "closed()", "all()", "none()",
+	"0:2 and 1:3", "reverse(5:0) and 2:4", "(1 or 0) and 0:5", "limit(5:0, 3) and 0:5",
+	"foo bar", "nosuch()", "nosuchrev", "1 +", "(", "'unterminated", "sort(all(), nokey)",
+	"ancestors()", "limit(all(), x)", "1:2:3", "x::", "::", "-", "a-b-c", "all(1)",
+	"date(foo)", "heads(", "tip and", "tip^3", "branch()", "parents()",
+}
+
 func TestLogLikeHg(t *testing.T) {
 	for name, dir := range map[string]string{
 		"history": testenv.CorpusRepo(t, testenv.CorpusHistory),
@@ -45,7 +67,11 @@ func TestLogLikeHg(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			hs := testenv.StartHgServer(t, dir)
-			for _, args := range logCases {
+			cases := logCases
+			for _, spec := range logRevsets {
+				cases = append(cases, []string{"log", "-r", spec, "-T", "{rev} "})
+			}
+			for _, args := range cases {
 				t.Run(strings.Join(args[1:], "_"), func(t *testing.T) {
 					ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
 					fo, fe, fc := hgfsIn(dir, args...)
