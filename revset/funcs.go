@@ -1,7 +1,6 @@
 package revset
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 
@@ -897,5 +896,3 @@ func fFile(ev *Evaluator, subset *set, x *hgparse.Node, _ order) (*set, error) {
 	}
 	return ev.matchField(subset, func(c *revlog.Changeset) []string { return c.Files }, m)
 }
-
-var _ = bytes.Equal

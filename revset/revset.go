@@ -647,8 +647,6 @@ func errorsAsLookup(err error) bool {
 	return errors.As(err, &le) || errors.As(err, &ple)
 }
 
-var _ = fmt.Sprint
-
 // ErrorLine is the first line hg prints for a revset error: "hg: parse
 // error...: msg" for parse errors, "abort: msg" otherwise.
 func ErrorLine(err error) string {

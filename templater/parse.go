@@ -38,9 +38,6 @@ var elements = map[string]hgparse.Element{
 // scanner holds the nesting depth of quoted templates.
 type scanner struct {
 	depth int
-	// parsed quoted templates, by token index, for the parser's
-	// "template" leaves.
-	templates map[*hgparse.Node]*hgparse.Node
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
