@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -33,9 +34,9 @@ bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
 first(), last(), reverse(), sort(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
 {desc|firstline}, {files % '{file}\n'}, ...) or the style json.
-FILE arguments select the changesets touching those paths. Predicates,
-keywords, filters and styles hgfs does not implement (-G among them)
-are refused by name. Hidden (obsolete) changesets are not shown.`,
+FILE arguments select the changesets touching those paths; -G draws
+the revision graph as hg does. Predicates, keywords, filters and
+styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
 			{'l', "limit", optInt, "", "limit number of changes displayed"},
@@ -57,9 +58,6 @@ var logStyles = map[string]bool{
 }
 
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
-	if c.opts.Bool("graph") {
-		return abortf("hgfs log: -G/--graph is not supported by hgfs")
-	}
 	tmplSpec := c.opts.String("template")
 	var tmpl *templater.Template
 	if tmplSpec != "" && !logStyles[tmplSpec] {
@@ -97,6 +95,12 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 		for i := len(vis) - 1; i >= 0; i-- {
 			revs = append(revs, vis[i])
 		}
+	}
+	graph := c.opts.Bool("graph")
+	if graph && !sort.IsSorted(sort.Reverse(sort.IntSlice(revs))) {
+		// -G walks newest first (logcmdutil's sort_revisions "desc").
+		revs = append([]int(nil), revs...)
+		sort.Sort(sort.Reverse(sort.IntSlice(revs)))
 	}
 	// logcmdutil._makerevset: the options become a revset filtering the
 	// revisions in their order.
@@ -152,33 +156,74 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 		}
 	}
 	if tmplSpec == "json" {
+		if graph {
+			// hg interleaves the graph with the JSON text.
+			return abortf("hgfs log: -T json with -G is not supported by hgfs")
+		}
 		return writeLogJSON(ctx, c.ui, r, revs)
 	}
 	env := &templater.Env{Repo: r, Debug: c.ui.debug}
+	var g *hgfmt.Graph
+	if graph {
+		g = hgfmt.NewGraph(r, revs, plainGraph())
+	}
+	var b []byte
 	for _, rev := range revs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		var text []byte
 		switch {
 		case tmpl != nil:
-			b, err := tmpl.Render(env, rev)
-			if err != nil {
+			if text, err = tmpl.Render(env, rev); err != nil {
 				return parseFailure(c.ui, err)
 			}
-			if _, err := c.ui.out.Write(b); err != nil {
-				return err
-			}
 		case c.ui.quiet && !c.ui.debug:
-			if _, err := fmt.Fprintf(c.ui.out, "%d:%s\n", rev, r.Node(rev).Short()); err != nil {
-				return err
-			}
+			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
 		default:
-			if err := writeChangeset(c.ui, r, rev); err != nil {
+			if text, err = hgfmt.AppendChangeset(nil, r, rev, logLevel(c.ui)); err != nil {
 				return abortf("%v", err)
 			}
 		}
+		if g != nil {
+			cs, err := r.Changeset(rev)
+			if err != nil {
+				return abortf("%v", err)
+			}
+			text = g.Append(b[:0], rev, hgfmt.Symbol(r, rev, cs), text)
+			b = text
+		}
+		if _, err := c.ui.out.Write(text); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// plainGraph is ui.plain("graph"): HGPLAIN or HGPLAINEXCEPT set, and
+// "graph" not among HGPLAINEXCEPT's exceptions.
+func plainGraph() bool {
+	_, plain := os.LookupEnv("HGPLAIN")
+	except, hasExcept := os.LookupEnv("HGPLAINEXCEPT")
+	if !plain && !hasExcept {
+		return false
+	}
+	for _, e := range strings.Split(strings.TrimSpace(except), ",") {
+		if e == "graph" {
+			return false
+		}
+	}
+	return true
+}
+
+func logLevel(u *ui) hgfmt.Level {
+	switch {
+	case u.debug:
+		return hgfmt.Debug
+	case u.verbose:
+		return hgfmt.Verbose
+	}
+	return hgfmt.Normal
 }
 
 func branchExists(r *repo.Repo, name string) bool {
@@ -327,14 +372,7 @@ func revManifest(c *cmdContext, r *repo.Repo) (int, []revlog.ManifestEntry, erro
 
 // writeChangeset prints rev in hg log's form for the ui's verbosity.
 func writeChangeset(u *ui, r *repo.Repo, rev int) error {
-	level := hgfmt.Normal
-	switch {
-	case u.debug:
-		level = hgfmt.Debug
-	case u.verbose:
-		level = hgfmt.Verbose
-	}
-	b, err := hgfmt.AppendChangeset(nil, r, rev, level)
+	b, err := hgfmt.AppendChangeset(nil, r, rev, logLevel(u))
 	if err != nil {
 		return err
 	}

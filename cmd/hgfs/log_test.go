@@ -35,6 +35,11 @@ var logCases = [][]string{
 	{"log", "-q", "README"}, {"log", "-q", "mercurial"}, {"log", "-q", "glob:*.py"}, {"log", "-q", "-r", "100:0", "hg"},
 	{"log", "-q", "nosuchfile"},
 	{"log", "-r", "heads()", "-q"}, {"log", "-r", "2:5", "-r", "1", "-q"}, {"log", "-r", "foo bar"}, {"log", "-r", "nosuch()"},
+	{"log", "-G"}, {"log", "-G", "-q", "-l", "300"}, {"log", "-G", "-v", "-l", "40"}, {"log", "-G", "--debug", "-l", "10"},
+	{"log", "-G", "-q", "-r", "merge()"}, {"log", "-G", "-q", "-r", "file(README)"}, {"log", "-G", "-q", "-r", "all() - 10:200"},
+	{"log", "-G", "-T", "{rev}", "-r", "keyword(fix) or merge()"}, {"log", "-G", "-q", "README"}, {"log", "-G", "-q", "-k", "merge"},
+	{"log", "-G", "-q", "-r", "0:40 or 2900:"}, {"log", "-G", "-q", "-r", "heads(all()) or roots(all())"},
+	{"log", "-G", "-T", "{rev}\n{desc}\n", "-r", "2000::2100"},
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
 }
 
@@ -61,6 +66,8 @@ var logRevsets = []string{
 }
 
 func TestLogLikeHg(t *testing.T) {
+	// As the command server runs (testenv.HgEnv).
+	t.Setenv("HGPLAIN", "1")
 	for name, dir := range map[string]string{
 		"history": testenv.CorpusRepo(t, testenv.CorpusHistory),
 		"rich":    testenv.Generate(t, testenv.Rich),
@@ -100,8 +107,8 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"log", "-G"}, "-G/--graph"},
 		{[]string{"log", "-T", "xml"}, "style -T xml"},
+		{[]string{"log", "-G", "-T", "json"}, "-T json with -G"},
 		{[]string{"log", "-T", "compact"}, "style -T compact"},
 		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
 		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
@@ -112,6 +119,34 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		_, e, code := hgfsIn(dir, c.args...)
 		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {
 			t.Errorf("%v: exit %d, %q; want a refusal naming %q", c.args, code, e, c.want)
+		}
+	}
+}
+
+// TestLogGraphStyles compares -G outside HGPLAIN, where hg draws
+// grandparent edges ":" and missing parents "~".
+func TestLogGraphStyles(t *testing.T) {
+	dir := testenv.CorpusRepo(t, testenv.CorpusHistory)
+	t.Setenv("HGPLAINEXCEPT", "graph")
+	for _, args := range [][]string{
+		{"log", "-G", "-q", "-r", "merge()"}, {"log", "-G", "-q", "-r", "file(README) or 2000:2010"},
+		{"log", "-G", "-T", "{rev}\n", "-r", "keyword(fix) and 2000:"},
+	} {
+		cmd := testenv.Command(dir, testenv.HgPath(t), args...)
+		cmd.Env = append(cmd.Env, "HGPLAINEXCEPT=graph")
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hg %v: %v", args, err)
+		}
+		got, stderr, code := hgfsIn(dir, args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("hgfs %v: exit %d, %s", args, code, stderr)
+		}
+		if d := testenv.Diff("hg", string(want), "hgfs", got); d != "" {
+			t.Errorf("%v differs:\n%s", args, d)
+		}
+		if !strings.Contains(got, ":") {
+			t.Errorf("%v: no grandparent edge drawn", args)
 		}
 	}
 }
