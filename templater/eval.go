@@ -378,7 +378,7 @@ func (sc *scope) keyword(name string) (any, error) {
 		}
 		return fmt.Sprintf("%d:%s", mrev, cs.Manifest.Short()), nil
 	case "graphnode":
-		return graphNode(r, rev), nil
+		return string(hgfmt.Symbol(r, rev, cs)), nil
 	case "extras":
 		keys := make([]string, 0, len(cs.Extra))
 		for k := range cs.Extra {
@@ -417,23 +417,6 @@ func phaseOf(r *repo.Repo, rev int) string {
 		return "public"
 	}
 	return r.Phase(rev).String()
-}
-
-// graphNode is templatekw.getgraphnode without the working directory:
-// "x" closes a branch, "o" otherwise ("@" for the working parent).
-func graphNode(r *repo.Repo, rev int) string {
-	if wp, err := r.WorkingParent(); err == nil && wp == rev {
-		return "@"
-	}
-	if cs, err := r.Changeset(rev); err == nil {
-		if _, ok := cs.Extra["close"]; ok {
-			return "_"
-		}
-	}
-	if r.Hidden(rev) {
-		return "x"
-	}
-	return "o"
 }
 
 // dateStr formats d in its own zone with a Go layout, then the
@@ -513,7 +496,14 @@ func JSON(s string, paranoid bool) string {
 		if c >= 0x80 {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if !valid || r == utf8.RuneError && size == 1 {
-				fmt.Fprintf(&b, `\udc%02x`, c)
+				// encoding.toutf8b: an invalid byte is U+DC00+byte,
+				// escaped when paranoid, else its UTF-8 bytes.
+				if paranoid {
+					fmt.Fprintf(&b, `\udc%02x`, c)
+				} else {
+					v := 0xdc00 + int(c)
+					b.Write([]byte{byte(0xe0 | v>>12), byte(0x80 | (v>>6)&0x3f), byte(0x80 | v&0x3f)})
+				}
 				i++
 				continue
 			}

@@ -66,6 +66,13 @@ func JSONChangeset(r *repo.Repo, rev int, quiet, verbose, debug bool) ([]byte, e
 			fields["files"] = jsonList(cs.Files)
 		}
 	}
+	return JSONItem(fields), nil
+}
+
+// JSONItem is one item of formatter.jsonformatter: "\n {\n", the fields
+// (values already JSON) sorted by name, "\n }". A list of items is "["
+// the items joined by "," then "\n]\n".
+func JSONItem(fields map[string]string) []byte {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
 		keys = append(keys, k)
@@ -78,7 +85,7 @@ func JSONChangeset(r *repo.Repo, rev int, quiet, verbose, debug bool) ([]byte, e
 		}
 		b = fmt.Appendf(b, "  \"%s\": %s", k, fields[k])
 	}
-	return append(b, "\n }"...), nil
+	return append(b, "\n }"...)
 }
 
 func jsonList(items []string) string {

@@ -291,26 +291,34 @@ func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func
 	return out, nil
 }
 
+// writeJSONItems prints formatter.jsonformatter's list of items.
+func writeJSONItems(u *ui, items [][]byte) error {
+	b := []byte("[")
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	_, err := u.out.Write(append(b, "\n]\n"...))
+	return err
+}
+
 // writeLogJSON prints revs as hg's changesetformatter with the json
 // formatter does (-T json).
 func writeLogJSON(ctx context.Context, u *ui, r *repo.Repo, revs []int) error {
-	b := []byte("[")
-	for i, rev := range revs {
+	items := make([][]byte, 0, len(revs))
+	for _, rev := range revs {
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		if i > 0 {
-			b = append(b, ',')
 		}
 		item, err := templater.JSONChangeset(r, rev, u.quiet, u.verbose && !u.debug, u.debug)
 		if err != nil {
 			return abortf("%v", err)
 		}
-		b = append(b, item...)
+		items = append(items, item)
 	}
-	b = append(b, "\n]\n"...)
-	_, err := u.out.Write(b)
-	return err
+	return writeJSONItems(u, items)
 }
 
 // parseFailure prints a template or revset parse error as hg does

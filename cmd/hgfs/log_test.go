@@ -40,6 +40,8 @@ var logCases = [][]string{
 	{"log", "-G", "-T", "{rev}", "-r", "keyword(fix) or merge()"}, {"log", "-G", "-q", "README"}, {"log", "-G", "-q", "-k", "merge"},
 	{"log", "-G", "-q", "-r", "0:40 or 2900:"}, {"log", "-G", "-q", "-r", "heads(all()) or roots(all())"},
 	{"log", "-G", "-T", "{rev}\n{desc}\n", "-r", "2000::2100"},
+	{"manifest", "-T", "json"}, {"manifest", "-T", "json", "-r", "0"}, {"cat", "-T", "json", "-r", "0", "README", "nosuch"},
+	{"cat", "-T", "json", "nosuch"},
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
 }
 
@@ -79,7 +81,7 @@ func TestLogLikeHg(t *testing.T) {
 				cases = append(cases, []string{"log", "-r", spec, "-T", "{rev} "})
 			}
 			for _, args := range cases {
-				t.Run(strings.Join(args[1:], "_"), func(t *testing.T) {
+				t.Run(strings.Join(args, "_"), func(t *testing.T) {
 					ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
 					fo, fe, fc := hgfsIn(dir, args...)
 					// hgfs names itself where hg does.
