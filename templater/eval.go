@@ -490,12 +490,11 @@ func shortUser(u string) string {
 func JSON(s string, paranoid bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
-	valid := utf8.ValidString(s)
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= 0x80 {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if !valid || r == utf8.RuneError && size == 1 {
+			if r == utf8.RuneError && size == 1 {
 				// encoding.toutf8b: an invalid byte is U+DC00+byte,
 				// escaped when paranoid, else its UTF-8 bytes.
 				if paranoid {
