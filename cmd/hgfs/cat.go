@@ -21,7 +21,7 @@ every file under it. Exits 1 if no file was printed.`,
 			{'r', "rev", optString, "", "print the given revision"},
 			{'T', "template", optString, "", "display with template (json)"},
 		},
-		run:     runCat,
+		run: runCat,
 	})
 }
 

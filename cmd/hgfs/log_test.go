@@ -75,27 +75,42 @@ func TestLogLikeHg(t *testing.T) {
 		"rich":    testenv.Generate(t, testenv.Rich),
 	} {
 		t.Run(name, func(t *testing.T) {
-			hs := testenv.StartHgServer(t, dir)
 			cases := logCases
 			for _, spec := range logRevsets {
 				cases = append(cases, []string{"log", "-r", spec, "-T", "{rev} "})
 			}
-			for _, args := range cases {
-				t.Run(strings.Join(args, "_"), func(t *testing.T) {
-					ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
-					fo, fe, fc := hgfsIn(dir, args...)
-					// hgfs names itself where hg does.
-					want := strings.ReplaceAll(string(he), "hg: parse error", "hgfs: parse error")
-					if d := testenv.Diff("hg", string(ho), "hgfs", fo); d != "" {
-						t.Errorf("stdout differs:\n%s", d)
-					}
-					if d := testenv.Diff("hg (stderr)", want, "hgfs (stderr)", fe); d != "" {
-						t.Errorf("stderr differs:\n%s", d)
-					}
-					if hc != fc {
-						t.Errorf("exit status: hg %d, hgfs %d", hc, fc)
-					}
-				})
+			compareLog(t, testenv.StartHgServer(t, dir), dir, cases)
+		})
+	}
+}
+
+// TestLogLikeHg7 compares the template, graph and JSON cases with hg 7
+// on the rich repository (hg 7 prints them as hg 6.3 does).
+func TestLogLikeHg7(t *testing.T) {
+	t.Setenv("HGPLAIN", "1")
+	h7 := testenv.Hg7(t)
+	dir := testenv.Generate(t, testenv.Rich)
+	compareLog(t, h7.StartServer(t, dir), dir, logCases)
+}
+
+// compareLog runs each command with hg (through hs) and hgfs in dir and
+// compares stdout, stderr and the exit status.
+func compareLog(t *testing.T, hs *testenv.HgServer, dir string, cases [][]string) {
+	t.Helper()
+	for _, args := range cases {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
+			fo, fe, fc := hgfsIn(dir, args...)
+			// hgfs names itself where hg does.
+			want := strings.ReplaceAll(string(he), "hg: parse error", "hgfs: parse error")
+			if d := testenv.Diff("hg", string(ho), "hgfs", fo); d != "" {
+				t.Errorf("stdout differs:\n%s", d)
+			}
+			if d := testenv.Diff("hg (stderr)", want, "hgfs (stderr)", fe); d != "" {
+				t.Errorf("stderr differs:\n%s", d)
+			}
+			if hc != fc {
+				t.Errorf("exit status: hg %d, hgfs %d", hc, fc)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ its file node.`,
 			{'r', "rev", optString, "", "revision to display"},
 			{'T', "template", optString, "", "display with template (json)"},
 		},
-		run:     runManifest,
+		run: runManifest,
 	})
 }
 
