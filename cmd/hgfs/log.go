@@ -33,7 +33,7 @@ as heads(), branch(), ancestors(), descendants(), draft(), public(),
 bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
 first(), last(), reverse(), sort(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
-{desc|firstline}, {files % '{file}\n'}, ...) or the style json.
+{desc|firstline}, {files % '{file}\n'}, ...) or the styles json and xml.
 FILE arguments select the changesets touching those paths; -G draws
 the revision graph as hg does. Predicates, keywords, filters and
 styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
@@ -51,7 +51,7 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 }
 
 // logStyles are the names -T takes as hg's styles (map-cmdline.NAME and
-// the formatter's); hgfs prints default and json.
+// the formatter's); hgfs prints default, json and xml.
 var logStyles = map[string]bool{
 	"default": true, "json": true, "xml": true, "compact": true, "changelog": true,
 	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
@@ -65,7 +65,7 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 		if tmpl, err = templater.Parse(tmplSpec); err != nil {
 			return parseFailure(c.ui, err)
 		}
-	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" {
+	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" && tmplSpec != "xml" {
 		return abortf("hgfs log: the style -T %s is not supported by hgfs", tmplSpec)
 	}
 	r, err := c.openRepo()
@@ -161,6 +161,22 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			return abortf("hgfs log: -T json with -G is not supported by hgfs")
 		}
 		return writeLogJSON(ctx, c.ui, r, revs)
+	}
+	if tmplSpec == "xml" {
+		if graph {
+			return abortf("hgfs log: -T xml with -G is not supported by hgfs")
+		}
+		b := []byte(templater.XMLHeader)
+		for _, rev := range revs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if b, err = templater.XMLChangeset(b, r, rev, c.ui.verbose, c.ui.debug); err != nil {
+				return abortf("%v", err)
+			}
+		}
+		_, err := c.ui.out.Write(append(b, templater.XMLFooter...))
+		return err
 	}
 	env := &templater.Env{Repo: r, Debug: c.ui.debug}
 	var g *hgfmt.Graph

@@ -40,6 +40,8 @@ var logCases = [][]string{
 	{"log", "-G", "-T", "{rev}", "-r", "keyword(fix) or merge()"}, {"log", "-G", "-q", "README"}, {"log", "-G", "-q", "-k", "merge"},
 	{"log", "-G", "-q", "-r", "0:40 or 2900:"}, {"log", "-G", "-q", "-r", "heads(all()) or roots(all())"},
 	{"log", "-G", "-T", "{rev}\n{desc}\n", "-r", "2000::2100"},
+	{"log", "-T", "xml", "-l", "30"}, {"log", "-T", "xml", "-v", "-l", "40"}, {"log", "-T", "xml", "--debug", "-l", "10"},
+	{"log", "-T", "xml", "-v", "-r", "file('re:.*renamed.*') or file('re:.*copy.*')"}, {"log", "-T", "xml", "-r", "none()"},
 	{"manifest", "-T", "json"}, {"manifest", "-T", "json", "-r", "0"}, {"cat", "-T", "json", "-r", "0", "README", "nosuch"},
 	{"cat", "-T", "json", "nosuch"},
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
@@ -124,7 +126,7 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"log", "-T", "xml"}, "style -T xml"},
+		{[]string{"log", "-T", "changelog"}, "style -T changelog"},
 		{[]string{"log", "-G", "-T", "json"}, "-T json with -G"},
 		{[]string{"log", "-T", "compact"}, "style -T compact"},
 		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
