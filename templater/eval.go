@@ -293,7 +293,7 @@ func strList(key string, vals []string) *list {
 
 // keywords hg has that are not implemented here.
 var hgKeywords = []string{
-	"activebookmark", "bisect", "children", "diffstat", "file_copies", "file_copies_switch",
+	"activebookmark", "bisect", "children", "diffstat", "file_copies_switch",
 	"latesttag", "latesttagdistance", "changessincelatesttag", "namespaces", "negrev",
 	"obsfate", "obsolete", "instabilities", "peerurls", "predecessors", "successorssets",
 	"reporoot", "termwidth", "whyunstable", "index",
@@ -395,6 +395,16 @@ func (sc *scope) keyword(name string) (any, error) {
 				v = "default"
 			}
 			l.items = append(l.items, map[string]any{"key": k, "value": v, "extra": k + "=" + hgfmt.StringEscape(v)})
+		}
+		return l, nil
+	case "file_copies":
+		copies, err := fileCopies(r, rev, cs)
+		if err != nil {
+			return nil, err
+		}
+		l := &list{key: "file_copy", sep: ""}
+		for _, c := range copies {
+			l.items = append(l.items, map[string]any{"name": c[0], "path": c[0], "source": c[1], "file_copy": c[0] + " (" + c[1] + ")"})
 		}
 		return l, nil
 	case "branches":
@@ -572,11 +582,13 @@ func jsonValue(v any) string {
 				parts[i] = jsonValue(it["rev"])
 			case "extra":
 				parts[i] = JSON(it["key"].(string), true) + ": " + jsonValue(it["value"])
+			case "file_copy":
+				parts[i] = JSON(it["name"].(string), true) + ": " + jsonValue(it["source"])
 			default:
 				parts[i] = jsonValue(it[v.key])
 			}
 		}
-		if v.key == "extra" {
+		if v.key == "extra" || v.key == "file_copy" {
 			return "{" + strings.Join(parts, ", ") + "}"
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
@@ -917,7 +929,7 @@ func isKeyword(name string) bool {
 	switch name {
 	case "rev", "node", "author", "desc", "date", "branch", "tags", "bookmarks", "files", "file_adds",
 		"file_dels", "file_mods", "p1rev", "p2rev", "p1node", "p2node", "parents", "phase", "phaseidx",
-		"manifest", "graphnode", "extras", "branches":
+		"manifest", "graphnode", "extras", "branches", "file_copies":
 		return true
 	}
 	return false
