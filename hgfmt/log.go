@@ -91,20 +91,8 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 				b = fmt.Appendf(b, "%s%s\n", l.label, strings.Join(l.files, " "))
 			}
 		}
-		keys := make([]string, 0, len(cs.Extra))
-		for k := range cs.Extra {
-			keys = append(keys, k)
-		}
-		if _, ok := cs.Extra["branch"]; !ok && rev >= 0 {
-			keys = append(keys, "branch")
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v, ok := cs.Extra[k]
-			if !ok {
-				v = "default"
-			}
-			b = fmt.Appendf(b, "extra:       %s=%s\n", k, StringEscape(v))
+		for _, kv := range Extras(cs, rev) {
+			b = fmt.Appendf(b, "extra:       %s=%s\n", kv[0], StringEscape(kv[1]))
 		}
 	case verbose && len(cs.Files) > 0:
 		b = fmt.Appendf(b, "files:       %s\n", strings.Join(cs.Files, " "))
@@ -117,6 +105,29 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 		b = fmt.Appendf(b, "summary:     %s\n", FirstLine(cs.Description))
 	}
 	return append(b, '\n'), nil
+}
+
+// Extras is ctx.extra() sorted by key: the changeset's extras with
+// "branch" ("default" where the changeset names none; not for the null
+// revision).
+func Extras(cs *revlog.Changeset, rev int) [][2]string {
+	keys := make([]string, 0, len(cs.Extra)+1)
+	for k := range cs.Extra {
+		keys = append(keys, k)
+	}
+	if _, ok := cs.Extra["branch"]; !ok && rev >= 0 {
+		keys = append(keys, "branch")
+	}
+	sort.Strings(keys)
+	out := make([][2]string, len(keys))
+	for i, k := range keys {
+		v, ok := cs.Extra[k]
+		if !ok {
+			v = "default"
+		}
+		out[i] = [2]string{k, v}
+	}
+	return out
 }
 
 // Date formats a changeset date as mercurial/utils/dateutil.py datestr's

@@ -2,7 +2,6 @@ package templater
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -380,21 +379,9 @@ func (sc *scope) keyword(name string) (any, error) {
 	case "graphnode":
 		return string(hgfmt.Symbol(r, rev, cs)), nil
 	case "extras":
-		keys := make([]string, 0, len(cs.Extra))
-		for k := range cs.Extra {
-			keys = append(keys, k)
-		}
-		if _, ok := cs.Extra["branch"]; !ok {
-			keys = append(keys, "branch")
-		}
-		sort.Strings(keys)
 		l := &list{key: "extra", sep: ""}
-		for _, k := range keys {
-			v, ok := cs.Extra[k]
-			if !ok {
-				v = "default"
-			}
-			l.items = append(l.items, map[string]any{"key": k, "value": v, "extra": k + "=" + hgfmt.StringEscape(v)})
+		for _, e := range hgfmt.Extras(cs, rev) {
+			l.items = append(l.items, map[string]any{"key": e[0], "value": e[1], "extra": e[0] + "=" + hgfmt.StringEscape(e[1])})
 		}
 		return l, nil
 	case "file_copies":
@@ -946,38 +933,21 @@ func (sc *scope) filterFunc(name string) bool {
 }
 
 func indent(text, prefix, first string) string {
-	lines := splitLines(text)
+	lines := revlog.SplitLines([]byte(text))
 	endsNL := strings.HasSuffix(text, "\n")
 	var b strings.Builder
 	for i, l := range lines {
-		if strings.TrimSpace(l) != "" {
+		if strings.TrimSpace(string(l)) != "" {
 			if i > 0 {
 				b.WriteString(prefix)
 			} else {
 				b.WriteString(first)
 			}
 		}
-		b.WriteString(l)
+		b.Write(l)
 		if i < len(lines)-1 || endsNL {
 			b.WriteByte('\n')
 		}
 	}
 	return b.String()
-}
-
-func splitLines(s string) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexAny(s, "\r\n")
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i])
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			i++
-		}
-		s = s[i+1:]
-	}
-	return out
 }

@@ -39,21 +39,9 @@ func JSONChangeset(r *repo.Repo, rev int, quiet, verbose, debug bool) ([]byte, e
 		fields["parents"] = jsonList(parents)
 		if debug {
 			fields["manifest"] = JSON(cs.Manifest.String(), false)
-			keys := make([]string, 0, len(cs.Extra)+1)
-			for k := range cs.Extra {
-				keys = append(keys, k)
-			}
-			if _, ok := cs.Extra["branch"]; !ok {
-				keys = append(keys, "branch")
-			}
-			sort.Strings(keys)
 			var kv []string
-			for _, k := range keys {
-				v, ok := cs.Extra[k]
-				if !ok {
-					v = "default"
-				}
-				kv = append(kv, JSON(k, false)+": "+JSON(v, false))
+			for _, e := range hgfmt.Extras(cs, rev) {
+				kv = append(kv, JSON(e[0], false)+": "+JSON(e[1], false))
 			}
 			fields["extra"] = "{" + strings.Join(kv, ", ") + "}"
 			mods, adds, dels, err := hgfmt.FileStatus(r, rev, cs.Files)

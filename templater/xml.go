@@ -2,7 +2,6 @@ package templater
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/repo"
@@ -83,20 +82,8 @@ func XMLChangeset(b []byte, r *repo.Repo, rev int, verbose, debug bool) ([]byte,
 			b = append(b, "</copies>\n"...)
 		}
 		if debug {
-			keys := make([]string, 0, len(cs.Extra)+1)
-			for k := range cs.Extra {
-				keys = append(keys, k)
-			}
-			if _, ok := cs.Extra["branch"]; !ok {
-				keys = append(keys, "branch")
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				v, ok := cs.Extra[k]
-				if !ok {
-					v = "default"
-				}
-				b = fmt.Appendf(b, "<extra key=\"%s\">%s</extra>\n", xmlEscape(k), xmlEscape(v))
+			for _, e := range hgfmt.Extras(cs, rev) {
+				b = fmt.Appendf(b, "<extra key=\"%s\">%s</extra>\n", xmlEscape(e[0]), xmlEscape(e[1]))
 			}
 		}
 	}

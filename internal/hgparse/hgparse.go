@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hgfs/hgfs/revlog"
 )
 
 // MaxDepth bounds the nesting of expressions, so that a hostile input
@@ -360,86 +362,14 @@ func BuildArgs(trees []*Node, funcname string, spec ArgSpec, keyvalue, keynode s
 	return a, nil
 }
 
-// Unescape is stringutil.unescapestr (Python's unicode_escape codec on
-// bytes, as codecs.escape_decode): backslash escapes of Python string
-// literals.
+// Unescape is parser.unescapestr: Python's escape_decode, its error a
+// ParseError in lower case as hg words it.
 func Unescape(s string) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
+	v, err := revlog.EscapeDecode(s)
+	if err != nil {
+		return "", Errorf("%s", strings.ToLower(err.Error()))
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(s) {
-			return "", Errorf("trailing \\ in string")
-		}
-		switch c = s[i]; c {
-		case '\n':
-		case '\\', '\'', '"':
-			b.WriteByte(c)
-		case 'a':
-			b.WriteByte(7)
-		case 'b':
-			b.WriteByte(8)
-		case 'f':
-			b.WriteByte(12)
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte(11)
-		case 'x':
-			if i+3 > len(s) {
-				return "", Errorf("invalid \\x escape at position %d", i-1)
-			}
-			v, ok := hexByte(s[i+1 : i+3])
-			if !ok {
-				return "", Errorf("invalid \\x escape at position %d", i-1)
-			}
-			b.WriteByte(v)
-			i += 2
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			v := int(c - '0')
-			for j := 0; j < 2 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7'; j++ {
-				i++
-				v = v*8 + int(s[i]-'0')
-			}
-			b.WriteByte(byte(v))
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
-}
-
-func hexByte(s string) (byte, bool) {
-	if len(s) != 2 {
-		return 0, false
-	}
-	var v byte
-	for i := 0; i < 2; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | (c - '0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | (c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | (c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
+	return v, nil
 }
 
 // Similar returns the names that difflib.SequenceMatcher rates above 0.6
