@@ -584,8 +584,8 @@ func jsonValue(v any) string {
 }
 
 var hgFilters = []string{
-	"age", "cbor", "commondir", "count", "fill68", "fill76", "hex", "obfuscate", "permissions",
-	"revescape", "shortbisect", "splitlines", "stringify", "tabindent", "urlescape", "utf8", "emailuser", "localdate",
+	"age", "cbor", "commondir", "fill68", "fill76", "hex", "obfuscate", "permissions",
+	"revescape", "shortbisect", "splitlines", "urlescape", "utf8", "localdate",
 }
 
 func (sc *scope) filter(name string, v any) (any, error) {
@@ -643,6 +643,27 @@ func (sc *scope) filter(name string, v any) (any, error) {
 		return x, nil
 	case "addbreaks":
 		return strings.ReplaceAll(s(), "\n", "<br/>\n"), nil
+	case "emailuser":
+		u := s()
+		if f := strings.Index(u, "@"); f >= 0 {
+			u = u[:f]
+		}
+		if f := strings.Index(u, "<"); f >= 0 {
+			u = u[f+1:]
+		}
+		return u, nil
+	case "count":
+		if l, ok := v.(*list); ok {
+			return len(l.items), nil
+		}
+		if x, ok := v.(string); ok {
+			return utf8.RuneCountInString(x), nil
+		}
+		return nil, hgparse.Errorf("not countable")
+	case "stringify":
+		return s(), nil
+	case "tabindent":
+		return indent(s(), "\t", ""), nil
 	case "stringescape":
 		return hgfmt.StringEscape(s()), nil
 	case "basename":
@@ -686,7 +707,7 @@ func (sc *scope) filter(name string, v any) (any, error) {
 var hgFuncs = []string{
 	"dict", "diff", "extdata", "files", "fill", "filter", "formatnode", "mailmap", "max", "min",
 	"obsfateoperations", "obsfatedate", "obsfateusers", "obsfateverb", "relpath", "revset",
-	"search", "shortest", "status", "strip", "sub", "word", "localdate", "latesttag",
+	"search", "status", "strip", "sub", "word", "localdate", "latesttag",
 }
 
 func (sc *scope) args(args []*hgparse.Node) ([]any, error) {
@@ -873,6 +894,21 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		return hgfmt.Date(d.t, d.tz), nil
 	case "get":
 		return nil, &UnsupportedError{"the template function get()"}
+	case "shortest":
+		if len(args) < 1 || len(args) > 2 {
+			return nil, hgparse.Errorf("shortest() expects one or two arguments")
+		}
+		v, err := sc.args(args)
+		if err != nil {
+			return nil, err
+		}
+		minlen := 4
+		if len(v) == 2 {
+			if minlen, err = toInt(v[1], "shortest() expects an integer minlength"); err != nil {
+				return nil, err
+			}
+		}
+		return shortest(sc.env.Repo, stringify(v[0]), minlen), nil
 	}
 	if f := sc.filterFunc(name); f {
 		if len(args) != 1 {
@@ -926,6 +962,7 @@ func (sc *scope) filterFunc(name string) bool {
 	switch name {
 	case "short", "firstline", "lower", "upper", "user", "person", "email", "domain", "json",
 		"nonempty", "escape", "xmlescape", "addbreaks", "stringescape", "basename", "dirname",
+		"emailuser", "count", "stringify", "tabindent",
 		"isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "hgdate":
 		return true
 	}
@@ -950,4 +987,34 @@ func indent(text, prefix, first string) string {
 		}
 	}
 	return b.String()
+}
+
+// shortest is scmutil.shortesthexnodeidprefix for a full node: the
+// shortest unique prefix of at least minlen digits, lengthened while it
+// reads as a revision number.
+func shortest(r *repo.Repo, hexnode string, minlen int) string {
+	if len(hexnode) != 40 {
+		return hexnode
+	}
+	if _, err := revlog.ParseNode(hexnode); err != nil {
+		return hexnode
+	}
+	n := r.Changelog().Len()
+	isRev := func(p string) bool {
+		i, err := strconv.Atoi(p)
+		if err != nil || p != "0" && p[0] == '0' || i >= n {
+			return false
+		}
+		return true
+	}
+	for l := max(minlen, 1); l <= 40; l++ {
+		p := hexnode[:l]
+		if _, err := r.Changelog().LookupPrefix(p); err != nil {
+			continue
+		}
+		for ; l <= 40 && isRev(hexnode[:l]); l++ {
+		}
+		return hexnode[:min(l, 40)]
+	}
+	return hexnode
 }

@@ -25,6 +25,7 @@ var logCases = [][]string{
 	{"log", "-T", "{label('x', rev)} {startswith('Merge', desc)} {indent(desc, '  ')}\n", "-l", "15"},
 	{"log", "-T", "{desc|escape|addbreaks} {desc|upper|lower} {node|short|upper} {'lit\\x41'} {r'raw\\n'} \\{ {graphnode}{phaseidx}\n", "-l", "15"},
 	{"log", "-T", "literal text\n", "-l", "2"},
+	{"log", "-T", "{shortest(node)} {shortest(node, 1)} {shortest(node, 12)} {author|emailuser} {files|count} {desc|count} {desc|stringify|tabindent}\n", "-l", "60"},
 	{"log", "-T", "{nosuchkeyword}x\n", "-l", "2"},
 	{"log", "-T", "json", "-l", "5"}, {"log", "-T", "json", "-q", "-l", "3"}, {"log", "-T", "json", "-v", "-r", "0:3"},
 	{"log", "-T", "json", "--debug", "-r", "0:3"}, {"log", "-T", "json", "-r", "none()"},
@@ -132,7 +133,7 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-T", "compact"}, "style -T compact"},
 		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
 		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
-		{[]string{"log", "-T", "{shortest(node)}"}, "function shortest()"},
+		{[]string{"log", "-T", "{sub('a', 'b', desc)}"}, "function sub()"},
 		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
 	} {
