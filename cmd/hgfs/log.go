@@ -393,13 +393,3 @@ func revManifest(c *cmdContext, r *repo.Repo) (int, []revlog.ManifestEntry, erro
 	}
 	return rev, m, nil
 }
-
-// writeChangeset prints rev in hg log's form for the ui's verbosity.
-func writeChangeset(u *ui, r *repo.Repo, rev int) error {
-	b, err := hgfmt.AppendChangeset(nil, r, rev, logLevel(u))
-	if err != nil {
-		return err
-	}
-	_, err = u.out.Write(b)
-	return err
-}
