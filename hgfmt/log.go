@@ -24,6 +24,16 @@ const (
 // changeset, changeset_verbose or changeset_debug template prints it,
 // with the blank line that ends it.
 func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, error) {
+	return appendChangeset(b, r, rev, level, false)
+}
+
+// AppendChangesetPhases is AppendChangeset in hg's phases style
+// (map-cmdline.phases): the phase line at every level.
+func AppendChangesetPhases(b []byte, r *repo.Repo, rev int, level Level) ([]byte, error) {
+	return appendChangeset(b, r, rev, level, true)
+}
+
+func appendChangeset(b []byte, r *repo.Repo, rev int, level Level, phase bool) ([]byte, error) {
 	cs, err := r.Changeset(rev)
 	if err != nil {
 		return nil, err
@@ -46,7 +56,7 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 			b = fmt.Appendf(b, "tag:         %s\n", t)
 		}
 	}
-	if debug {
+	if debug || phase {
 		b = fmt.Appendf(b, "phase:       %s\n", r.Phase(rev))
 	}
 	// Parents are shown unless the only one is the previous revision.

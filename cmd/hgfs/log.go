@@ -33,7 +33,7 @@ as heads(), branch(), ancestors(), descendants(), draft(), public(),
 bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
 first(), last(), reverse(), sort(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
-{desc|firstline}, {files % '{file}\n'}, ...) or the styles json and xml.
+{desc|firstline}, {files % '{file}\n'}, ...) or the styles json, xml, compact and phases.
 FILE arguments select the changesets touching those paths; -G draws
 the revision graph as hg does. Predicates, keywords, filters and
 styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
@@ -51,7 +51,7 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 }
 
 // logStyles are the names -T takes as hg's styles (map-cmdline.NAME and
-// the formatter's); hgfs prints default, json and xml.
+// the formatter's); hgfs prints default, json, xml, compact and phases.
 var logStyles = map[string]bool{
 	"default": true, "json": true, "xml": true, "compact": true, "changelog": true,
 	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
@@ -65,7 +65,7 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 		if tmpl, err = templater.Parse(tmplSpec); err != nil {
 			return parseFailure(c.ui, err)
 		}
-	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" && tmplSpec != "xml" {
+	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" && tmplSpec != "xml" && tmplSpec != "compact" && tmplSpec != "phases" {
 		return abortf("hgfs log: the style -T %s is not supported by hgfs", tmplSpec)
 	}
 	r, err := c.openRepo()
@@ -193,6 +193,14 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 		case tmpl != nil:
 			if text, err = tmpl.Render(env, rev); err != nil {
 				return parseFailure(c.ui, err)
+			}
+		case tmplSpec == "compact":
+			if text, err = templater.CompactChangeset(nil, r, rev, c.ui.quiet, c.ui.verbose, c.ui.debug); err != nil {
+				return abortf("%v", err)
+			}
+		case tmplSpec == "phases" && !(c.ui.quiet && !c.ui.debug):
+			if text, err = hgfmt.AppendChangesetPhases(nil, r, rev, logLevel(c.ui)); err != nil {
+				return abortf("%v", err)
 			}
 		case c.ui.quiet && !c.ui.debug:
 			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
