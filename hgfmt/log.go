@@ -24,6 +24,16 @@ const (
 // changeset, changeset_verbose or changeset_debug template prints it,
 // with the blank line that ends it.
 func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, error) {
+	return appendChangeset(b, r, rev, level, false)
+}
+
+// AppendChangesetPhases is AppendChangeset in hg's phases style
+// (map-cmdline.phases): the phase line at every level.
+func AppendChangesetPhases(b []byte, r *repo.Repo, rev int, level Level) ([]byte, error) {
+	return appendChangeset(b, r, rev, level, true)
+}
+
+func appendChangeset(b []byte, r *repo.Repo, rev int, level Level, phase bool) ([]byte, error) {
 	cs, err := r.Changeset(rev)
 	if err != nil {
 		return nil, err
@@ -46,7 +56,7 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 			b = fmt.Appendf(b, "tag:         %s\n", t)
 		}
 	}
-	if debug {
+	if debug || phase {
 		b = fmt.Appendf(b, "phase:       %s\n", r.Phase(rev))
 	}
 	// Parents are shown unless the only one is the previous revision.
@@ -79,7 +89,7 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 	desc := strings.Trim(cs.Description, " \t\n\r\v\f")
 	switch {
 	case debug:
-		mods, adds, dels, err := fileStatus(r, rev, cs.Files)
+		mods, adds, dels, err := FileStatus(r, rev, cs.Files)
 		if err != nil {
 			return nil, err
 		}
@@ -91,20 +101,8 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 				b = fmt.Appendf(b, "%s%s\n", l.label, strings.Join(l.files, " "))
 			}
 		}
-		keys := make([]string, 0, len(cs.Extra))
-		for k := range cs.Extra {
-			keys = append(keys, k)
-		}
-		if _, ok := cs.Extra["branch"]; !ok && rev >= 0 {
-			keys = append(keys, "branch")
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v, ok := cs.Extra[k]
-			if !ok {
-				v = "default"
-			}
-			b = fmt.Appendf(b, "extra:       %s=%s\n", k, StringEscape(v))
+		for _, kv := range Extras(cs, rev) {
+			b = fmt.Appendf(b, "extra:       %s=%s\n", kv[0], StringEscape(kv[1]))
 		}
 	case verbose && len(cs.Files) > 0:
 		b = fmt.Appendf(b, "files:       %s\n", strings.Join(cs.Files, " "))
@@ -117,6 +115,29 @@ func AppendChangeset(b []byte, r *repo.Repo, rev int, level Level) ([]byte, erro
 		b = fmt.Appendf(b, "summary:     %s\n", FirstLine(cs.Description))
 	}
 	return append(b, '\n'), nil
+}
+
+// Extras is ctx.extra() sorted by key: the changeset's extras with
+// "branch" ("default" where the changeset names none; not for the null
+// revision).
+func Extras(cs *revlog.Changeset, rev int) [][2]string {
+	keys := make([]string, 0, len(cs.Extra)+1)
+	for k := range cs.Extra {
+		keys = append(keys, k)
+	}
+	if _, ok := cs.Extra["branch"]; !ok && rev >= 0 {
+		keys = append(keys, "branch")
+	}
+	sort.Strings(keys)
+	out := make([][2]string, len(keys))
+	for i, k := range keys {
+		v, ok := cs.Extra[k]
+		if !ok {
+			v = "default"
+		}
+		out[i] = [2]string{k, v}
+	}
+	return out
 }
 
 // Date formats a changeset date as mercurial/utils/dateutil.py datestr's
@@ -167,10 +188,10 @@ func StringEscape(s string) string {
 	return b.String()
 }
 
-// fileStatus splits the changeset's files as ctx.filesmodified,
+// FileStatus splits the changeset's files as ctx.filesmodified,
 // filesadded and filesremoved do (mercurial/metadata.py): added ones are in
 // no parent's manifest, removed ones are not in the changeset's manifest.
-func fileStatus(r *repo.Repo, rev int, files []string) (mods, adds, dels []string, err error) {
+func FileStatus(r *repo.Repo, rev int, files []string) (mods, adds, dels []string, err error) {
 	if len(files) == 0 {
 		return nil, nil, nil, nil
 	}

@@ -540,3 +540,44 @@ func (r *Repo) Visible() ([]int, error) {
 	}
 	return revs, nil
 }
+
+// Obsolete reports whether rev is obsolete (a precursor in the obsstore
+// or pruned), visible or not.
+func (r *Repo) Obsolete(rev int) bool {
+	m, err := r.getMeta()
+	return err == nil && m.obsolete[rev]
+}
+
+// Orphan reports whether rev is an orphan (obsolete.py's "orphan", one of
+// ctx.isunstable's instabilities): not obsolete itself, with an obsolete
+// ancestor.
+func (r *Repo) Orphan(rev int) bool {
+	m, err := r.getMeta()
+	if err != nil || len(m.obsolete) == 0 || rev < 0 || rev >= r.cl.Len() {
+		return false
+	}
+	r.orphanOnce.Do(func() {
+		n := r.cl.Len()
+		r.orphans = make([]bool, n)
+		for i := 0; i < n; i++ {
+			e := r.cl.Entry(i)
+			for _, p := range []int{e.P1, e.P2} {
+				if p >= 0 && p < i && (m.obsolete[p] || r.orphans[p]) {
+					r.orphans[i] = !m.obsolete[i]
+				}
+			}
+		}
+	})
+	return r.orphans[rev]
+}
+
+// IsWorkingParent reports whether rev is a parent of the working
+// directory.
+func (r *Repo) IsWorkingParent(rev int) bool {
+	m, err := r.getMeta()
+	if err != nil || rev < 0 {
+		return false
+	}
+	n := r.Node(rev)
+	return n == m.parents[0] || n == m.parents[1]
+}

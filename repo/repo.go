@@ -33,6 +33,8 @@ type Repo struct {
 	metaErr  error
 
 	branchOnce sync.Once
+	orphanOnce sync.Once
+	orphans    []bool
 	branches   []Branch
 	branchErr  error
 }

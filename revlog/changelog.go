@@ -145,11 +145,12 @@ func unescapeExtra(s string) (string, error) {
 		s = strings.ReplaceAll(s, `\0`, "\x00")
 		s = strings.ReplaceAll(s, "\n", "")
 	}
-	return escapeDecode(s)
+	return EscapeDecode(s)
 }
 
-// escapeDecode mirrors Python's codecs.escape_decode on bytes.
-func escapeDecode(s string) (string, error) {
+// EscapeDecode mirrors Python's codecs.escape_decode on bytes (also
+// hg's parser.unescapestr for revset and template strings).
+func EscapeDecode(s string) (string, error) {
 	if !strings.Contains(s, `\`) {
 		return s, nil
 	}

@@ -32,7 +32,7 @@ func ParseFileMeta(text []byte) (meta map[string]string, body []byte, err error)
 	}
 	end += 2
 	meta = map[string]string{}
-	for _, l := range splitLines(text[2:end]) {
+	for _, l := range SplitLines(text[2:end]) {
 		k, v, ok := bytes.Cut(l, []byte(": "))
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: file metadata line %q has no \": \"", ErrCorrupt, l)
@@ -42,9 +42,9 @@ func ParseFileMeta(text []byte) (meta map[string]string, body []byte, err error)
 	return meta, text[end+2:], nil
 }
 
-// splitLines is Python's bytes.splitlines: \n, \r and \r\n end lines, and
+// SplitLines is Python's bytes.splitlines: \n, \r and \r\n end lines, and
 // a final line ending does not start an empty line.
-func splitLines(b []byte) [][]byte {
+func SplitLines(b []byte) [][]byte {
 	var lines [][]byte
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")

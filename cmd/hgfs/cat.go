@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+
+	"github.com/hgfs/hgfs/templater"
 )
 
 func init() {
@@ -15,8 +17,11 @@ func init() {
 Prints each file as of the revision (default: the working directory's
 parent). FILE is relative to the working directory; a directory prints
 every file under it. Exits 1 if no file was printed.`,
-		options: []option{{'r', "rev", optString, "", "print the given revision"}},
-		run:     runCat,
+		options: []option{
+			{'r', "rev", optString, "", "print the given revision"},
+			{'T', "template", optString, "", "display with template (json)"},
+		},
+		run: runCat,
 	})
 }
 
@@ -29,6 +34,10 @@ func runCat(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	defer r.Close()
+	tmpl := c.opts.String("template")
+	if tmpl != "" && tmpl != "json" {
+		return abortf("hgfs cat: -T %s is not supported by hgfs (only -T json)", tmpl)
+	}
 	rev, m, err := revManifest(c, r)
 	if err != nil {
 		return err
@@ -60,9 +69,15 @@ func runCat(ctx context.Context, c *cmdContext, args []string) error {
 		c.ui.warn("%s: no such file in rev %s\n", filepath.ToSlash(ui), r.Node(rev).Short())
 	}
 	if len(selected) == 0 {
+		if tmpl == "json" {
+			if err := writeJSONItems(c.ui, nil); err != nil {
+				return err
+			}
+		}
 		return errNothing
 	}
 	// hg walks the manifest in order, printing each match once.
+	var items [][]byte
 	for _, e := range m {
 		if !selected[e.Path] {
 			continue
@@ -71,7 +86,16 @@ func runCat(ctx context.Context, c *cmdContext, args []string) error {
 		if err != nil {
 			return abortf("%v", err)
 		}
+		if tmpl == "json" {
+			items = append(items, templater.JSONItem(map[string]string{
+				"data": templater.JSON(string(data), false), "path": templater.JSON(e.Path, false),
+			}))
+			continue
+		}
 		c.ui.out.Write(data)
+	}
+	if tmpl == "json" {
+		return writeJSONItems(c.ui, items)
 	}
 	return nil
 }

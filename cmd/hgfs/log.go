@@ -2,55 +2,90 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/hgfs/hgfs/hgfmt"
+	"github.com/hgfs/hgfs/internal/hgparse"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/revset"
+	"github.com/hgfs/hgfs/templater"
 )
 
 func init() {
 	register(&command{
 		name:     "log",
 		aliases:  []string{"history"},
-		synopsis: "[-r REV]... [-l NUM]",
-		help: `show revision history of the repository
+		synopsis: "[OPTION]... [FILE]",
+		help: `show revision history of entire repository or files
 
 Prints changesets newest first in hg's default template (with -v the
-files and full description, with --debug every field). -r selects
-revisions: numbers, nodes or unique prefixes, tip, null, ., tags,
-bookmarks, branch names, and ranges A:B. Hidden (obsolete) changesets
-are not shown.`,
+files and full description, with --debug every field, with -q one
+line each). -r selects revisions with hg's revset language: numbers,
+nodes, tags, bookmarks, branches, ranges A:B, A::B, and predicates such
+as heads(), branch(), ancestors(), descendants(), draft(), public(),
+bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
+first(), last(), reverse(), sort(), combined with and/or/not/-.
+-T takes a template in hg's template language ({rev}, {node|short},
+{desc|firstline}, {files % '{file}\n'}, ...) or the styles json, xml, compact and phases.
+FILE arguments select the changesets touching those paths; -G draws
+the revision graph as hg does. Predicates, keywords, filters and
+styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
 			{'l', "limit", optInt, "", "limit number of changes displayed"},
+			{'T', "template", optString, "", "display with template"},
+			{'k', "keyword", optList, "", "do case-insensitive search for a given text"},
+			{'b', "branch", optList, "", "show changesets within the given named branch"},
+			{'u', "user", optList, "", "revisions committed by user"},
+			{'G', "graph", optBool, "", "show the revision DAG"},
 		},
 		run: runLog,
 	})
 }
 
+// logStyles are the names -T takes as hg's styles (map-cmdline.NAME and
+// the formatter's); hgfs prints default, json, xml, compact and phases.
+var logStyles = map[string]bool{
+	"default": true, "json": true, "xml": true, "compact": true, "changelog": true,
+	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
+}
+
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
-	if len(args) > 0 {
-		return abortf("hgfs log does not support file arguments")
+	tmplSpec := c.opts.String("template")
+	var tmpl *templater.Template
+	if tmplSpec != "" && !logStyles[tmplSpec] {
+		var err error
+		if tmpl, err = templater.Parse(tmplSpec); err != nil {
+			return parseFailure(c.ui, err)
+		}
+	} else if tmplSpec != "" && tmplSpec != "default" && tmplSpec != "json" && tmplSpec != "xml" && tmplSpec != "compact" && tmplSpec != "phases" {
+		return abortf("hgfs log: the style -T %s is not supported by hgfs", tmplSpec)
 	}
 	r, err := c.openRepo()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	root, err := c.repoRoot()
+	if err != nil {
+		return err
+	}
+	cwd, err := filepath.Rel(root, c.cwd)
+	if err != nil || cwd == "." || strings.HasPrefix(cwd, "..") {
+		cwd = ""
+	}
+	ev := revset.New(r, revset.Options{Cwd: filepath.ToSlash(cwd)})
 	var revs []int
 	if specs := c.opts.List("rev"); len(specs) > 0 {
-		seen := map[int]bool{}
-		for _, spec := range specs {
-			rs, err := r.LookupRange(spec)
-			if err != nil {
-				return lookupAbort(err)
-			}
-			for _, rev := range rs {
-				if !seen[rev] {
-					seen[rev] = true
-					revs = append(revs, rev)
-				}
-			}
+		if revs, err = ev.Revs(specs); err != nil {
+			return revsetFailure(c.ui, err)
 		}
 	} else {
 		vis, err := r.Visible()
@@ -61,6 +96,58 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = append(revs, vis[i])
 		}
 	}
+	graph := c.opts.Bool("graph")
+	if graph && !sort.IsSorted(sort.Reverse(sort.IntSlice(revs))) {
+		// -G walks newest first (logcmdutil's sort_revisions "desc").
+		revs = append([]int(nil), revs...)
+		sort.Sort(sort.Reverse(sort.IntSlice(revs)))
+	}
+	// logcmdutil._makerevset: the options become a revset filtering the
+	// revisions in their order.
+	var filters []string
+	if len(args) > 0 {
+		match, err := revset.PathMatcher(args, filepath.ToSlash(cwd))
+		if err != nil {
+			return revsetFailure(c.ui, err)
+		}
+		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match)
+		if err != nil {
+			return abortf("%v", err)
+		}
+	}
+	if bs := c.opts.List("branch"); len(bs) > 0 {
+		var or []string
+		for _, b := range bs {
+			name := b
+			if rev, err := r.Lookup(b); err == nil {
+				if cs, err := r.Changeset(rev); err == nil && !branchExists(r, b) {
+					name = cs.Branch()
+				}
+			}
+			or = append(or, "branch("+quoteRevset("literal:"+name)+")")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
+	}
+	for _, opt := range []struct{ name, fn string }{{"keyword", "keyword"}, {"user", "user"}} {
+		vals := c.opts.List(opt.name)
+		if len(vals) == 0 {
+			continue
+		}
+		var or []string
+		for _, v := range vals {
+			if opt.name == "user" {
+				v = "literal:" + v
+			}
+			or = append(or, opt.fn+"("+quoteRevset(v)+")")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
+	}
+	if len(filters) > 0 {
+		sort.Strings(filters)
+		if revs, err = ev.Filter(revs, []string{strings.Join(filters, " and ")}); err != nil {
+			return revsetFailure(c.ui, err)
+		}
+	}
 	if c.opts.Changed("limit") {
 		if n := c.opts.Int("limit"); n <= 0 {
 			return abortf("limit must be positive")
@@ -68,15 +155,220 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = revs[:n]
 		}
 	}
+	if tmplSpec == "json" {
+		if graph {
+			// hg interleaves the graph with the JSON text.
+			return abortf("hgfs log: -T json with -G is not supported by hgfs")
+		}
+		return writeLogJSON(ctx, c.ui, r, revs)
+	}
+	if tmplSpec == "xml" {
+		if graph {
+			return abortf("hgfs log: -T xml with -G is not supported by hgfs")
+		}
+		b := []byte(templater.XMLHeader)
+		for _, rev := range revs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if b, err = templater.XMLChangeset(b, r, rev, c.ui.verbose, c.ui.debug); err != nil {
+				return abortf("%v", err)
+			}
+		}
+		_, err := c.ui.out.Write(append(b, templater.XMLFooter...))
+		return err
+	}
+	env := &templater.Env{Repo: r, Debug: c.ui.debug}
+	var g *hgfmt.Graph
+	if graph {
+		g = hgfmt.NewGraph(r, revs, plainGraph())
+	}
+	var b []byte
 	for _, rev := range revs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeChangeset(c.ui, r, rev); err != nil {
-			return abortf("%v", err)
+		var text []byte
+		switch {
+		case tmpl != nil:
+			if text, err = tmpl.Render(env, rev); err != nil {
+				return parseFailure(c.ui, err)
+			}
+		case tmplSpec == "compact":
+			if text, err = templater.CompactChangeset(nil, r, rev, c.ui.quiet, c.ui.verbose, c.ui.debug); err != nil {
+				return abortf("%v", err)
+			}
+		case tmplSpec == "phases" && !(c.ui.quiet && !c.ui.debug):
+			if text, err = hgfmt.AppendChangesetPhases(nil, r, rev, logLevel(c.ui)); err != nil {
+				return abortf("%v", err)
+			}
+		case c.ui.quiet && !c.ui.debug:
+			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
+		default:
+			if text, err = hgfmt.AppendChangeset(nil, r, rev, logLevel(c.ui)); err != nil {
+				return abortf("%v", err)
+			}
+		}
+		if g != nil {
+			cs, err := r.Changeset(rev)
+			if err != nil {
+				return abortf("%v", err)
+			}
+			text = g.Append(b[:0], rev, hgfmt.Symbol(r, rev, cs), text)
+			b = text
+		}
+		if _, err := c.ui.out.Write(text); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// plainGraph is ui.plain("graph"): HGPLAIN or HGPLAINEXCEPT set, and
+// "graph" not among HGPLAINEXCEPT's exceptions.
+func plainGraph() bool {
+	_, plain := os.LookupEnv("HGPLAIN")
+	except, hasExcept := os.LookupEnv("HGPLAINEXCEPT")
+	if !plain && !hasExcept {
+		return false
+	}
+	for _, e := range strings.Split(strings.TrimSpace(except), ",") {
+		if e == "graph" {
+			return false
+		}
+	}
+	return true
+}
+
+func logLevel(u *ui) hgfmt.Level {
+	switch {
+	case u.debug:
+		return hgfmt.Debug
+	case u.verbose:
+		return hgfmt.Verbose
+	}
+	return hgfmt.Normal
+}
+
+func branchExists(r *repo.Repo, name string) bool {
+	bs, err := r.Branches()
+	if err != nil {
+		return false
+	}
+	for _, b := range bs {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteRevset is revsetlang._quote.
+func quoteRevset(s string) string {
+	return "'" + hgfmt.StringEscape(s) + "'"
+}
+
+// filterFiles keeps the revisions that touch the FILE arguments, as
+// hg log FILE without --follow: where every argument is a plain path
+// with a filelog, the revisions its filelog links to (the filelog()
+// revset); otherwise those whose changeset lists a matching path.
+func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool) ([]int, error) {
+	linked := map[int]bool{}
+	fast := true
+	for _, a := range args {
+		if strings.Contains(a, ":") {
+			fast = false
+			break
+		}
+		fl, err := r.File(path.Join(cwd, a))
+		if err != nil {
+			fast = false
+			break
+		}
+		for i := 0; i < fl.Len(); i++ {
+			linked[fl.LinkRev(i)] = true
+		}
+		fl.Close()
+	}
+	if fast {
+		var out []int
+		for _, rev := range revs {
+			if linked[rev] {
+				out = append(out, rev)
+			}
+		}
+		return out, nil
+	}
+	var out []int
+	for _, rev := range revs {
+		cs, err := r.Changeset(rev)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range cs.Files {
+			if match(f) {
+				out = append(out, rev)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeJSONItems prints formatter.jsonformatter's list of items.
+func writeJSONItems(u *ui, items [][]byte) error {
+	b := []byte("[")
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	_, err := u.out.Write(append(b, "\n]\n"...))
+	return err
+}
+
+// writeLogJSON prints revs as hg's changesetformatter with the json
+// formatter does (-T json).
+func writeLogJSON(ctx context.Context, u *ui, r *repo.Repo, revs []int) error {
+	items := make([][]byte, 0, len(revs))
+	for _, rev := range revs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		item, err := templater.JSONChangeset(r, rev, u.quiet, u.verbose && !u.debug, u.debug)
+		if err != nil {
+			return abortf("%v", err)
+		}
+		items = append(items, item)
+	}
+	return writeJSONItems(u, items)
+}
+
+// parseFailure prints a template or revset parse error as hg does
+// ("hg: parse error...", a hint) and exits 255; other errors abort.
+func parseFailure(u *ui, err error) error {
+	var pe *hgparse.ParseError
+	if !errors.As(err, &pe) {
+		return abortf("%v", err)
+	}
+	u.errorf("hgfs: parse error%s\n", strings.TrimPrefix(revset.ErrorLine(err), "hg: parse error"))
+	if pe.Hint != "" {
+		u.errorf("(%s)\n", pe.Hint)
+	}
+	return &exitError{code: 255}
+}
+
+func revsetFailure(u *ui, err error) error {
+	var pe *hgparse.ParseError
+	if errors.As(err, &pe) {
+		return parseFailure(u, err)
+	}
+	var le *repo.LookupError
+	if errors.As(err, &le) {
+		return lookupAbort(err)
+	}
+	return abortf("%v", err)
 }
 
 // singleRev resolves a -r argument to one revision as scmutil.revsingle
@@ -108,21 +400,4 @@ func revManifest(c *cmdContext, r *repo.Repo) (int, []revlog.ManifestEntry, erro
 		return 0, nil, abortf("%v", err)
 	}
 	return rev, m, nil
-}
-
-// writeChangeset prints rev in hg log's form for the ui's verbosity.
-func writeChangeset(u *ui, r *repo.Repo, rev int) error {
-	level := hgfmt.Normal
-	switch {
-	case u.debug:
-		level = hgfmt.Debug
-	case u.verbose:
-		level = hgfmt.Verbose
-	}
-	b, err := hgfmt.AppendChangeset(nil, r, rev, level)
-	if err != nil {
-		return err
-	}
-	_, err = u.out.Write(b)
-	return err
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"strings"
+
+	"github.com/hgfs/hgfs/templater"
 )
 
 func init() {
@@ -15,8 +17,11 @@ Prints every tracked path of the revision (default: the working
 directory's parent). With -v each path is preceded by its permissions
 and a type character ("*" executable, "@" symlink); with --debug also by
 its file node.`,
-		options: []option{{'r', "rev", optString, "", "revision to display"}},
-		run:     runManifest,
+		options: []option{
+			{'r', "rev", optString, "", "revision to display"},
+			{'T', "template", optString, "", "display with template (json)"},
+		},
+		run: runManifest,
 	})
 }
 
@@ -29,6 +34,9 @@ func runManifest(ctx context.Context, c *cmdContext, args []string) error {
 		return err
 	}
 	defer r.Close()
+	if t := c.opts.String("template"); t != "" && t != "json" {
+		return abortf("hgfs manifest: -T %s is not supported by hgfs (only -T json)", t)
+	}
 	_, m, err := revManifest(c, r)
 	if err != nil {
 		return err
@@ -36,6 +44,18 @@ func runManifest(ctx context.Context, c *cmdContext, args []string) error {
 	// Keep in sync with mercurial/commands.py manifest.
 	char := map[string]string{"l": "@", "x": "*", "": " ", "t": "d"}
 	mode := map[string]string{"l": "644", "x": "755", "": "644", "t": "755"}
+	if c.opts.String("template") == "json" {
+		// commands.manifest's formatter items: hash, mode, path, type.
+		types := map[string]string{"l": "@", "x": "*", "": "", "t": "d"}
+		var items [][]byte
+		for _, e := range m {
+			items = append(items, templater.JSONItem(map[string]string{
+				"hash": templater.JSON(e.Node.String(), false), "mode": templater.JSON(mode[e.Flags], false),
+				"path": templater.JSON(e.Path, false), "type": templater.JSON(types[e.Flags], false),
+			}))
+		}
+		return writeJSONItems(c.ui, items)
+	}
 	var b strings.Builder
 	for _, e := range m {
 		b.Reset()

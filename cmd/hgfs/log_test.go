@@ -1,0 +1,177 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// logCases are hgfs log invocations compared byte for byte (stdout,
+// stderr, exit status) with hg 6.3 on the real history and the rich
+// generated repository: templates, styles, -q, filters and FILE.
+var logCases = [][]string{
+	{"log", "-q", "-l", "3"}, {"log", "-q", "--debug", "-l", "2"},
+	{"log", "-T", "{rev}:{node|short} {branch} {phase}\n", "-l", "20"},
+	{"log", "-T", "{rev} {node} {p1node} {p2node} {p1rev} {p2rev}\n", "-r", "merge()"},
+	{"log", "-T", "{author|user} {author|person} <{author|email}> {author|domain}\n", "-l", "30"},
+	{"log", "-T", "{date|isodate} {date|isodatesec} {date|rfc822date} {date|rfc3339date} {date|shortdate} {date|hgdate} {date|date}\n", "-l", "30"},
+	{"log", "-T", "{desc|firstline|strip}\n{desc|json}\n", "-l", "40"},
+	{"log", "-T", "{tags} [{bookmarks}] {tags % '<{tag}>'} {join(files, ',')}\n", "-l", "40"},
+	{"log", "-T", "{files % '{file}\\n'}{file_adds % 'A {file_add}\\n'}{file_dels % 'R {file_del}\\n'}{file_mods % 'M {file_mod}\\n'}", "-r", "0:30"},
+	{"log", "-T", "{parents}|{parents % '{rev}:{node|short},'}|{parents|json}|{manifest}|{extras}|{extras|json}\n", "-r", "merge() or 0:5"},
+	{"log", "-T", "{rev|json} {date|json} {files|json} {tags|json} {author|json} {branch|json}\n", "-l", "25"},
+	{"log", "-T", "{if(tags, 'T', 'n')}{ifeq(branch, 'default', '', 'X')}{ifcontains('tip', tags, '!')} {pad(rev, 6)}|{pad(rev, 6, '.', True)}|{separate('-', rev, '', branch)}|{rev + 1}{rev * 2}{-rev}\n", "-l", "15"},
+	{"log", "-T", "{label('x', rev)} {startswith('Merge', desc)} {indent(desc, '  ')}\n", "-l", "15"},
+	{"log", "-T", "{desc|escape|addbreaks} {desc|upper|lower} {node|short|upper} {'lit\\x41'} {r'raw\\n'} \\{ {graphnode}{phaseidx}\n", "-l", "15"},
+	{"log", "-T", "literal text\n", "-l", "2"},
+	{"log", "-T", "{shortest(node)} {shortest(node, 1)} {shortest(node, 12)} {author|emailuser} {files|count} {desc|count} {desc|stringify|tabindent}\n", "-l", "60"},
+	{"log", "-T", "{nosuchkeyword}x\n", "-l", "2"},
+	{"log", "-T", "json", "-l", "5"}, {"log", "-T", "json", "-q", "-l", "3"}, {"log", "-T", "json", "-v", "-r", "0:3"},
+	{"log", "-T", "json", "--debug", "-r", "0:3"}, {"log", "-T", "json", "-r", "none()"},
+	{"log", "-T", "{rev", "-l", "1"}, {"log", "-T", "{rev|}", "-l", "1"}, {"log", "-T", "{if(rev)}", "-l", "1"},
+	{"log", "-T", "{'unterminated}", "-l", "1"}, {"log", "-T", "{rev|nosuchfilter}", "-l", "1"},
+	{"log", "-k", "merge", "-q"}, {"log", "-k", "README", "-k", "test", "-q", "-l", "30"},
+	{"log", "-b", "default", "-q", "-l", "5"}, {"log", "-u", "mpm@selenic.com", "-q", "-l", "5"},
+	{"log", "-q", "README"}, {"log", "-q", "mercurial"}, {"log", "-q", "glob:*.py"}, {"log", "-q", "-r", "100:0", "hg"},
+	{"log", "-q", "nosuchfile"},
+	{"log", "-r", "heads()", "-q"}, {"log", "-r", "2:5", "-r", "1", "-q"}, {"log", "-r", "foo bar"}, {"log", "-r", "nosuch()"},
+	{"log", "-G"}, {"log", "-G", "-q", "-l", "300"}, {"log", "-G", "-v", "-l", "40"}, {"log", "-G", "--debug", "-l", "10"},
+	{"log", "-G", "-q", "-r", "merge()"}, {"log", "-G", "-q", "-r", "file(README)"}, {"log", "-G", "-q", "-r", "all() - 10:200"},
+	{"log", "-G", "-T", "{rev}", "-r", "keyword(fix) or merge()"}, {"log", "-G", "-q", "README"}, {"log", "-G", "-q", "-k", "merge"},
+	{"log", "-G", "-q", "-r", "0:40 or 2900:"}, {"log", "-G", "-q", "-r", "heads(all()) or roots(all())"},
+	{"log", "-G", "-T", "{rev}\n{desc}\n", "-r", "2000::2100"},
+	{"log", "-T", "xml", "-l", "30"}, {"log", "-T", "xml", "-v", "-l", "40"}, {"log", "-T", "xml", "--debug", "-l", "10"},
+	{"log", "-T", "xml", "-v", "-r", "131 or 1089:1300 or 2384 or file('re:.*renamed.*')"},
+	{"log", "-T", "{rev} {file_copies} {file_copies % '<{name}|{source}|{path}>'} {file_copies|json}\n", "-r", "131 or 1089:1300 or 2384 or file('re:.*renamed.*')"}, {"log", "-T", "xml", "-r", "none()"},
+	{"log", "-T", "compact", "-l", "40"}, {"log", "-T", "compact", "-v", "-l", "20"}, {"log", "-T", "compact", "-q", "-l", "5"},
+	{"log", "-T", "compact", "--debug", "-l", "5"}, {"log", "-T", "compact", "-G", "-l", "30"}, {"log", "-T", "compact", "-r", "merge()"},
+	{"log", "-T", "phases", "-l", "10"}, {"log", "-T", "phases", "-v", "-l", "10"}, {"log", "-T", "phases", "-q", "-l", "3"},
+	{"log", "-T", "phases", "--debug", "-l", "3"},
+	{"manifest", "-T", "json"}, {"manifest", "-T", "json", "-r", "0"}, {"cat", "-T", "json", "-r", "0", "README", "nosuch"},
+	{"cat", "-T", "json", "nosuch"},
+	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
+}
+
+// logRevsets are revsets compared as `log -r SPEC -T '{rev} '`:
+// membership, order and errors.
+var logRevsets = []string{
+	"0", "tip", "null", ".", "-1", "-3", "2:5", "5:2", ":3", "3:", ":", "null:2",
+	"::3", "3::", "1::4", "heads(all())", "heads(0:5)", "roots(2:6)", "head()",
+	"branch(default)", "branch(tip)", "branch('re:.*')", "branch(nosuchbranch)", "branch('literal:zz')",
+	"ancestors(5)", "ancestors(5, depth=1)", "descendants(1)", "descendants(1, 2)",
+	"draft()", "public()", "secret()", "not public()", "!draft()",
+	"bookmark()", "tag()", "tag(tip)", "tag('re:.')", "tag(nosuch)", "bookmark(nosuch)",
+	"keyword(fix)", "keyword(README)", "user(a)", "author(test)", "desc(merge)",
+	"only(tip)", "only(tip, 2)", "tip % 2", "2::tip - 4", "2:6 and not 4", "2:6 & !merge()",
+	"3 or 1 or 2", "3 + 1 | 2", "reverse(0:4)", "sort(0:4, -rev)", "sort(all(), -date)", "sort(3 or 1 or 2, 'user -rev')",
+	"limit(all(), 3)", "limit(reverse(all()), 2, 1)", "first(5:0)", "last(all(), 2)", "last(0:5)",
+	"max(all())", "min(2:)", "merge()", "p1(tip)", "p2(all())", "parents(tip)", "children(0)", "tip^", "tip~2", "tip^2",
+	"file(README)", "file('glob:*.txt')", "file('re:.*')", "date('>2000-01-01')", "date('<1990')", "date('2023')",
+	"present(nosuch)", "present(0)", "rev(1)", "rev(999)", "id(tip)", "closed()", "all()", "none()",
+	"0:2 and 1:3", "reverse(5:0) and 2:4", "(1 or 0) and 0:5", "limit(5:0, 3) and 0:5",
+	"foo bar", "nosuch()", "nosuchrev", "1 +", "(", "'unterminated", "sort(all(), nokey)",
+	"ancestors()", "limit(all(), x)", "1:2:3", "x::", "::", "-", "a-b-c", "all(1)",
+	"date(foo)", "heads(", "tip and", "tip^3", "branch()", "parents()",
+}
+
+func TestLogLikeHg(t *testing.T) {
+	// As the command server runs (testenv.HgEnv).
+	t.Setenv("HGPLAIN", "1")
+	for name, dir := range map[string]string{
+		"history": testenv.CorpusRepo(t, testenv.CorpusHistory),
+		"rich":    testenv.Generate(t, testenv.Rich),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cases := logCases
+			for _, spec := range logRevsets {
+				cases = append(cases, []string{"log", "-r", spec, "-T", "{rev} "})
+			}
+			compareLog(t, testenv.StartHgServer(t, dir), dir, cases)
+		})
+	}
+}
+
+// TestLogLikeHg7 compares the template, graph and JSON cases with hg 7
+// on the rich repository (hg 7 prints them as hg 6.3 does).
+func TestLogLikeHg7(t *testing.T) {
+	t.Setenv("HGPLAIN", "1")
+	h7 := testenv.Hg7(t)
+	dir := testenv.Generate(t, testenv.Rich)
+	compareLog(t, h7.StartServer(t, dir), dir, logCases)
+}
+
+// compareLog runs each command with hg (through hs) and hgfs in dir and
+// compares stdout, stderr and the exit status.
+func compareLog(t *testing.T, hs *testenv.HgServer, dir string, cases [][]string) {
+	t.Helper()
+	for _, args := range cases {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			ho, he, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
+			fo, fe, fc := hgfsIn(dir, args...)
+			// hgfs names itself where hg does.
+			want := strings.ReplaceAll(string(he), "hg: parse error", "hgfs: parse error")
+			if d := testenv.Diff("hg", string(ho), "hgfs", fo); d != "" {
+				t.Errorf("stdout differs:\n%s", d)
+			}
+			if d := testenv.Diff("hg (stderr)", want, "hgfs (stderr)", fe); d != "" {
+				t.Errorf("stderr differs:\n%s", d)
+			}
+			if hc != fc {
+				t.Errorf("exit status: hg %d, hgfs %d", hc, fc)
+			}
+		})
+	}
+}
+
+// TestLogRefusesUnsupported checks that what hgfs does not implement is
+// refused by name, never printed as something else.
+func TestLogRefusesUnsupported(t *testing.T) {
+	dir := testenv.Generate(t, testenv.Small)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log", "-T", "changelog"}, "style -T changelog"},
+		{[]string{"log", "-G", "-T", "json"}, "-T json with -G"},
+		{[]string{"log", "-T", "status"}, "style -T status"},
+		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
+		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
+		{[]string{"log", "-T", "{sub('a', 'b', desc)}"}, "function sub()"},
+		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
+		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
+	} {
+		_, e, code := hgfsIn(dir, c.args...)
+		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {
+			t.Errorf("%v: exit %d, %q; want a refusal naming %q", c.args, code, e, c.want)
+		}
+	}
+}
+
+// TestLogGraphStyles compares -G outside HGPLAIN, where hg draws
+// grandparent edges ":" and missing parents "~".
+func TestLogGraphStyles(t *testing.T) {
+	dir := testenv.CorpusRepo(t, testenv.CorpusHistory)
+	t.Setenv("HGPLAINEXCEPT", "graph")
+	for _, args := range [][]string{
+		{"log", "-G", "-q", "-r", "merge()"}, {"log", "-G", "-q", "-r", "file(README) or 2000:2010"},
+		{"log", "-G", "-T", "{rev}\n", "-r", "keyword(fix) and 2000:"},
+	} {
+		cmd := testenv.Command(dir, testenv.HgPath(t), args...)
+		cmd.Env = append(cmd.Env, "HGPLAINEXCEPT=graph")
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hg %v: %v", args, err)
+		}
+		got, stderr, code := hgfsIn(dir, args...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("hgfs %v: exit %d, %s", args, code, stderr)
+		}
+		if d := testenv.Diff("hg", string(want), "hgfs", got); d != "" {
+			t.Errorf("%v differs:\n%s", args, d)
+		}
+		if !strings.Contains(got, ":") {
+			t.Errorf("%v: no grandparent edge drawn", args)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package templater
+
+import (
+	"testing"
+
+	"github.com/hgfs/hgfs/internal/hgparse"
+)
+
+// TestJSON checks encoding.jsonescape's two modes on text hg printed
+// for the same bytes: invalid UTF-8 as U+DCxx (escaped when paranoid,
+// as the |json filter is; raw UTF-8b in formatter output).
+func TestJSON(t *testing.T) {
+	in := "a\xff\xfeb\x00c\xc3\xa9\n<>\"\\\x7f\t"
+	if got, want := JSON(in, false), "\"a\xed\xb3\xbf\xed\xb3\xbeb\\u0000c\xc3\xa9\\n<>\\\"\\\\\\u007f\\t\""; got != want {
+		t.Errorf("JSON(non-paranoid) = %q, want %q", got, want)
+	}
+	if got, want := JSON(in, true), "\"a\\udcff\\udcfeb\\u0000c\\u00e9\\n\\u003c\\u003e\\\"\\\\\\u007f\\t\""; got != want {
+		t.Errorf("JSON(paranoid) = %q, want %q", got, want)
+	}
+	if got, want := JSON("\U0001d11e", true), `"\ud834\udd1e"`; got != want {
+		t.Errorf("JSON(non-BMP) = %q, want %q", got, want)
+	}
+}
+
+// TestParseErrors checks hg's messages and positions for bad templates.
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ tmpl, err, hint string }{
+		{"{rev", "at 1: unterminated template expansion", "{rev\n  ^ here"},
+		{"{rev|}", "at 5: not a prefix: end", "{rev|}\n      ^ here"},
+		{"{'x}", "at 2: unterminated string", "{'x}\n   ^ here"},
+		{"a\n{", "at 3: unterminated template expansion", "a\\n{\n     ^ here"},
+	} {
+		_, err := Parse(c.tmpl)
+		if err == nil || err.Error() != c.err {
+			t.Errorf("%q: error %v, want %s", c.tmpl, err, c.err)
+			continue
+		}
+		if pe, ok := err.(*hgparse.ParseError); !ok || pe.Hint != c.hint {
+			t.Errorf("%q: hint %q, want %q", c.tmpl, pe.Hint, c.hint)
+		}
+	}
+}
