@@ -434,3 +434,56 @@ func TestOracleLookup(t *testing.T) {
 		t.Errorf("heads %v, hg tip %s", h, want)
 	}
 }
+
+// TestRevisionChunk checks RevisionChunk against Revision and RawChunk of
+// a second reader of the same revlog, on every revlog of every variant,
+// walked backwards (whole chains) then forwards (the text cache holds
+// the delta parent, or rev itself on the second read).
+func TestRevisionChunk(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			dir := fixtures(t)[v.name]
+			st, err := storeFS(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys := os.DirFS(st)
+			for _, want := range hgDump(t, v.name) {
+				r, err := Open(fsys, want.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, err := Open(fsys, want.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var order []int
+				for rev := r.Len() - 1; rev >= 0; rev-- {
+					order = append(order, rev)
+				}
+				for rev := range r.Len() {
+					order = append(order, rev, rev)
+				}
+				for _, rev := range order {
+					text, chunk, err := r.RevisionChunk(rev)
+					wantText, wantErr := ref.Revision(rev)
+					if (err == nil) != (wantErr == nil) {
+						t.Fatalf("%s rev %d: RevisionChunk: %v, Revision: %v", want.Path, rev, err, wantErr)
+					}
+					if err != nil {
+						continue
+					}
+					wantChunk, err := ref.RawChunk(rev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(text, wantText) || !bytes.Equal(chunk, wantChunk) {
+						t.Fatalf("%s rev %d: RevisionChunk differs from Revision and RawChunk", want.Path, rev)
+					}
+				}
+				r.Close()
+				ref.Close()
+			}
+		})
+	}
+}

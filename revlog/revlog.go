@@ -376,6 +376,15 @@ func (r *Revlog) Revision(rev int) ([]byte, error) {
 	return r.revision(rev, true)
 }
 
+// RevisionChunk returns what Revision and RawChunk return for rev,
+// decompressing rev's stored chunk once: for a reader sending stored
+// deltas that needs the texts too (a changegroup's changelog group,
+// whose changesets name the manifests and files to send). Neither result
+// may be modified.
+func (r *Revlog) RevisionChunk(rev int) (text, chunk []byte, err error) {
+	return r.revisionChunk(rev, true, true)
+}
+
 // RevisionUnchecked returns rev's raw text without checking its hash or
 // flags: for tools that show what is stored (censored tombstones,
 // corrupt revisions). The result must not be modified.
