@@ -285,6 +285,7 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 	usable := func(rev int) bool {
 		return rev != revlog.NullRev && (sent[rev] || have(rl.LinkRev(rev)))
 	}
+	ahead := chunkAhead{rl: rl, revs: revs}
 	// cg1: the previous revision of the group, the implied base.
 	prev, _ := rl.Parents(revs[0])
 	for i, rev := range revs {
@@ -308,7 +309,7 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 			if chunk != nil {
 				return chunk, nil
 			}
-			return rl.RawChunk(rev)
+			return ahead.chunk(i)
 		}
 		revision := func() ([]byte, error) {
 			if text != nil {
@@ -352,6 +353,43 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 		prev = rev
 	}
 	return nil
+}
+
+// chunkAhead reads the stored chunks of a group's revisions a window at
+// a time (aheadBytes, aheadRevs), so that sending a run of stored deltas
+// reads the file once per window rather than once per revision. A
+// window read for a revision whose delta is then not the stored one
+// costs its bytes only: chunks are decompressed when asked for.
+type chunkAhead struct {
+	rl     *revlog.Revlog
+	revs   []int
+	from   int      // index in revs of stored[0]
+	stored [][]byte // the window's stored chunks
+}
+
+const (
+	aheadBytes = 256 << 10
+	aheadRevs  = 256
+)
+
+// chunk returns the stored chunk of revs[i], decompressed.
+func (a *chunkAhead) chunk(i int) ([]byte, error) {
+	if i < a.from || i >= a.from+len(a.stored) {
+		j, n := i, int64(0)
+		for j < len(a.revs) && j-i < aheadRevs {
+			n += a.rl.Entry(a.revs[j]).CompressedLen
+			if j > i && n > aheadBytes {
+				break
+			}
+			j++
+		}
+		stored, err := a.rl.StoredChunks(a.revs[i:j])
+		if err != nil {
+			return nil, err
+		}
+		a.from, a.stored = i, stored
+	}
+	return a.rl.DecompressChunk(a.revs[i], a.stored[i-a.from])
 }
 
 // replaceDelta is a delta replacing base's whole text by the text

@@ -3,6 +3,7 @@ package revlog
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -438,7 +439,8 @@ func TestOracleLookup(t *testing.T) {
 // TestRevisionChunk checks RevisionChunk against Revision and RawChunk of
 // a second reader of the same revlog, on every revlog of every variant,
 // walked backwards (whole chains) then forwards (the text cache holds
-// the delta parent, or rev itself on the second read).
+// the delta parent, or rev itself on the second read), and StoredChunks
+// with DecompressChunk against RawChunk.
 func TestRevisionChunk(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -481,7 +483,32 @@ func TestRevisionChunk(t *testing.T) {
 						t.Fatalf("%s rev %d: RevisionChunk differs from Revision and RawChunk", want.Path, rev)
 					}
 				}
+				// StoredChunks of every revision, then of every other one
+				// (gaps between the chunks), decoded by DecompressChunk.
+				for _, step := range []int{1, 2} {
+					var revs []int
+					for rev := 0; rev < r.Len(); rev += step {
+						revs = append(revs, rev)
+					}
+					stored, err := r.StoredChunks(revs)
+					if err != nil || len(stored) != len(revs) {
+						t.Fatalf("%s: StoredChunks: %d chunks, %v", want.Path, len(stored), err)
+					}
+					for i, rev := range revs {
+						got, err := r.DecompressChunk(rev, stored[i])
+						wantChunk, wantErr := ref.RawChunk(rev)
+						if err != nil || wantErr != nil || !bytes.Equal(got, wantChunk) {
+							t.Fatalf("%s rev %d: DecompressChunk differs from RawChunk (%v, %v)", want.Path, rev, err, wantErr)
+						}
+					}
+				}
+				if _, err := r.StoredChunks([]int{r.Len()}); err == nil {
+					t.Errorf("%s: StoredChunks of revision %d: no error", want.Path, r.Len())
+				}
 				r.Close()
+				if _, err := r.StoredChunks([]int{0}); !errors.Is(err, fs.ErrClosed) {
+					t.Errorf("%s: StoredChunks after Close: %v", want.Path, err)
+				}
 				ref.Close()
 			}
 		})

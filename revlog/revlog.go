@@ -364,6 +364,37 @@ func (r *Revlog) readChunks(revs []int) ([][]byte, bool, error) {
 // revlog and must not be modified.
 func (r *Revlog) RawChunk(rev int) ([]byte, error) { return r.rawChunk(rev) }
 
+// StoredChunks returns the stored chunks of revs (best ascending) as the
+// file holds them, read with as few reads as their layout allows;
+// DecompressChunk decodes one as RawChunk would. For a reader going
+// through many revisions' chunks in order (a changegroup's group): it
+// reads a window ahead instead of once per revision. The chunks may
+// share memory with the revlog and must not be modified.
+func (r *Revlog) StoredChunks(revs []int) ([][]byte, error) {
+	for _, rev := range revs {
+		if err := r.checkRev(rev); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, r.errClosed()
+	}
+	chunks, _, err := r.readChunks(revs)
+	return chunks, err
+}
+
+// DecompressChunk decodes rev's stored chunk, as StoredChunks returned
+// it, within the bounds RawChunk applies.
+func (r *Revlog) DecompressChunk(rev int, stored []byte) ([]byte, error) {
+	if err := r.checkRev(rev); err != nil {
+		return nil, err
+	}
+	return r.decompress(rev, stored)
+}
+
 // Revision returns rev's raw text, as `hg debugdata` prints it, after
 // checking it as hg does: a revision whose flags need a processor hg
 // takes from an extension (ellipsis, extstored) gives a *FlagError, a
