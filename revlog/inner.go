@@ -152,8 +152,19 @@ func (in *inner) decompress(rev int, chunk []byte) ([]byte, error) {
 
 // rawChunk returns rev's stored chunk, decompressed.
 func (in *inner) rawChunk(rev int) ([]byte, error) {
-	if err := in.checkRev(rev); err != nil {
+	chunks, err := in.storedChunks([]int{rev})
+	if err != nil {
 		return nil, err
+	}
+	return in.decompress(rev, chunks[0])
+}
+
+// storedChunks checks revs and returns their stored chunks.
+func (in *inner) storedChunks(revs []int) ([][]byte, error) {
+	for _, rev := range revs {
+		if err := in.checkRev(rev); err != nil {
+			return nil, err
+		}
 	}
 	in.mu.Lock()
 	closed := in.closed
@@ -161,11 +172,8 @@ func (in *inner) rawChunk(rev int) ([]byte, error) {
 	if closed {
 		return nil, in.errClosed()
 	}
-	chunks, _, err := in.src.readChunks([]int{rev})
-	if err != nil {
-		return nil, err
-	}
-	return in.decompress(rev, chunks[0])
+	chunks, _, err := in.src.readChunks(revs)
+	return chunks, err
 }
 
 // revision rebuilds rev's raw text: it walks the delta chain back to a

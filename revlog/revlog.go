@@ -370,21 +370,7 @@ func (r *Revlog) RawChunk(rev int) ([]byte, error) { return r.rawChunk(rev) }
 // through many revisions' chunks in order (a changegroup's group): it
 // reads a window ahead instead of once per revision. The chunks may
 // share memory with the revlog and must not be modified.
-func (r *Revlog) StoredChunks(revs []int) ([][]byte, error) {
-	for _, rev := range revs {
-		if err := r.checkRev(rev); err != nil {
-			return nil, err
-		}
-	}
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
-		return nil, r.errClosed()
-	}
-	chunks, _, err := r.readChunks(revs)
-	return chunks, err
-}
+func (r *Revlog) StoredChunks(revs []int) ([][]byte, error) { return r.storedChunks(revs) }
 
 // DecompressChunk decodes rev's stored chunk, as StoredChunks returned
 // it, within the bounds RawChunk applies.
