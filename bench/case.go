@@ -49,6 +49,12 @@ type Case struct {
 	Floor     func(env *Env, data any) *exec.Cmd
 	FloorName string
 	FloorGoal float64
+	// ServerFloor, for a Served case, is a command run in each
+	// repetition that prints the CPU time of the work a server cannot
+	// skip (serverfloor.go): the serving table compares the servers'
+	// CPU with it, which says how far CPUGoal is from reach.
+	ServerFloor     func(env *Env, data any) *exec.Cmd
+	ServerFloorName string
 	// Once runs the case once whatever -n: a run is long, and it is
 	// many samples already (concurrent clients).
 	Once bool
@@ -141,6 +147,7 @@ type result struct {
 	floor            time.Duration // Floor cases: the floor's median
 	floorRSS         int64
 	srv              *[2]servedFigures // hgfs, peer (Served cases)
+	serverFloor      time.Duration     // ServerFloor cases: the floor's CPU, mean
 	sys              *[2]syscallCounts // hgfs, peer (Syscalls cases)
 	tune             *string           // HGFS_TUNE of the run (-tune); nil: not set
 	err              error
@@ -205,6 +212,19 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 				res.err = fmt.Errorf("floor: %w", err)
 				return res
 			}
+		}
+		if c.ServerFloor != nil {
+			out, err := c.ServerFloor(env, data).Output()
+			var cpu time.Duration
+			if err == nil {
+				cpu, err = parseServerFloor(out)
+			}
+			if err != nil {
+				res.err = fmt.Errorf("server floor: %w", err)
+				return res
+			}
+			logf("  %s run %d: server floor CPU %v\n", c.Name, i+1, cpu.Round(time.Millisecond))
+			res.serverFloor += cpu / time.Duration(n)
 		}
 		if c.Check != nil {
 			if err := c.Check(hs.out, ps.out); err != nil {

@@ -50,7 +50,9 @@ import (
 // floor: `hg unbundle` of the same changegroup from a local file (`hg
 // bundle -a -t zstd-v2`, as the server compresses its response with zstd)
 // into a repository made by `hg init` before the timer starts. Its row
-// gives clone-from-hgfs-serve time / floor: goal 1.1x.
+// gives clone-from-hgfs-serve time / floor: goal 1.1x. It also runs the
+// server's floor (serverfloor.go): the serving table compares it with
+// both servers' CPU.
 //
 // Checks: both clones have the same revlogs and tip (hg verify once), the
 // floor's tip is theirs; a pull leaves the served tip and revision count
@@ -328,6 +330,7 @@ func registerCgServe(k cgStore) {
 				return hgCmd(env, "-R", st.floor, "unbundle", "-q", bundle)
 			},
 			FloorName: "hg unbundle of the zstd-v2 bundle", FloorGoal: 1.1,
+			ServerFloor: func(env *Env, _ any) *exec.Cmd { return serverFloorCmd(env, st.repo) }, ServerFloorName: serverFloorName,
 			Check: st.check(func(_, _ []byte) error {
 				if err := sameHistory(st.env, st.hgfs, st.peer, &st.verified); err != nil {
 					return err

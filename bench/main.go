@@ -52,6 +52,8 @@ func main() {
 			os.Exit(runChild(os.Args[2:]))
 		case servedChildFlag:
 			os.Exit(runServedChild(os.Args[2:]))
+		case serverFloorFlag:
+			os.Exit(runServerFloor(os.Args[2:]))
 		}
 	}
 	hgfs := flag.String("hgfs", "bin/hgfs", "hgfs binary to measure")
@@ -298,6 +300,15 @@ func printServed(out *os.File, results []result) {
 		ratio := h.serverCPU.Seconds() / max(p.serverCPU.Seconds(), 0.001)
 		fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%v\t%v\t\n", r.name(), h.serverCPU.Round(time.Millisecond), p.serverCPU.Round(time.Millisecond),
 			ratio, goalOf(r.c.CPUGoal), metOf(ratio, r.c.CPUGoal), h.clientCPU.Round(time.Millisecond), p.clientCPU.Round(time.Millisecond))
+		if r.c.ServerFloor != nil {
+			// The floor against hg serve: whether the goal is within reach.
+			f := r.serverFloor
+			ratio := f.Seconds() / max(p.serverCPU.Seconds(), 0.001)
+			fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t\t\t\n", "  server floor ("+r.c.ServerFloorName+") vs hg serve", f.Round(time.Millisecond), p.serverCPU.Round(time.Millisecond),
+				ratio, goalOf(r.c.CPUGoal), metOf(ratio, r.c.CPUGoal))
+			fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t\t\t\t\t\n", "  hgfs serve vs the server floor", h.serverCPU.Round(time.Millisecond), f.Round(time.Millisecond),
+				h.serverCPU.Seconds()/max(f.Seconds(), 0.001))
+		}
 	}
 	w.Flush()
 }

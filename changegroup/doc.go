@@ -32,8 +32,11 @@
 // generate.go (a changegroup of a whole local repository: Generate; of
 // what a receiver having some changesets lacks of others, as a server
 // answers a pull: GenerateOutgoing; of a set of changesets into an empty
-// repository: GenerateSet). Generation streams: it holds node lists and
-// at most two revision texts, never the changegroup.
+// repository: GenerateSet). Generation streams: it holds node lists,
+// at most two revision texts and a window of stored chunks read ahead
+// (256 KiB), never the changegroup. Each stored chunk it sends is
+// decompressed once, the changelog's too: the changesets are parsed
+// from the texts rebuilt while their group is sent.
 //
 // # Errors
 //

@@ -102,12 +102,10 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		return fmt.Errorf("GenerateOutgoing: %d and %d flags for %d changesets", len(missing), len(common), cl.Len())
 	}
 	inCommon := func(clrev int) bool { return common != nil && common[clrev] }
-	// The changesets, and from them the manifests to send (linked to the
-	// first changeset naming them) and the files changed, with the
-	// missing changesets touching each.
+	// The changesets, sent as each is read, and from them the manifests
+	// to send (linked to the first changeset naming them) and the files
+	// changed, with the missing changesets touching each.
 	var clrevs []int
-	mlink := map[revlog.Node]int{}
-	touched := map[string][]int32{}
 	for rev := 0; rev < cl.Len(); rev++ {
 		if !missing[rev] {
 			continue
@@ -115,15 +113,14 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		if inCommon(rev) {
 			return fmt.Errorf("GenerateOutgoing: changeset %d is both missing and common", rev)
 		}
-		if len(clrevs)%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
 		clrevs = append(clrevs, rev)
-		c, err := r.Changeset(rev)
+	}
+	mlink := map[revlog.Node]int{}
+	touched := map[string][]int32{}
+	changeset := func(rev int, text []byte) error {
+		c, err := revlog.ParseChangeset(text)
 		if err != nil {
-			return err
+			return fmt.Errorf("changelog revision %d: %w", rev, err)
 		}
 		if _, ok := mlink[c.Manifest]; !ok {
 			mlink[c.Manifest] = rev
@@ -131,8 +128,9 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		for _, f := range c.Files {
 			touched[f] = append(touched[f], int32(rev))
 		}
+		return nil
 	}
-	if err := emitGroup(ctx, w, Changelog, "", cl, cl, clrevs, clrevs, inCommon); err != nil {
+	if err := emitGroup(ctx, w, Changelog, "", cl, cl, clrevs, clrevs, inCommon, changeset); err != nil {
 		return err
 	}
 
@@ -151,7 +149,7 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		mlinks[i] = mlink[ml.Node(rev)]
 	}
 	clear(mlink)
-	if err := emitGroup(ctx, w, Manifest, "", ml, cl, mrevs, mlinks, inCommon); err != nil {
+	if err := emitGroup(ctx, w, Manifest, "", ml, cl, mrevs, mlinks, inCommon, nil); err != nil {
 		return err
 	}
 
@@ -239,7 +237,7 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 			}
 		}
 		if len(revs) > 0 {
-			err = emitGroup(ctx, w, File, p, rl, cl, revs, links, inCommon)
+			err = emitGroup(ctx, w, File, p, rl, cl, revs, links, inCommon, nil)
 		}
 		rl.Close()
 		if err != nil {
@@ -267,8 +265,10 @@ func sortTogether(revs, links []int) {
 // emitGroup writes the group of revlog rl (starting it) holding revs
 // (increasing), each linked to the changelog revision of links; have
 // reports whether the receiver has the changeset a revision is linked
-// to, that is whether it has the revision.
-func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog, revs, links []int, have func(clrev int) bool) error {
+// to, that is whether it has the revision. texts, when not nil, is given
+// each revision's text as it is sent (rebuilt from the chunk the delta
+// sent is read from, so that chunk is decompressed once).
+func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, cl *revlog.Revlog, revs, links []int, have func(clrev int) bool, texts func(rev int, text []byte) error) error {
 	if err := w.StartGroup(kind, name); err != nil {
 		return err
 	}
@@ -285,6 +285,7 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 	usable := func(rev int) bool {
 		return rev != revlog.NullRev && (sent[rev] || have(rl.LinkRev(rev)))
 	}
+	ahead := chunkAhead{rl: rl, revs: revs}
 	// cg1: the previous revision of the group, the implied base.
 	prev, _ := rl.Parents(revs[0])
 	for i, rev := range revs {
@@ -296,17 +297,37 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 		e := rl.Entry(rev)
 		d := Delta{Node: e.Node, P1: node(e.P1), P2: node(e.P2), LinkNode: cl.Node(links[i]), Flags: e.Flags}
 		dp := rl.DeltaParent(rev)
+		// The stored chunk and the text, read once each when needed.
+		var text, chunk []byte
 		var err error
+		if texts != nil {
+			if text, chunk, err = rl.RevisionChunk(rev); err == nil {
+				err = texts(rev, text)
+			}
+		}
+		rawChunk := func() ([]byte, error) {
+			if chunk != nil {
+				return chunk, nil
+			}
+			return ahead.chunk(i)
+		}
+		revision := func() ([]byte, error) {
+			if text != nil {
+				return text, nil
+			}
+			return rl.Revision(rev)
+		}
 		switch {
+		case err != nil:
 		case w.Version() == Version1:
 			d.Base = node(prev)
 			if dp == prev && dp != revlog.NullRev {
-				d.Data, err = rl.RawChunk(rev)
+				d.Data, err = rawChunk()
 			} else {
-				d.Data, err = replaceDelta(rl, prev, rev)
+				d.Data, err = replaceDelta(rl, prev, revision)
 			}
 		case dp == revlog.NullRev || usable(dp):
-			if d.Data, err = rl.RawChunk(rev); err == nil && dp == revlog.NullRev {
+			if d.Data, err = rawChunk(); err == nil && dp == revlog.NullRev {
 				d.Data = FullDelta(d.Data)
 			}
 			d.Base = node(dp)
@@ -316,10 +337,9 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 				base = e.P2
 			}
 			d.Base = node(base)
-			d.Data, err = diffDelta(rl, base, rev)
+			d.Data, err = diffDelta(rl, base, revision)
 		default:
-			var text []byte
-			if text, err = rl.Revision(rev); err == nil {
+			if text, err = revision(); err == nil {
 				d.Data = FullDelta(text)
 			}
 		}
@@ -335,9 +355,47 @@ func emitGroup(ctx context.Context, w *Writer, kind GroupKind, name string, rl, 
 	return nil
 }
 
-// replaceDelta is a delta replacing base's whole text by rev's.
-func replaceDelta(rl *revlog.Revlog, base, rev int) ([]byte, error) {
-	text, err := rl.Revision(rev)
+// chunkAhead reads the stored chunks of a group's revisions a window at
+// a time (aheadBytes, aheadRevs), so that sending a run of stored deltas
+// reads the file once per window rather than once per revision. A
+// window read for a revision whose delta is then not the stored one
+// costs its bytes only: chunks are decompressed when asked for.
+type chunkAhead struct {
+	rl     *revlog.Revlog
+	revs   []int
+	from   int      // index in revs of stored[0]
+	stored [][]byte // the window's stored chunks
+}
+
+const (
+	aheadBytes = 256 << 10
+	aheadRevs  = 256
+)
+
+// chunk returns the stored chunk of revs[i], decompressed.
+func (a *chunkAhead) chunk(i int) ([]byte, error) {
+	if i < a.from || i >= a.from+len(a.stored) {
+		j, n := i, int64(0)
+		for j < len(a.revs) && j-i < aheadRevs {
+			n += a.rl.Entry(a.revs[j]).CompressedLen
+			if j > i && n > aheadBytes {
+				break
+			}
+			j++
+		}
+		stored, err := a.rl.StoredChunks(a.revs[i:j])
+		if err != nil {
+			return nil, err
+		}
+		a.from, a.stored = i, stored
+	}
+	return a.rl.DecompressChunk(a.revs[i], a.stored[i-a.from])
+}
+
+// replaceDelta is a delta replacing base's whole text by the text
+// revision gives.
+func replaceDelta(rl *revlog.Revlog, base int, revision func() ([]byte, error)) ([]byte, error) {
+	text, err := revision()
 	if err != nil {
 		return nil, err
 	}
@@ -356,13 +414,14 @@ func replaceDelta(rl *revlog.Revlog, base, rev int) ([]byte, error) {
 	return ReplaceDelta(baseLen, text), nil
 }
 
-// diffDelta computes a delta from base's text to rev's.
-func diffDelta(rl *revlog.Revlog, base, rev int) ([]byte, error) {
+// diffDelta computes a delta from base's text to the text revision
+// gives.
+func diffDelta(rl *revlog.Revlog, base int, revision func() ([]byte, error)) ([]byte, error) {
 	a, err := rl.Revision(base)
 	if err != nil {
 		return nil, err
 	}
-	b, err := rl.Revision(rev)
+	b, err := revision()
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +439,7 @@ func generateGroup(ctx context.Context, w *Writer, kind GroupKind, name string, 
 			return fmt.Errorf("%v %s rev %d: linkrev %d: %w", kind, name, rev, links[rev], revlog.ErrCorrupt)
 		}
 	}
-	return emitGroup(ctx, w, kind, name, rl, cl, revs, links, func(int) bool { return false })
+	return emitGroup(ctx, w, kind, name, rl, cl, revs, links, func(int) bool { return false }, nil)
 }
 
 // filelogPaths lists the tracked paths of the store's filelogs, sorted;

@@ -120,7 +120,8 @@
 // revlog is refused by both in the same words; a Writer checks at open
 // what a Revlog checks on first read (an inline chunk's position), as it
 // appends after them.
-// zlib readers are pooled and one zstd decoder is shared by all revlogs
+// zlib readers (klauspost/compress's, faster than the standard
+// library's) are pooled and one zstd decoder is shared by all revlogs
 // (the package's only package-level state: caches with no observable
 // effect).
 //

@@ -152,8 +152,19 @@ func (in *inner) decompress(rev int, chunk []byte) ([]byte, error) {
 
 // rawChunk returns rev's stored chunk, decompressed.
 func (in *inner) rawChunk(rev int) ([]byte, error) {
-	if err := in.checkRev(rev); err != nil {
+	chunks, err := in.storedChunks([]int{rev})
+	if err != nil {
 		return nil, err
+	}
+	return in.decompress(rev, chunks[0])
+}
+
+// storedChunks checks revs and returns their stored chunks.
+func (in *inner) storedChunks(revs []int) ([][]byte, error) {
+	for _, rev := range revs {
+		if err := in.checkRev(rev); err != nil {
+			return nil, err
+		}
 	}
 	in.mu.Lock()
 	closed := in.closed
@@ -161,11 +172,8 @@ func (in *inner) rawChunk(rev int) ([]byte, error) {
 	if closed {
 		return nil, in.errClosed()
 	}
-	chunks, _, err := in.src.readChunks([]int{rev})
-	if err != nil {
-		return nil, err
-	}
-	return in.decompress(rev, chunks[0])
+	chunks, _, err := in.src.readChunks(revs)
+	return chunks, err
 }
 
 // revision rebuilds rev's raw text: it walks the delta chain back to a
@@ -176,20 +184,33 @@ func (in *inner) rawChunk(rev int) ([]byte, error) {
 // without, it is returned as stored. NullRev gives the empty text. The
 // result may be shared with the cache and must not be modified.
 func (in *inner) revision(rev int, check bool) ([]byte, error) {
+	text, _, err := in.revisionChunk(rev, check, false)
+	return text, err
+}
+
+// revisionChunk is revision; withChunk also returns rev's own stored
+// chunk, decompressed (as rawChunk), which rebuilding the text
+// decompressed anyway (read again only when the text was cached).
+func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []byte, err error) {
 	if rev == NullRev {
-		return []byte{}, nil
+		return []byte{}, nil, nil
 	}
 	if err := in.checkRev(rev); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
-		return nil, in.errClosed()
+		return nil, nil, in.errClosed()
 	}
 	if t, ok := in.cache.get(rev); ok {
 		in.mu.Unlock()
-		return t, nil
+		if withChunk {
+			if chunk, err = in.rawChunk(rev); err != nil {
+				return nil, nil, err
+			}
+		}
+		return t, chunk, nil
 	}
 	var base []byte
 	haveBase := false
@@ -218,13 +239,16 @@ func (in *inner) revision(rev int, check bool) ([]byte, error) {
 
 	stored, stable, err := in.src.readChunks(chain)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	deltas := make([][]byte, 0, len(chain))
 	for i, c := range chain {
 		d, err := in.decompress(c, stored[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if i == len(chain)-1 {
+			chunk = d // chain ends with rev
 		}
 		if i == 0 && !haveBase {
 			base = d
@@ -232,23 +256,24 @@ func (in *inner) revision(rev int, check bool) ([]byte, error) {
 		}
 		deltas = append(deltas, d)
 	}
-	text, err := PatchChain(base, deltas)
+	text, err = PatchChain(base, deltas)
 	if err != nil {
-		return nil, in.corrupt(rev, -1, "applying delta chain %v: %w", chain, err)
+		return nil, nil, in.corrupt(rev, -1, "applying delta chain %v: %w", chain, err)
 	}
 	if len(deltas) == 0 && !stable && storedAsIs(stored[0]) {
 		// The text aliases a read buffer (which may span neighbouring
 		// chunks) or a writer's pending bytes: keep a copy of it only.
 		text = bytes.Clone(text)
+		chunk = text
 	}
 	if !check {
-		return text, nil
+		return text, chunk, nil
 	}
 	if err := in.checkText(rev, text); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in.remember(rev, text)
-	return text, nil
+	return text, chunk, nil
 }
 
 // remember caches a text known to match rev: one just checked, or one a

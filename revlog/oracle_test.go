@@ -3,6 +3,7 @@ package revlog
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -432,5 +433,84 @@ func TestOracleLookup(t *testing.T) {
 	want := strings.TrimSpace(string(testenv.Hg(t, dir, "log", "-r", "tip", "-T", "{node}")))
 	if h := cl.Heads(); len(h) == 0 || cl.Node(h[len(h)-1]).String() != want {
 		t.Errorf("heads %v, hg tip %s", h, want)
+	}
+}
+
+// TestRevisionChunk checks RevisionChunk against Revision and RawChunk of
+// a second reader of the same revlog, on every revlog of every variant,
+// walked backwards (whole chains) then forwards (the text cache holds
+// the delta parent, or rev itself on the second read), and StoredChunks
+// with DecompressChunk against RawChunk.
+func TestRevisionChunk(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			dir := fixtures(t)[v.name]
+			st, err := storeFS(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys := os.DirFS(st)
+			for _, want := range hgDump(t, v.name) {
+				r, err := Open(fsys, want.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, err := Open(fsys, want.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var order []int
+				for rev := r.Len() - 1; rev >= 0; rev-- {
+					order = append(order, rev)
+				}
+				for rev := range r.Len() {
+					order = append(order, rev, rev)
+				}
+				for _, rev := range order {
+					text, chunk, err := r.RevisionChunk(rev)
+					wantText, wantErr := ref.Revision(rev)
+					if (err == nil) != (wantErr == nil) {
+						t.Fatalf("%s rev %d: RevisionChunk: %v, Revision: %v", want.Path, rev, err, wantErr)
+					}
+					if err != nil {
+						continue
+					}
+					wantChunk, err := ref.RawChunk(rev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(text, wantText) || !bytes.Equal(chunk, wantChunk) {
+						t.Fatalf("%s rev %d: RevisionChunk differs from Revision and RawChunk", want.Path, rev)
+					}
+				}
+				// StoredChunks of every revision, then of every other one
+				// (gaps between the chunks), decoded by DecompressChunk.
+				for _, step := range []int{1, 2} {
+					var revs []int
+					for rev := 0; rev < r.Len(); rev += step {
+						revs = append(revs, rev)
+					}
+					stored, err := r.StoredChunks(revs)
+					if err != nil || len(stored) != len(revs) {
+						t.Fatalf("%s: StoredChunks: %d chunks, %v", want.Path, len(stored), err)
+					}
+					for i, rev := range revs {
+						got, err := r.DecompressChunk(rev, stored[i])
+						wantChunk, wantErr := ref.RawChunk(rev)
+						if err != nil || wantErr != nil || !bytes.Equal(got, wantChunk) {
+							t.Fatalf("%s rev %d: DecompressChunk differs from RawChunk (%v, %v)", want.Path, rev, err, wantErr)
+						}
+					}
+				}
+				if _, err := r.StoredChunks([]int{r.Len()}); err == nil {
+					t.Errorf("%s: StoredChunks of revision %d: no error", want.Path, r.Len())
+				}
+				r.Close()
+				if _, err := r.StoredChunks([]int{0}); !errors.Is(err, fs.ErrClosed) {
+					t.Errorf("%s: StoredChunks after Close: %v", want.Path, err)
+				}
+				ref.Close()
+			}
+		})
 	}
 }

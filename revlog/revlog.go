@@ -364,6 +364,23 @@ func (r *Revlog) readChunks(revs []int) ([][]byte, bool, error) {
 // revlog and must not be modified.
 func (r *Revlog) RawChunk(rev int) ([]byte, error) { return r.rawChunk(rev) }
 
+// StoredChunks returns the stored chunks of revs (best ascending) as the
+// file holds them, read with as few reads as their layout allows;
+// DecompressChunk decodes one as RawChunk would. For a reader going
+// through many revisions' chunks in order (a changegroup's group): it
+// reads a window ahead instead of once per revision. The chunks may
+// share memory with the revlog and must not be modified.
+func (r *Revlog) StoredChunks(revs []int) ([][]byte, error) { return r.storedChunks(revs) }
+
+// DecompressChunk decodes rev's stored chunk, as StoredChunks returned
+// it, within the bounds RawChunk applies.
+func (r *Revlog) DecompressChunk(rev int, stored []byte) ([]byte, error) {
+	if err := r.checkRev(rev); err != nil {
+		return nil, err
+	}
+	return r.decompress(rev, stored)
+}
+
 // Revision returns rev's raw text, as `hg debugdata` prints it, after
 // checking it as hg does: a revision whose flags need a processor hg
 // takes from an extension (ellipsis, extstored) gives a *FlagError, a
@@ -374,6 +391,15 @@ func (r *Revlog) RawChunk(rev int) ([]byte, error) { return r.rawChunk(rev) }
 // The result is shared with the revlog's cache and must not be modified.
 func (r *Revlog) Revision(rev int) ([]byte, error) {
 	return r.revision(rev, true)
+}
+
+// RevisionChunk returns what Revision and RawChunk return for rev,
+// decompressing rev's stored chunk once: for a reader sending stored
+// deltas that needs the texts too (a changegroup's changelog group,
+// whose changesets name the manifests and files to send). Neither result
+// may be modified.
+func (r *Revlog) RevisionChunk(rev int) (text, chunk []byte, err error) {
+	return r.revisionChunk(rev, true, true)
 }
 
 // RevisionUnchecked returns rev's raw text without checking its hash or

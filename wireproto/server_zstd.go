@@ -46,12 +46,20 @@ func (p *zstdPool) get(w io.Writer) (io.WriteCloser, error) {
 		e.Reset(w)
 		return &pooledZstd{e, p}, nil
 	}
-	e, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(p.level)),
-		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true))
+	e, err := NewZstdResponseEncoder(w, p.level)
 	if err != nil {
 		return nil, err
 	}
 	return &pooledZstd{e, p}, nil
+}
+
+// NewZstdResponseEncoder returns an encoder of the zstd level given with
+// the settings of the server's responses (window, no checksum, lower
+// memory, one goroutine): for measuring what compressing a response
+// costs apart from the server (bench's server floor).
+func NewZstdResponseEncoder(w io.Writer, level int) (*zstd.Encoder, error) {
+	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(zstdWindow), zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true))
 }
 
 // pooledZstd is a response encoder; Close finishes the frame and, when
