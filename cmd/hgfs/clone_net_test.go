@@ -224,39 +224,6 @@ func TestCloneProgress(t *testing.T) {
 	}
 }
 
-func TestProgressRender(t *testing.T) {
-	var buf bytes.Buffer
-	now := time.Unix(1000, 0)
-	p := &progressBar{w: &buf, topic: "clone", width: 61, now: func() time.Time { return now }}
-	p.setTotal(10, 2<<20)
-	p.update(5, 1<<20)
-	// 60 columns: "clone [" + 25-column bar + "] " + counts.
-	want := "\rclone [" + strings.Repeat("=", 12) + ">" + strings.Repeat(" ", 12) + "] 1.00 MB/2.00 MB 5/10 files"
-	if len(want) != 61 {
-		t.Fatalf("bad expectation %d", len(want))
-	}
-	if buf.String() != want {
-		t.Errorf("got  %q\nwant %q", buf.String(), want)
-	}
-	// No redraw within the interval.
-	p.update(6, 1<<20+1)
-	if buf.String() != want {
-		t.Errorf("redrawn too soon: %q", buf.String())
-	}
-	now = now.Add(progressInterval)
-	p.update(10, 2<<20)
-	if !strings.HasSuffix(buf.String(), "\rclone ["+strings.Repeat("=", 24)+"] 2.00 MB/2.00 MB 10/10 files") {
-		t.Errorf("final %q", buf.String())
-	}
-	p.done()
-	if !strings.HasSuffix(buf.String(), "\r"+strings.Repeat(" ", 60)+"\r") {
-		t.Errorf("not cleared: %q", buf.String())
-	}
-	var nilBar *progressBar
-	nilBar.update(1, 1) // a nil bar ignores calls
-	nilBar.done()
-}
-
 func TestFormatBytes(t *testing.T) {
 	// Values from Mercurial's util.bytecount.
 	for n, want := range map[float64]string{

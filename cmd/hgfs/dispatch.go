@@ -253,7 +253,7 @@ func resolveCwd(flag string) (string, error) {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	start := time.Now()
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	u := &ui{in: stdin, out: out, err: stderr}
+	u := &ui{in: stdin, out: out, err: stderr, stdout: stdout, ttyOut: isTerminal(stdout)}
 	defer out.Flush()
 	applyTune(u)
 
