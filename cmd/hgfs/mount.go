@@ -45,8 +45,20 @@ mounting user can use the mount unless --allow-other is given.
 
 SIGINT, SIGTERM or SIGHUP to the daemon, "hgfs unmount MOUNTPOINT" or
 "fusermount3 -u MOUNTPOINT" make everything written durable and unmount.
-MOUNTPOINT/.hgfs/stats (not listed in directory listings) reports the
-daemon and its committer; see "hgfs stats".
+
+MOUNTPOINT/.hgfs is a read-only directory, not listed in the root's
+listing, showing the repository's revisions as files:
+
+    rev/REV/PATH       file PATH of changeset REV (a number, a node or
+                       prefix, tip, a tag, a bookmark, a branch)
+    tag/NAME, bookmark/NAME, branch/NAME
+                       links to rev/FULLNODE; a name with slashes
+                       (feature/x) is a path
+    log heads tags bookmarks branches
+                       what those hg commands print
+    revlogs/STOREPATH/index, revlogs/STOREPATH/N
+                       hg debugindex --debug and hg debugdata
+    stats              the daemon and its committer, as JSON (hgfs stats)
 
 The daemon's output goes to --log FILE, or nowhere.
 
