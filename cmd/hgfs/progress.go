@@ -32,9 +32,9 @@ const estimateInterval = 60 * time.Second
 // progressBar draws "topic [=====>     ] 1.23 MB/4.56 MB 12/34 files 01m05s".
 // update is safe for concurrent use and cheap when no redraw is due.
 type progressBar struct {
-	w     io.Writer
-	topic string
-	width int          // columns; 0: ask widthFn at each redraw
+	w       io.Writer
+	topic   string
+	width   int        // columns; 0: ask widthFn at each redraw
 	widthFn func() int // the terminal's width now
 
 	mu         sync.Mutex
