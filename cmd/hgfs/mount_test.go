@@ -55,7 +55,7 @@ func TestMountCommand(t *testing.T) {
 	log := testenv.Hg(t, r, "log", "--debug")
 
 	out, code := hgfsCmd(t, "stats", mp)
-	if code != 0 || !strings.Contains(out, "source: "+cache+" (cache)") || !strings.Contains(out, "\nQueueCap: ") || !strings.Contains(out, "\nCommits: ") || strings.Contains(out, "e+") {
+	if code != 0 || !strings.Contains(out, "source: "+cache+" (cache)") || !strings.Contains(out, "\ncommit queue capacity (inodes): ") || !strings.Contains(out, "\nindex commits: ") || strings.Contains(out, "e+") {
 		t.Fatalf("hgfs stats: exit %d\n%s", code, out)
 	}
 	info, err := mount.ReadInfo(mp)
