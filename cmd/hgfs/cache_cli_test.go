@@ -90,7 +90,7 @@ func TestMountGuards(t *testing.T) {
 	}
 	out, code = hgfsCmd(t, "stats", "-T", "json", mp)
 	var info struct {
-		Pid   int                       `json:"pid"`
+		Pid   int                        `json:"pid"`
 		Stats map[string]json.RawMessage `json:"stats"`
 	}
 	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil || info.Pid <= 0 || info.Stats["LiveBytes"] == nil {
