@@ -257,6 +257,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	defer out.Flush()
 	applyTune(u)
 
+	if m, ok, err := helperForm(args); err != nil {
+		return u.report(err, false)
+	} else if ok {
+		args = m
+	}
 	name, before, after := splitCommand(args)
 	rest := append(append([]string{}, before...), after...)
 	var cmd *command
