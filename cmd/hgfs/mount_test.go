@@ -174,7 +174,7 @@ func TestMountInterruptedWhileWaiting(t *testing.T) {
 func startMount(t *testing.T, args ...string) (cmd *exec.Cmd, out *bytes.Buffer, exited <-chan error) {
 	t.Helper()
 	mp := args[len(args)-1]
-	cmd = exec.Command(testenv.Hgfs(t), append([]string{"mount"}, args...)...)
+	cmd = exec.Command(testenv.Hgfs(t), append([]string{"mount", "--create"}, args...)...)
 	out = &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
