@@ -43,14 +43,7 @@ func helpCommand(u *ui, t *helpTopic) int {
 		return 0
 	}
 	u.write("hgfs - Mercurial stores, fast: mount, stream-clone, serve, inspect\n\nlist of commands:\n\n")
-	var names []string
-	for n, c := range commands {
-		if n == c.name {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		summary, _, _ := strings.Cut(commands[n].help, "\n")
 		u.write(" %-16s %s\n", n, summary)
 	}
@@ -93,6 +86,19 @@ func optionsHeading(table []option) string {
 		}
 	}
 	return "options:"
+}
+
+// commandNames lists the commands by their own names (not aliases),
+// sorted: "hgfs help", the man page.
+func commandNames() []string {
+	var names []string
+	for n, c := range commands {
+		if n == c.name {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 func printOptions(u *ui, table []option) {

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"sort"
 	"strings"
 )
 
@@ -116,14 +115,7 @@ unique prefix; [alias] entries of the configuration add commands (shell
 aliases, "!...", are refused).
 .SH COMMANDS
 `)
-	var names []string
-	for n, c := range commands {
-		if n == c.name {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		c := commands[n]
 		t := &helpTopic{name: n, cmd: c}
 		b.WriteString(".SS " + roff(strings.TrimPrefix(t.synopsisLine(), "hgfs ")) + "\n")
