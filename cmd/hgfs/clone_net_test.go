@@ -197,6 +197,7 @@ func TestCloneInterrupt(t *testing.T) {
 }
 
 func TestCloneProgress(t *testing.T) {
+	t.Setenv("COLUMNS", "") // the bar's width is progress.width alone
 	src := testenv.Generate(t, zlibEncodings)
 	dir := t.TempDir()
 	var o, e bytes.Buffer
