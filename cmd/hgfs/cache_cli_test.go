@@ -219,3 +219,22 @@ func TestCacheCommands(t *testing.T) {
 		t.Errorf("left in the cache directory: %d entries", len(ents))
 	}
 }
+
+// TestCacheMetaUntrusted: a damaged or oversized record is an error
+// (listed as the cache's problem), and a later use replaces it.
+func TestCacheMetaUntrusted(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, cacheMetaName)
+	for _, data := range [][]byte{[]byte("{not json"), []byte(`{"source": 5}`), make([]byte, maxCacheMeta+1)} {
+		os.WriteFile(p, data, 0o644)
+		if _, err := readCacheMeta(dir); err == nil {
+			t.Errorf("record %.20q read without error", data)
+		}
+	}
+	if err := updateCacheMeta(dir, func(m *cacheMeta) { m.Source = "s" }); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := readCacheMeta(dir); err != nil || m.Source != "s" {
+		t.Errorf("after update: %+v %v", m, err)
+	}
+}
