@@ -8,7 +8,7 @@ BIN      := $(CURDIR)/bin
 HGFS     := $(BIN)/hgfs
 PKGS     := ./...
 FUZZTIME ?= 10s
-DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time chromium
+DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time chromium tmux zsh
 
 .PHONY: all deps build test test-short test-windows bench fuzz lint demo stress cross clean
 
@@ -27,6 +27,8 @@ deps:
 	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "installing:$$missing"; \

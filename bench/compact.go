@@ -65,7 +65,7 @@ echo done`
 				if err := os.MkdirAll(side.s.mnt, 0o755); err != nil {
 					return nil, err
 				}
-				if err := runQuiet(hgfsCmd(env, "mount", "--config", side.conf, side.s.cache, side.s.mnt), env); err != nil {
+				if err := runQuiet(hgfsCmd(env, "mount", "--create", "--config", side.conf, side.s.cache, side.s.mnt), env); err != nil {
 					return nil, err
 				}
 				mnt := side.s.mnt

@@ -366,13 +366,13 @@ func catAll(dir string) *exec.Cmd {
 	return exec.Command("bash", "-o", "pipefail", "-c", `cd "$1" && find .hg -type f -print0 | xargs -0 cat | wc -c`, "bash", dir)
 }
 
-// mountHgfs mounts src (a cache or a repository) on mp with the real
+// mountHgfs mounts src (a cache, created if missing, or a repository) on mp with the real
 // binary, which returns once the mount answers.
 func mountHgfs(env *Env, src, mp string) error {
 	if err := os.MkdirAll(mp, 0o755); err != nil {
 		return err
 	}
-	return runQuiet(hgfsCmd(env, "mount", src, mp), env)
+	return runQuiet(hgfsCmd(env, "mount", "--create", src, mp), env)
 }
 
 // unmountHgfs unmounts mp if it is mounted, with `hgfs unmount` (which

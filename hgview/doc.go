@@ -12,6 +12,7 @@
 //	revlogs/STOREPATH/index  the `hg debugindex --debug` table of that revlog
 //	revlogs/STOREPATH/N  revision N as `hg debugdata` prints it
 //	log heads tags bookmarks branches  `hg log`, `hg heads`, ... default output
+//	tag/NAME bookmark/NAME branch/NAME  links to ../rev/FULLNODE (names.go)
 //
 // REV is anything `hg log -r` takes for one changeset that is a file
 // name: a number (negative ones count from the end), a full or

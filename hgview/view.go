@@ -51,6 +51,9 @@ const (
 	offBookmarks
 	offTags
 	offBranches
+	offTagDir
+	offBookmarkDir
+	offBranchDir
 )
 
 // textFiles are the generated text files of the root, in listing order.
@@ -223,6 +226,8 @@ const (
 	kindRevlogIndex             // .hgfs/revlogs/STOREPATH/index
 	kindRevlogRev               // .hgfs/revlogs/STOREPATH/N
 	kindText                    // .hgfs/log, heads, bookmarks, tags, branches
+	kindNamesDir                // .hgfs/tag, bookmark, branch and directories of names with slashes (names.go)
+	kindNameLink                // .hgfs/tag/NAME...: a link to rev/FULLNODE
 )
 
 // Node is one file or directory of the view. Nodes are immutable values;
@@ -235,6 +240,9 @@ type Node struct {
 	cs   *changeset
 	rev  int                  // kindRevlogRev
 	ent  revlog.ManifestEntry // kindTreeFile
+	// ns is the namespace of a name node (tag, bookmark, branch); path
+	// is then the name or the directory's prefix, target a link's.
+	ns, target string
 }
 
 // changeset is a resolved .hgfs/rev/REV.
@@ -281,10 +289,16 @@ func (v *View) Root() *Node { return v.root }
 // IsDir reports whether n is a directory.
 func (n *Node) IsDir() bool {
 	switch n.kind {
-	case kindTreeFile, kindRevlogIndex, kindRevlogRev, kindText:
+	case kindTreeFile, kindRevlogIndex, kindRevlogRev, kindText, kindNameLink:
 		return false
 	}
 	return true
+}
+
+// IsLink reports whether n is a symbolic link: a name's (names.go) or a
+// changeset's symlink.
+func (n *Node) IsLink() bool {
+	return n.kind == kindNameLink || n.kind == kindTreeFile && n.ent.Flags == "l"
 }
 
 // ListsFixed reports whether n is a directory of a changeset's tree
@@ -331,6 +345,11 @@ func (v *View) fixed(off uint64, kind Kind, path string) *Node {
 	return &Node{Ino: v.opt.RootIno + off, kind: kind, path: path}
 }
 
+// nameRoot is the name directory of namespace ns (names.go).
+func (v *View) nameRoot(off uint64, ns string) *Node {
+	return &Node{Ino: v.opt.RootIno + off, kind: kindNamesDir, ns: ns}
+}
+
 // Lookup finds name in directory dir. A missing name is syscall.ENOENT.
 func (v *View) Lookup(dir *Node, name string) (*Node, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
@@ -349,7 +368,14 @@ func (v *View) Lookup(dir *Node, name string) (*Node, error) {
 				return v.fixed(t.off, kindText, name), nil
 			}
 		}
+		for _, d := range nameDirs {
+			if d.name == name {
+				return v.nameRoot(d.off, d.name), nil
+			}
+		}
 		return nil, syscall.ENOENT
+	case kindNamesDir:
+		return v.lookupName(dir, name)
 	case kindRevDir:
 		return v.lookupChangeset(name)
 	case kindChangeset, kindTreeDir:
@@ -502,6 +528,9 @@ func (v *View) ReadDir(dir *Node) ([]DirEntry, error) {
 		for _, t := range textFiles {
 			out = append(out, DirEntry{Name: t.name, Ino: v.opt.RootIno + t.off, Mode: syscall.S_IFREG})
 		}
+		for _, d := range nameDirs {
+			out = append(out, DirEntry{Name: d.name, Ino: v.opt.RootIno + d.off, Mode: syscall.S_IFDIR})
+		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
 	case kindRevDir:
@@ -522,6 +551,8 @@ func (v *View) ReadDir(dir *Node) ([]DirEntry, error) {
 		return out, nil
 	case kindChangeset, kindTreeDir:
 		return v.readTree(dir)
+	case kindNamesDir:
+		return v.readNames(dir)
 	case kindRevlogsDir:
 		return v.readStore(dir)
 	case kindRevlog:
@@ -629,6 +660,9 @@ func (v *View) GetAttrContent(n *Node) (Attr, []byte, error) {
 		return Attr{}, nil, err
 	}
 	a.Size, a.Nlink, a.Mode = uint64(len(data)), 1, syscall.S_IFREG|0o444
+	if n.kind == kindNameLink {
+		a.Mode = syscall.S_IFLNK | 0o777
+	}
 	if n.kind == kindTreeFile {
 		switch n.ent.Flags {
 		case "x":
@@ -642,6 +676,9 @@ func (v *View) GetAttrContent(n *Node) (Attr, []byte, error) {
 
 // Readlink returns a symlink's target: its content in the changeset.
 func (v *View) Readlink(n *Node) (string, error) {
+	if n.kind == kindNameLink {
+		return n.target, nil
+	}
 	if n.kind != kindTreeFile || n.ent.Flags != "l" {
 		return "", syscall.EINVAL
 	}
@@ -692,6 +729,8 @@ func (v *View) Content(n *Node) ([]byte, error) {
 		}
 		defer v.release(s)
 		return s.text(n.path)
+	case kindNameLink:
+		return []byte(n.target), nil
 	}
 	return nil, syscall.EISDIR
 }
@@ -822,7 +861,7 @@ func (v *View) Remember(n *Node) error {
 }
 
 func sameNode(a, b *Node) bool {
-	if a.kind != b.kind || a.path != b.path || a.rev != b.rev {
+	if a.kind != b.kind || a.path != b.path || a.rev != b.rev || a.ns != b.ns || a.target != b.target {
 		return false
 	}
 	if a.cs != nil && b.cs != nil {
@@ -868,10 +907,15 @@ func (v *View) Node(ino uint64) (*Node, bool) {
 			return v.fixed(t.off, kindText, t.name), true
 		}
 	}
+	for _, d := range nameDirs {
+		if ino == v.opt.RootIno+d.off {
+			return v.nameRoot(d.off, d.name), true
+		}
+	}
 	return nil, false
 }
 
 // Owns reports whether ino is a number this view hands out.
 func (v *View) Owns(ino uint64) bool {
-	return ino >= hashedBase || (ino >= v.opt.RootIno && ino <= v.opt.RootIno+offBranches && ino != v.opt.RootIno+1)
+	return ino >= hashedBase || (ino >= v.opt.RootIno && ino <= v.opt.RootIno+offBranchDir && ino != v.opt.RootIno+1)
 }

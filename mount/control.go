@@ -87,7 +87,11 @@ func (x ctlNode) fixed() bool { return x.n != nil && x.n.Fixed() }
 // name: stats, hgview's text files and revlog indexes. Its attributes
 // report the content generated for them, which a read without a handle
 // then serves (servedFiles).
-func (x ctlNode) moving() bool { return !x.isDir() && !x.fixed() }
+func (x ctlNode) moving() bool { return !x.isDir() && !x.fixed() && !x.isLink() }
+
+// isLink reports whether x is a view's symbolic link (a name's link moves
+// with the repository, but its target is its whole content).
+func (x ctlNode) isLink() bool { return x.n != nil && x.n.IsLink() }
 
 // ino is x's inode number.
 func (c *control) ino(x ctlNode) uint64 {
@@ -148,7 +152,7 @@ func (c *control) attr(x ctlNode) (fsnode.Attr, []byte, error) {
 // directory can be described in.
 func (c *control) viewAttr(x ctlNode) (hgview.Attr, []byte, error) {
 	switch {
-	case x.fixed() || x.n != nil && x.n.IsDir():
+	case x.fixed() || x.n != nil && (x.n.IsDir() || x.n.IsLink()):
 		v, err := c.views.view()
 		if err != nil {
 			return hgview.Attr{}, nil, err

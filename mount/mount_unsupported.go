@@ -33,3 +33,11 @@ func (s *Server) Unmount() error        { return ErrUnsupported }
 func (s *Server) LazyUnmount() error    { return ErrUnsupported }
 func (s *Server) Wait()                 {}
 func (s *Server) Done() <-chan struct{} { c := make(chan struct{}); close(c); return c }
+
+// Mounted is one hgfs mount in the mount table.
+type Mounted struct {
+	Source, Mountpoint string
+}
+
+// Mounts lists the hgfs mounts: none can be listed on this platform.
+func Mounts() ([]Mounted, error) { return nil, nil }

@@ -4,6 +4,7 @@ package mount
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -63,6 +64,7 @@ func makeViewRepo(t *testing.T, dir string) {
 	write("meta.txt", "\x01\nlooks like a header\x01\nbut is content\n", 0o644)
 	hg("commit", "-A", "-q", "-d", "1700000400 0", "-m", "binary and meta")
 	hg("bookmark", "-r", "4", "book")
+	hg("bookmark", "-r", "3", "feature/x")
 	hg("rm", "-q", "link")
 	hg("commit", "-q", "-d", "1700000500 0", "-m", "remove link")
 }
@@ -283,9 +285,10 @@ func checkViews(t *testing.T, mp string, o *viewOracle) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != "bookmarks branches heads log rev revlogs stats tags" {
+	if got := strings.Join(names, " "); got != "bookmark bookmarks branch branches heads log rev revlogs stats tag tags" {
 		t.Errorf(".hgfs lists %q", got)
 	}
+	checkNameDirs(t, h, o)
 	if ents, err := os.ReadDir(filepath.Join(h, "rev")); err != nil || len(ents) != 6 {
 		t.Errorf(".hgfs/rev lists %d entries, %v", len(ents), err)
 	}
@@ -391,4 +394,48 @@ func TestViews(t *testing.T) {
 			t.Errorf(".hgfs/log after commit:\n%s", testenv.Diff("hg log", want, "mount", got))
 		}
 	})
+}
+
+// checkNameDirs checks .hgfs/tag, bookmark and branch: ls lists the
+// names (a bookmark with a slash as a directory), each a link to
+// rev/FULLNODE that leads to the changeset's files.
+func checkNameDirs(t *testing.T, h string, o *viewOracle) {
+	node := func(rev int) string { return o.forms[rev][1] }
+	for _, c := range []struct {
+		dir, list string
+		links     map[string]int
+	}{
+		{"tag", "tip v1.0", map[string]int{"tip": 5, "v1.0": 1}},
+		{"branch", "default stable", map[string]int{"default": 5, "stable": 3}},
+		{"bookmark", "book feature", map[string]int{"book": 4, "feature/x": 3}},
+		{"bookmark/feature", "x", nil},
+	} {
+		ents, err := os.ReadDir(filepath.Join(h, c.dir))
+		if err != nil {
+			t.Errorf("ls %s: %v", c.dir, err)
+			continue
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		if got := strings.Join(names, " "); got != c.list {
+			t.Errorf("ls .hgfs/%s: %q, want %q", c.dir, got, c.list)
+		}
+		for name, rev := range c.links {
+			p := filepath.Join(h, c.dir, name)
+			target, err := os.Readlink(p)
+			want := strings.Repeat("../", strings.Count(name, "/")+1) + "rev/" + node(rev)
+			if err != nil || target != want {
+				t.Errorf("readlink .hgfs/%s/%s: %q, %v; want %q", c.dir, name, target, err, want)
+			}
+			wantA, _ := os.ReadFile(filepath.Join(o.cat[rev], "a.txt"))
+			if got, err := os.ReadFile(filepath.Join(p, "a.txt")); err != nil || !bytes.Equal(got, wantA) {
+				t.Errorf(".hgfs/%s/%s/a.txt: %q, %v; want %q", c.dir, name, got, err, wantA)
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(h, "bookmark", "nosuch")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("bookmark/nosuch: %v", err)
+	}
 }

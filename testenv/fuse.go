@@ -24,7 +24,7 @@ func MountCache(t testing.TB, cacheDir string, extraArgs ...string) string {
 	RequireFUSE(t)
 	bin := Hgfs(t)
 	mp := t.TempDir()
-	args := append(append([]string{"mount"}, extraArgs...), cacheDir, mp)
+	args := append(append([]string{"mount", "--create"}, extraArgs...), cacheDir, mp)
 	out, err := runBounded(bin, args...)
 	if err != nil {
 		// A mount that came up after all must not outlive the test.

@@ -14,15 +14,13 @@ package main
 // never one whose dirstate claims files that are not there.
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
-	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/streamclone"
@@ -39,21 +37,6 @@ var mountCloneOptions = []option{
 	{0, "debug-fuse", optBool, "", "with --mount: log every FUSE request and reply"},
 	{0, "log", optString, "", "with --mount: file the mount daemon appends its messages to"},
 	backendOption,
-}
-
-// defaultCacheDir names a new cache for a mountpoint: one directory per
-// mountpoint under [hgfs] cache or the user cache directory.
-func defaultCacheDir(cfg *configSet, mountpoint string) (string, error) {
-	base := cfg.Get(config.HgfsCache)
-	if base == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", abortf("no cache directory: %v", err).withHint("use --cache DIR or set [hgfs] cache")
-		}
-		base = filepath.Join(d, "hgfs")
-	}
-	sum := sha1.Sum([]byte(mountpoint))
-	return filepath.Join(base, filepath.Base(mountpoint)+"-"+hex.EncodeToString(sum[:4])), nil
 }
 
 // mountTarget is one --mount clone's cache.
@@ -77,7 +60,7 @@ func (cl *cloner) prepareMount() error {
 		dir = c.abs(dir)
 	} else {
 		var err error
-		if dir, err = defaultCacheDir(c.ui.cfg, cl.destAbs); err != nil {
+		if dir, err = defaultCacheDir(c.ui.cfg, cl.defaultURL, cl.destAbs); err != nil {
 			return err
 		}
 	}
@@ -104,6 +87,10 @@ func (cl *cloner) prepareMount() error {
 		return abortf("cannot create cache '%s': %v", dir, err)
 	}
 	t.fsys = fsys
+	if err := updateCacheMeta(dir, func(m *cacheMeta) { m.Source, m.Created = cl.defaultURL, time.Now() }); err != nil {
+		cl.removeCache(t)
+		return abortf("cannot create cache '%s': %v", dir, err)
+	}
 	mp := cl.destAbs
 	if !existingMountpoint {
 		// WinFsp creates the mountpoint itself (finishMount removes an

@@ -78,7 +78,7 @@ func TestMountCompacts(t *testing.T) {
 		}
 	}
 	out, code := hgfsCmd(t, "stats", mp)
-	if code != 0 || !strings.Contains(out, "\nLiveBytes: ") || !strings.Contains(out, "\nDeadBytes: ") || !strings.Contains(out, "\nDataFiles: ") {
+	if code != 0 || !strings.Contains(out, "\nlive data: ") || !strings.Contains(out, "\ndead data: ") || !strings.Contains(out, "\ndata files: ") {
 		t.Fatalf("hgfs stats: exit %d\n%s", code, out)
 	}
 	if out, code := hgfsCmd(t, "cache", "gc", cache); code != 255 || !strings.Contains(out, "in use") {

@@ -56,10 +56,15 @@ func loadConfig(overrides []string, repoRoot string, useRepo bool, warn func(str
 }
 
 // findRepo is repository discovery without failing: -R, else the nearest
-// .hg upward from cwd, else "".
+// .hg upward from cwd, else "". An -R naming a file (a bundle, which
+// repoRoot refuses by name) has no configuration to read.
 func findRepo(cwd, flag string) string {
 	if flag != "" {
-		return absFrom(cwd, flag)
+		flag = absFrom(cwd, flag)
+		if fi, err := os.Stat(flag); err == nil && !fi.IsDir() {
+			return ""
+		}
+		return flag
 	}
 	for d := cwd; ; {
 		if fi, err := os.Stat(filepath.Join(d, ".hg")); err == nil && fi.IsDir() {

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -140,32 +139,17 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// findCommand resolves name exactly, by alias, or by unique prefix, as hg does.
+// findCommand resolves name exactly, by alias, or by unique prefix, as hg
+// does, among the built-in commands.
 func findCommand(name string) (*command, error) {
-	if c, ok := commands[name]; ok {
-		return c, nil
-	}
-	var found []string
-	seen := map[*command]bool{}
-	for n, c := range commands {
-		if strings.HasPrefix(n, name) && !seen[c] {
-			seen[c] = true
-			found = append(found, c.name)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, &abortError{msg: fmt.Sprintf("unknown command '%s'", name), hint: "use 'hgfs help' for a list of commands"}
-	case 1:
-		return commands[found[0]], nil
-	}
-	sort.Strings(found)
-	return nil, abortf("command '%s' is ambiguous:\n    %s", name, strings.Join(found, " "))
+	c, _, err := resolveCommand(name, nil)
+	return c, err
 }
 
 // splitCommand finds the command word: the first argument that is neither
-// an option nor the value of a global option taking one.
-func splitCommand(args []string) (name string, rest []string) {
+// an option nor the value of a global option taking one. It returns the
+// arguments before and after it.
+func splitCommand(args []string) (name string, before, after []string) {
 	takesValue := map[string]bool{}
 	for _, op := range globalOptions {
 		if op.kind != optBool {
@@ -173,6 +157,11 @@ func splitCommand(args []string) (name string, rest []string) {
 			if op.short != 0 {
 				takesValue["-"+string(op.short)] = true
 			}
+		}
+	}
+	for alias, long := range longAliases {
+		if takesValue["--"+long] {
+			takesValue["--"+alias] = true
 		}
 	}
 	for i := 0; i < len(args); i++ {
@@ -186,9 +175,76 @@ func splitCommand(args []string) (name string, rest []string) {
 			}
 			continue
 		}
-		return a, append(append([]string{}, args[:i]...), args[i+1:]...)
+		return a, args[:i:i], args[i+1:]
 	}
-	return "", args
+	return "", args, nil
+}
+
+// earlyOptions are the global options needed before the command is
+// known (hg's _earlyparseopts): where the configuration comes from, for
+// [alias].
+type earlyOptions struct {
+	cwd, repo string
+	config    []string
+}
+
+func parseEarlyOptions(args []string) earlyOptions {
+	var e earlyOptions
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if strings.HasPrefix(a, "-R") && len(a) > 2 {
+			name, val, hasVal = "-R", a[2:], true
+		}
+		var dst *string
+		switch name {
+		case "--cwd":
+			dst = &e.cwd
+		case "-R", "--repository", "--repo":
+			dst = &e.repo
+		case "--config":
+		default:
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		if dst != nil {
+			*dst = val
+		} else {
+			e.config = append(e.config, val)
+		}
+	}
+	return e
+}
+
+// resolveCwd is --cwd applied to the process's directory. The process's
+// own directory is left alone (commands resolve paths with
+// cmdContext.abs), so run can be called in-process.
+func resolveCwd(flag string) (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", abortf("cannot get working directory: %v", err)
+	}
+	if flag == "" {
+		return cwd, nil
+	}
+	// The process's own directory is left alone (commands resolve paths
+	// with cmdContext.abs), so run can be called in-process.
+	d := absFrom(cwd, flag)
+	if fi, err := os.Stat(d); err != nil {
+		return "", abortf("%s: %v", flag, errorsCause(err))
+	} else if !fi.IsDir() {
+		return "", abortf("%s: not a directory", flag)
+	}
+	return filepath.Clean(d), nil
 }
 
 // run is the whole program: parse, dispatch, report. It returns the exit
@@ -196,16 +252,43 @@ func splitCommand(args []string) (name string, rest []string) {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	start := time.Now()
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	u := &ui{in: stdin, out: out, err: stderr}
+	u := &ui{in: stdin, out: out, err: stderr, stdout: stdout, ttyOut: isTerminal(stdout)}
 	defer out.Flush()
 	applyTune(u)
 
-	name, rest := splitCommand(args)
+	if m, ok, err := helperForm(args); err != nil {
+		return u.report(err, false)
+	} else if ok {
+		args = m
+	}
+	name, before, after := splitCommand(args)
+	rest := append(append([]string{}, before...), after...)
 	var cmd *command
+	var alias *aliasDef
 	if name != "" {
+		// [alias] comes from the configuration, read here (quietly: the
+		// reading below reports its problems) from where the early
+		// options say.
+		var aliases map[string]string
+		early := parseEarlyOptions(args)
+		if cwd, err := resolveCwd(early.cwd); err == nil {
+			if cfg, err := loadConfig(early.config, findRepo(cwd, early.repo), true, func(string) {}); err == nil {
+				aliases = commandAliases(cfg)
+			}
+		}
 		var err error
-		if cmd, err = findCommand(name); err != nil {
+		if cmd, alias, err = resolveCommand(name, aliases); err != nil {
 			return u.report(err, false)
+		}
+		if alias != nil {
+			var expanded []string
+			if cmd, expanded, err = alias.expand(after); err != nil {
+				return u.report(err, false)
+			}
+			rest = append(append([]string{}, before...), expanded...)
+			name = alias.name
+		} else {
+			name = cmd.name
 		}
 	}
 	if cmd != nil && cmd.name == "serve" && slices.Contains(rest, "--stdio") {
@@ -220,28 +303,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	o := newOpts()
 	pos, err := parseArgs(rest, table, o)
 	if err != nil {
-		u.errorf("hgfs %s: %v\n", name, err)
-		if cmd != nil {
-			u.errorf("hgfs %s %s\n", cmd.name, cmd.synopsis)
-			u.errorf("(use 'hgfs %s -h' to show more help)\n", cmd.name)
+		if cmd == nil {
+			u.errorf("hgfs: %v\n(use 'hgfs help -v' for a list of global options)\n", err)
+			return 255
 		}
-		return 255
+		return u.usage(&helpTopic{name: name, cmd: cmd, alias: alias}, err)
 	}
 	o.setDefaults(table)
-	cwd, err := os.Getwd()
+	cwd, err := resolveCwd(o.String("cwd"))
 	if err != nil {
-		return u.report(abortf("cannot get working directory: %v", err), false)
-	}
-	if d := o.String("cwd"); d != "" {
-		d = absFrom(cwd, d)
-		// The process's own directory is left alone (commands resolve
-		// paths with cmdContext.abs), so run can be called in-process.
-		if fi, err := os.Stat(d); err != nil {
-			return u.report(abortf("%s: %v", o.String("cwd"), errorsCause(err)), false)
-		} else if !fi.IsDir() {
-			return u.report(abortf("%s: not a directory", o.String("cwd")), false)
-		}
-		cwd = filepath.Clean(d)
+		return u.report(err, false)
 	}
 	overrides := o.List("config")
 	for flag, item := range map[string]string{"quiet": "ui.quiet", "verbose": "ui.verbose", "debug": "ui.debug", "traceback": "ui.traceback"} {
@@ -270,10 +341,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 
 	switch {
 	case o.Bool("version"):
-		fmt.Fprintf(u.out, "hgfs (version %s)\n", version())
+		writeVersion(u)
 		return 0
 	case cmd == nil || o.Bool("help"):
-		return helpCommand(u, cmd)
+		if cmd == nil {
+			return helpCommand(u, nil)
+		}
+		return helpCommand(u, &helpTopic{name: name, cmd: cmd, alias: alias})
 	}
 
 	ctx, stop := notifySignals()
@@ -301,6 +375,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		out.Flush()
 		u.errorf("%s", interruptMessage(ctx))
 		return 255
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		out.Flush()
+		return u.usage(&helpTopic{name: name, cmd: cmd, alias: alias}, ue)
 	}
 	return u.report(err, true)
 }
@@ -385,6 +464,29 @@ func (u *ui) report(err error, flush bool) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		u.errorf("hgfs: %s\n", ue.msg)
+		return 255
+	}
+	var unknown *unknownCommandError
+	if errors.As(err, &unknown) {
+		u.errorf("hgfs: unknown command '%s'\n", unknown.name)
+		if hint := similarityHint(unknown.similar); hint != "" {
+			u.errorf("(%s)\n", hint)
+		} else {
+			u.errorf("(use 'hgfs help' for a list of commands)\n")
+		}
+		return 255
+	}
+	var ambiguous *ambiguousCommandError
+	if errors.As(err, &ambiguous) {
+		u.errorf("hgfs: %s\n", ambiguous.Error())
+		return 255
+	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		u.errorf("config error: %s\n", ce.msg)
+		if ce.hint != "" {
+			u.errorf("(%s)\n", ce.hint)
+		}
 		return 255
 	}
 	var ae *abortError

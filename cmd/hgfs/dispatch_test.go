@@ -23,7 +23,7 @@ func dispatchRun(t *testing.T, args ...string) (string, string, int) {
 func TestDispatchErrors(t *testing.T) {
 	t.Setenv("HGRCPATH", "")
 	_, stderr, code := dispatchRun(t, "nosuchcommand")
-	if code != 255 || stderr != "abort: unknown command 'nosuchcommand'\n(use 'hgfs help' for a list of commands)\n" {
+	if code != 255 || stderr != "hgfs: unknown command 'nosuchcommand'\n(use 'hgfs help' for a list of commands)\n" {
 		t.Errorf("unknown command: %d %q", code, stderr)
 	}
 	_, stderr, code = dispatchRun(t, "config", "--nosuchflag")

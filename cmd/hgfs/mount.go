@@ -30,14 +30,18 @@ const readyFdEnv = "HGFS_MOUNT_READY_FD"
 func init() {
 	register(&command{
 		name:     "mount",
-		synopsis: "[--foreground] [--allow-other] [--debug-fuse] [--backend NAME] CACHE|REPO MOUNTPOINT",
+		synopsis: "[--foreground] [--create] [--allow-non-empty] [--allow-other] [--debug-fuse] [--backend NAME] CACHE|REPO MOUNTPOINT",
 		help: `mount a cache (or a repository, read-only) on a directory
 
-CACHE is an hgfs cache directory. If it does not exist or is an empty
-directory, a new empty cache is created there (hg init or hg clone into the
-mount then fills it). If the first argument is a Mercurial repository (a
-directory holding .hg), its .hg is shown read-only at MOUNTPOINT/.hg, so
-"hg -R MOUNTPOINT log" works.
+CACHE is an hgfs cache directory. An empty directory becomes a new empty
+cache (hg init or hg clone into the mount then fills it); so does a
+missing one with --create (without it, a mistyped path is an error). If
+the first argument is a Mercurial repository (a directory holding .hg),
+its .hg is shown read-only at MOUNTPOINT/.hg, so "hg -R MOUNTPOINT log"
+works.
+
+MOUNTPOINT must be an empty directory: the mount would hide the files of
+a non-empty one, which --allow-non-empty accepts.
 
 The command returns once the mount answers requests, leaving a daemon to
 serve it; --foreground keeps serving in this process instead. Only the
@@ -45,8 +49,20 @@ mounting user can use the mount unless --allow-other is given.
 
 SIGINT, SIGTERM or SIGHUP to the daemon, "hgfs unmount MOUNTPOINT" or
 "fusermount3 -u MOUNTPOINT" make everything written durable and unmount.
-MOUNTPOINT/.hgfs/stats (not listed in directory listings) reports the
-daemon and its committer; see "hgfs stats".
+
+MOUNTPOINT/.hgfs is a read-only directory, not listed in the root's
+listing, showing the repository's revisions as files:
+
+    rev/REV/PATH       file PATH of changeset REV (a number, a node or
+                       prefix, tip, a tag, a bookmark, a branch)
+    tag/NAME, bookmark/NAME, branch/NAME
+                       links to rev/FULLNODE; a name with slashes
+                       (feature/x) is a path
+    log heads tags bookmarks branches
+                       what those hg commands print
+    revlogs/STOREPATH/index, revlogs/STOREPATH/N
+                       hg debugindex --debug and hg debugdata
+    stats              the daemon and its committer, as JSON (hgfs stats)
 
 The daemon's output goes to --log FILE, or nowhere.
 
@@ -61,6 +77,8 @@ drive letter (X:) or a directory that does not exist yet, in an existing
 parent: WinFsp creates it and removes it at unmount.`,
 		options: []option{
 			{'f', "foreground", optBool, "", "serve in this process; do not return until unmounted"},
+			{0, "create", optBool, "", "create CACHE (a new empty cache) if it does not exist"},
+			{0, "allow-non-empty", optBool, "", "mount over a non-empty directory, hiding its files"},
 			{0, "allow-other", optBool, "", "let other users access the mount (FUSE allow_other)"},
 			{0, "debug-fuse", optBool, "", "log every FUSE request and reply"},
 			{0, "read-only", optBool, "", "mount read-only"},
@@ -119,6 +137,14 @@ func runMount(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	if info, err := mount.ReadInfo(mp); err == nil {
 		return abortf("%s is already an hgfs mount (of %s, pid %d)", args[1], info.Source, info.Pid)
+	}
+	if _, err := os.Stat(source); errors.Is(err, fs.ErrNotExist) && !c.opts.Bool("create") {
+		return abortf("cache %s does not exist", args[0]).withHint("use --create to make a new empty cache there")
+	}
+	if existingMountpoint && !c.opts.Bool("allow-non-empty") {
+		if ents, err := os.ReadDir(mp); err == nil && len(ents) > 0 {
+			return abortf("mount point %s is not empty", args[1]).withHint("the mount would hide its files; use --allow-non-empty to mount anyway")
+		}
 	}
 	if !c.opts.Bool("foreground") && !noDaemon {
 		return daemonize(ctx, c, source, mp)
@@ -182,6 +208,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 			}
 			return err // an abort with its hint
 		}
+		noteCacheUse(c.ui, source, mp)
 	}
 	if goFuse {
 		tuneMountDaemon(c.ui)
@@ -211,6 +238,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		if err := fsys.Close(); err != nil {
 			return abortf("closing cache %s: %v", source, err)
 		}
+		noteCacheUse(c.ui, source, "")
 	}
 	return nil
 }
@@ -290,7 +318,7 @@ func startDaemon(c *cmdContext, source, mp string, gated bool) (*daemon, error) 
 		return nil, abortf("cannot find the hgfs executable: %v", err)
 	}
 	args := []string{"mount", "--foreground"}
-	for _, b := range []string{"allow-other", "debug-fuse", "read-only"} {
+	for _, b := range []string{"allow-other", "debug-fuse", "read-only", "create", "allow-non-empty"} {
 		if c.opts.Bool(b) {
 			args = append(args, "--"+b)
 		}

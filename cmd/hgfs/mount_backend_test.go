@@ -23,19 +23,19 @@ func TestMountBackendCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, stderr, code := dispatchRun(t, "mount", "--foreground", "--backend", "nfs", cache, mp)
+	_, stderr, code := dispatchRun(t, "mount", "--create", "--foreground", "--backend", "nfs", cache, mp)
 	if code != 255 || !strings.Contains(stderr, `abort: unknown mount backend "nfs"`) || !strings.Contains(stderr, "(choose one of: gofuse, cgofuse)") {
 		t.Errorf("--backend nfs: %d %q", code, stderr)
 	}
 	if !mount.CgofuseAvailable {
-		_, stderr, code = dispatchRun(t, "mount", "--foreground", "--backend", "cgofuse", cache, mp)
+		_, stderr, code = dispatchRun(t, "mount", "--create", "--foreground", "--backend", "cgofuse", cache, mp)
 		if code != 255 || !strings.Contains(stderr, "abort: this hgfs build has no cgofuse backend\n(rebuild with 'go build -tags cgofuse,fuse3'") {
 			t.Errorf("--backend cgofuse in a build without it: %d %q", code, stderr)
 		}
 	}
 
 	// The daemonized child gets --backend and its abort's hint comes back.
-	out, code := hgfsCmd(t, "mount", "--backend", "cgofuse", cache, mp)
+	out, code := hgfsCmd(t, "mount", "--create", "--backend", "cgofuse", cache, mp)
 	if code != 255 || !strings.Contains(out, "abort: this hgfs build has no cgofuse backend\n(rebuild with 'go build -tags cgofuse,fuse3'") {
 		t.Errorf("daemonized --backend cgofuse: %d %q", code, out)
 	}

@@ -55,7 +55,7 @@ func TestMountCommand(t *testing.T) {
 	log := testenv.Hg(t, r, "log", "--debug")
 
 	out, code := hgfsCmd(t, "stats", mp)
-	if code != 0 || !strings.Contains(out, "source: "+cache+" (cache)") || !strings.Contains(out, "\nQueueCap: ") || !strings.Contains(out, "\nCommits: ") || strings.Contains(out, "e+") {
+	if code != 0 || !strings.Contains(out, "source: "+cache+" (cache)") || !strings.Contains(out, "\ncommit queue capacity (inodes): ") || !strings.Contains(out, "\nindex commits: ") || strings.Contains(out, "e+") {
 		t.Fatalf("hgfs stats: exit %d\n%s", code, out)
 	}
 	info, err := mount.ReadInfo(mp)
@@ -174,7 +174,7 @@ func TestMountInterruptedWhileWaiting(t *testing.T) {
 func startMount(t *testing.T, args ...string) (cmd *exec.Cmd, out *bytes.Buffer, exited <-chan error) {
 	t.Helper()
 	mp := args[len(args)-1]
-	cmd = exec.Command(testenv.Hgfs(t), append([]string{"mount"}, args...)...)
+	cmd = exec.Command(testenv.Hgfs(t), append([]string{"mount", "--create"}, args...)...)
 	out = &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -27,6 +27,10 @@ type option struct {
 	help  string
 }
 
+// longAliases are other spellings of long options, as hg's optaliases:
+// --repo is --repository.
+var longAliases = map[string]string{"repo": "repository"}
+
 // opts holds parsed option values by long name.
 type opts struct {
 	bools   map[string]bool
@@ -90,6 +94,9 @@ func parseArgs(args []string, table []option, o *opts) ([]string, error) {
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			op := byLong[name]
+			if op == nil && byLong[longAliases[name]] != nil {
+				op = byLong[longAliases[name]]
+			}
 			if op == nil {
 				// hg accepts unambiguous prefixes of long options.
 				var match *option

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -12,6 +13,10 @@ func (c *cmdContext) repoRoot() (string, error) {
 	if r := c.opts.String("repository"); r != "" {
 		r = absFrom(c.cwd, r)
 		if fi, err := os.Stat(filepath.Join(r, ".hg")); err != nil || !fi.IsDir() {
+			if isBundleFile(r) {
+				return "", abortf("%s is a bundle file: hgfs cannot use a bundle as a repository overlay (hg's -R BUNDLE)", c.opts.String("repository")).
+					withHint("clone it into a repository instead: hgfs clone %s DEST", c.opts.String("repository"))
+			}
 			return "", abortf("repository %s not found", c.opts.String("repository"))
 		}
 		return r, nil
@@ -43,4 +48,23 @@ func absFrom(cwd, p string) string {
 		return filepath.Join(filepath.VolumeName(cwd), p)
 	}
 	return filepath.Join(cwd, p)
+}
+
+// isBundleFile reports whether path is a regular file starting as every
+// bundle does ("HG10", "HG20", "HGS1": hg's bundle magic).
+func isBundleFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return false
+	}
+	switch string(magic[:]) {
+	case "HG10", "HG20", "HGS1":
+		return true
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/hgfs/hgfs/mount"
@@ -18,7 +19,8 @@ func init() {
 
 The daemon makes everything written through the mount durable before it
 exits; this command returns once it has. It fails while files on the
-mount are open.`,
+mount are open. A mount whose daemon has died ("transport endpoint is not
+connected") is unmounted, which is all that is left to do.`,
 		run: func(ctx context.Context, c *cmdContext, args []string) error {
 			if len(args) != 1 {
 				return &usageError{msg: "invalid arguments"}
@@ -30,6 +32,19 @@ mount are open.`,
 			}
 			mp := c.abs(args[0])
 			info, err := mount.ReadInfo(mp)
+			if errors.Is(err, syscall.ENOTCONN) {
+				// The daemon is gone (killed, crashed): the kernel's
+				// mount answers nothing. Unmounting it is all there is
+				// to do; what the daemon had not committed is lost, and
+				// its cache recovers at its next mount.
+				if err := mount.UnmountPath(mp, false); err != nil {
+					if err := mount.UnmountPath(mp, true); err != nil {
+						return abortf("%v", err)
+					}
+				}
+				c.ui.status("unmounted %s: its daemon had exited\n", args[0])
+				return nil
+			}
 			if errors.Is(err, mount.ErrNotMounted) {
 				return abortf("%s is not an hgfs mount", args[0])
 			}
