@@ -88,7 +88,10 @@ var (
 	HgfsS3URLExpiry               = Known{"hgfs", "s3-url-expiry", "168h", "how long clonebundles refresh's pre-signed URLs stay valid (at most 168h; refresh more often)"}
 	HgfsS3Grace                   = Known{"hgfs", "s3-grace", "24h", "how long clonebundles refresh keeps the bundles a replaced manifest listed, for downloads in progress"}
 	HgfsS3Timeout                 = Known{"hgfs", "s3-timeout", "60s", "bound on each request clonebundles refresh makes to the object store other than uploads (0: none)"}
-	HgfsDurable                   = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
+	// Alias is the [alias] section: each NAME there is a command alias.
+	Alias = Known{"alias", "NAME", "", "command alias as hg's: NAME = COMMAND [ARGS] ($1, $2... from the arguments); shell aliases (!...) are refused"}
+
+	HgfsDurable = Known{"hgfs", "durable", "true", "fsync data before each index commit; false is UNSAFE (a power loss or OS crash can lose committed data; kill -9 stays safe)"}
 )
 
 // All lists every known setting, sorted by key.
@@ -101,7 +104,7 @@ func All() []Known {
 		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
 		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate,
 		HgfsS3Endpoint, HgfsS3Region, HgfsS3AccessKey, HgfsS3SecretKey, HgfsS3PublicURL, HgfsS3URLExpiry, HgfsS3Grace, HgfsS3Timeout,
-		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend, WebAllowRead, WebDenyRead}
+		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend, WebAllowRead, WebDenyRead, Alias}
 	sort.Slice(all, func(i, j int) bool { return all[i].Key() < all[j].Key() })
 	return all
 }

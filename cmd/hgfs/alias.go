@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hgfs/hgfs/config"
 )
 
 // Command aliases, as hg's [alias] section defines them: "name = command
@@ -35,11 +37,12 @@ func commandAliases(cfg *configSet) map[string]string {
 		return nil
 	}
 	m := map[string]string{}
-	for _, n := range cfg.Names("alias") {
+	sec := config.Alias.Section // each of its names is an alias
+	for _, n := range cfg.Names(sec) {
 		if strings.Contains(n, ":") {
 			continue
 		}
-		it, _ := cfg.Lookup("alias", n)
+		it, _ := cfg.Lookup(sec, n)
 		m[n] = it.Value
 	}
 	return m
