@@ -191,5 +191,30 @@ func (cl *cloner) fromBundleURL(source string, body io.ReadCloser) error {
 	}
 	name := hidePassword(source)
 	cl.c.ui.debugf("cloning from the bundle at %s\n", name)
-	return cl.fromBundleReader(name, name, body)
+	dl := &download{r: body}
+	err := cl.fromBundleReader(name, name, dl)
+	if err != nil && dl.err != nil && cl.ctx.Err() == nil {
+		// The download's failure, not the bundle reader's view of it
+		// ("stream ended unexpectedly").
+		return abortf("error fetching bundle %s after %d bytes: %s", name, dl.n, fetchReason(dl.err))
+	}
+	return err
+}
+
+// download counts what is read from a bundle's download and keeps its
+// first error other than EOF (a connection cut, a body shorter than its
+// Content-Length).
+type download struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (d *download) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.n += int64(n)
+	if err != nil && err != io.EOF && d.err == nil {
+		d.err = err
+	}
+	return n, err
 }

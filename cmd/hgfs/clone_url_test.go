@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,6 +99,17 @@ func checkURLClone(t *testing.T, dest, oracle, source string, withWorkingCopy bo
 	}
 }
 
+// closedURL is an http:// URL of a loopback port nobody listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
 // checkNothingLeft fails if a failed clone left dest (or a cache).
 func checkNothingLeft(t *testing.T, paths ...string) {
 	t.Helper()
@@ -177,24 +189,29 @@ func TestCloneBundleURLErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	www := urlBundles(t, dir)
-	stream, err := os.ReadFile(filepath.Join(www, "stream-v2.hg"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sizes := map[string]int{}
 	files := http.FileServer(http.Dir(www))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/forbidden.hg":
-			http.Error(w, "no", http.StatusForbidden)
-		case "/cut.hg":
+		if kind, ok := strings.CutPrefix(r.URL.Path, "/cut/"); ok {
 			// Promises the whole bundle, sends half, hangs up.
-			w.Header().Set("Content-Length", strconv.Itoa(len(stream)))
-			w.Write(stream[:len(stream)/2])
+			data, err := os.ReadFile(filepath.Join(www, kind))
+			if err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.Write(data[:len(data)/2])
+			w.(http.Flusher).Flush()
 			if hj, ok := w.(http.Hijacker); ok {
 				if c, _, err := hj.Hijack(); err == nil {
 					c.Close()
 				}
 			}
+			return
+		}
+		switch r.URL.Path {
+		case "/forbidden.hg":
+			http.Error(w, "no", http.StatusForbidden)
 		case "/text.hg":
 			w.Write([]byte("<html>not a bundle</html>"))
 		default:
@@ -202,12 +219,14 @@ func TestCloneBundleURLErrors(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	closed := closedURL(t)
+	for _, k := range urlBundleKinds {
+		fi, err := os.Stat(filepath.Join(www, k.name+".hg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[k.name] = int(fi.Size())
 	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
 
 	for _, tc := range []struct {
 		name, source string
@@ -218,7 +237,10 @@ func TestCloneBundleURLErrors(t *testing.T) {
 		{"404-query", srv.URL + "/missing?sig=1", nil, "abort: HTTP error fetching bundle " + srv.URL + "/missing?sig=1: HTTP Error 404: Not Found\n"},
 		{"403", srv.URL + "/forbidden.hg", nil, "abort: HTTP error fetching bundle " + srv.URL + "/forbidden.hg: HTTP Error 403: Forbidden\n"},
 		{"unreachable", closed + "/stream-v2.hg", nil, "abort: error fetching bundle " + closed + "/stream-v2.hg: [Errno 111] Connection refused\n"},
-		{"cut", srv.URL + "/cut.hg", nil, "abort: ...unexpected EOF..."},
+		{"cut-stream-v2", srv.URL + "/cut/stream-v2.hg", nil, "abort: error fetching bundle " + srv.URL + "/cut/stream-v2.hg after " + strconv.Itoa(sizes["stream-v2"]/2) + " bytes: unexpected EOF\n"},
+		{"cut-packed1", srv.URL + "/cut/packed1.hg", nil, "abort: error fetching bundle " + srv.URL + "/cut/packed1.hg after " + strconv.Itoa(sizes["packed1"]/2) + " bytes: unexpected EOF\n"},
+		{"cut-zstd-v2", srv.URL + "/cut/zstd-v2.hg", nil, "abort: error fetching bundle " + srv.URL + "/cut/zstd-v2.hg after " + strconv.Itoa(sizes["zstd-v2"]/2) + " bytes: unexpected EOF\n"},
+		{"cut-stream-v2-mount", srv.URL + "/cut/stream-v2.hg", []string{"--mount"}, "abort: error fetching bundle " + srv.URL + "/cut/stream-v2.hg after " + strconv.Itoa(sizes["stream-v2"]/2) + " bytes: unexpected EOF\n"},
 		{"not-a-bundle", srv.URL + "/text.hg", nil, "abort: " + srv.URL + "/text.hg is not a Mercurial bundle (it starts with \"<htm\")\n"},
 		{"rev", srv.URL + "/zstd-v2.hg", []string{"-r", "0"}, "abort: hgfs clone --rev needs an http(s):// or ssh:// server, not a bundle\n..."},
 		{"mount-changegroup", srv.URL + "/zstd-v2.hg", []string{"--mount"}, "abort: " + srv.URL + "/zstd-v2.hg: not a stream clone bundle\n..."},
@@ -227,7 +249,7 @@ func TestCloneBundleURLErrors(t *testing.T) {
 			dest := filepath.Join(dir, "failed-"+tc.name)
 			cache := dest + ".cache"
 			args := append(append([]string{}, tc.args...), tc.source, dest)
-			if tc.name == "mount-changegroup" {
+			if slices.Contains(tc.args, "--mount") {
 				args = append([]string{"--cache", cache}, args...)
 			}
 			stdout, stderr, code := hgfsClone(t, dir, args...)
@@ -244,6 +266,7 @@ func TestCloneBundleURLErrors(t *testing.T) {
 					t.Errorf("stderr %q\nwant   %q", stderr, tc.stderr)
 				}
 			}
+			t.Logf("%s", stderr)
 			checkNothingLeft(t, dest, cache)
 		})
 	}
@@ -339,12 +362,7 @@ func TestCloneBundleS3(t *testing.T) {
 		checkURLClone(t, mp, filepath.Join(dir, "oracle-stream-v2"), source, true)
 	})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := closedURL(t)
 	for _, tc := range []struct {
 		name   string
 		args   []string
