@@ -8,6 +8,7 @@
 package s3bundles
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -124,6 +125,25 @@ type Store struct {
 // a store that does not answer, refuses the credentials, or lacks the
 // bucket is an error here, before anything is written.
 func Open(ctx context.Context, cfg Config, target Target) (*Store, error) {
+	s, err := newStore(cfg, target)
+	if err != nil {
+		return nil, err
+	}
+	client := s.client
+	cctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	ok, err := client.BucketExists(cctx, target.Bucket)
+	if err != nil {
+		return nil, s.errorf("checking bucket %s at %s", err, target.Bucket, client.EndpointURL().Host)
+	}
+	if !ok {
+		return nil, fmt.Errorf("bucket %s does not exist at %s", target.Bucket, client.EndpointURL().Host)
+	}
+	return s, nil
+}
+
+// newStore makes the client for target, contacting nobody.
+func newStore(cfg Config, target Target) (*Store, error) {
 	endpoint, secure := "s3.amazonaws.com", true
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)
@@ -168,17 +188,7 @@ func Open(ctx context.Context, cfg Config, target Target) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("S3 client for %s: %w", endpoint, err)
 	}
-	s := &Store{cfg: cfg, target: target, client: client}
-	cctx, cancel := s.reqCtx(ctx)
-	defer cancel()
-	ok, err := client.BucketExists(cctx, target.Bucket)
-	if err != nil {
-		return nil, s.errorf("checking bucket %s at %s", err, target.Bucket, client.EndpointURL().Host)
-	}
-	if !ok {
-		return nil, fmt.Errorf("bucket %s does not exist at %s", target.Bucket, client.EndpointURL().Host)
-	}
-	return s, nil
+	return &Store{cfg: cfg, target: target, client: client}, nil
 }
 
 // reqCtx bounds one request by the configured timeout.
@@ -311,3 +321,37 @@ func (s *Store) Remove(ctx context.Context, key string) error {
 
 // Target is where the store puts objects.
 func (s *Store) Target() Target { return s.target }
+
+// OpenObject starts the download of the object s3://BUCKET/KEY (loc, as
+// ParseTarget reads it: the prefix is the key) with cfg's endpoint and
+// credentials: only the object is asked for (GetObject), not the bucket,
+// so read access to the object is enough. The first bytes are fetched
+// here, so a store that does not answer, a refusal and a missing object
+// are errors before anything is written. Reading the rest reports a
+// download cut short as io.ErrUnexpectedEOF.
+func OpenObject(ctx context.Context, cfg Config, loc Target) (io.ReadCloser, error) {
+	if loc.Prefix == "" {
+		return nil, fmt.Errorf("%s names no object", loc)
+	}
+	s, err := newStore(cfg, loc)
+	if err != nil {
+		return nil, err
+	}
+	// The request is bounded by cfg.Timeout until the store answers
+	// (the transport's ResponseHeaderTimeout), not while the body is read.
+	obj, err := s.client.GetObject(ctx, loc.Bucket, loc.Prefix, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, s.errorf("fetching %s", err, loc)
+	}
+	// bufio keeps reads large: each Read of a minio Object is a round
+	// trip to its fetching goroutine.
+	r := bufio.NewReaderSize(obj, 256<<10)
+	if _, err := r.Peek(1); err != nil && err != io.EOF {
+		obj.Close()
+		return nil, s.errorf("fetching %s from %s", err, loc, s.client.EndpointURL().Host)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, obj}, nil
+}

@@ -55,6 +55,15 @@ func init() {
     or 'hg bundle -a -t "none-v2;stream=v2"') or a changegroup bundle
     ('hg bundle -a').
 
+    SOURCE may also be a bundle's URL: s3://BUCKET/KEY (fetched with the
+    S3 settings of 'hgfs help clonebundles': hgfs.s3-*, AWS_*), or an
+    http(s):// URL. An http(s) URL with a query (a pre-signed URL) is a
+    bundle; one whose path ends in .hg, .hgbundle or .bundle is fetched
+    as a bundle first, any other is asked for a server's capabilities
+    first, as hg does; if the first try gets an answer that is not what it
+    wanted, the other is tried. The bundle is applied as it downloads,
+    and the clone's default path is the URL (without its password).
+
     As with hg, a network clone applies changegroups (the same path as
     'hgfs pull' into an empty repository) unless --stream is given or the
     server prefers streaming (server.preferuncompressed); --stream copies
@@ -114,6 +123,7 @@ const (
 	sourceRemote cloneSource = iota
 	sourceLocalRepo
 	sourceBundle
+	sourceS3 // an s3://BUCKET/KEY bundle (clone_url.go)
 )
 
 func runClone(ctx context.Context, c *cmdContext, args []string) error {
@@ -129,7 +139,7 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	// hg's default URL for the clone: the absolute path of a local source,
 	// the URL without its password for a remote one.
 	defaultURL := localPath
-	if kind == sourceRemote {
+	if kind == sourceRemote || kind == sourceS3 {
 		defaultURL = hidePassword(source)
 	}
 
@@ -157,7 +167,13 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	switch kind {
 	case sourceRemote:
-		err = cl.fromRemote(source)
+		if strings.HasPrefix(source, "ssh://") {
+			err = cl.fromRemote(source)
+		} else {
+			err = cl.fromHTTP(source)
+		}
+	case sourceS3:
+		err = cl.fromS3(source)
 	case sourceLocalRepo:
 		err = cl.fromLocal(localPath)
 	case sourceBundle:
@@ -199,11 +215,14 @@ func classifySource(c *cmdContext, source string) (cloneSource, string, error) {
 	if wireproto.IsRemote(source) {
 		return sourceRemote, "", nil
 	}
+	if isS3Source(source) {
+		return sourceS3, "", nil
+	}
 	p := source
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		p = rest
 	} else if i := strings.Index(p, "://"); i > 0 && !strings.ContainsAny(p[:i], "/\\") {
-		return 0, "", abortf("repository %s not found", source).withHint("hgfs clones from http://, https://, ssh://, local paths and bundle files")
+		return 0, "", abortf("repository %s not found", source).withHint("hgfs clones from http://, https://, ssh://, s3://, local paths and bundle files")
 	}
 	abs := c.abs(p)
 	fi, err := os.Stat(abs)
@@ -433,12 +452,17 @@ func (s *cloneSink) Finish() error {
 
 // fromRemote clones from an http(s):// or ssh:// peer.
 func (cl *cloner) fromRemote(source string) error {
-	ctx := cl.ctx
-	u := cl.c.ui
-	peer, remote, err := openPeer(ctx, cl.c, source)
+	peer, remote, err := openPeer(cl.ctx, cl.c, source)
 	if err != nil {
 		return err
 	}
+	return cl.fromPeer(source, peer, remote)
+}
+
+// fromPeer clones from the peer opened for source.
+func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOutput) error {
+	ctx := cl.ctx
+	u := cl.c.ui
 	defer remote.flush(u)
 	defer peer.Close()
 	if err := cl.checkDest(); err != nil {
@@ -627,7 +651,7 @@ func applyError(ctx context.Context, u *ui, err error) error {
 	return abortf("%v", err)
 }
 
-// fromBundle applies a stream clone bundle file.
+// fromBundle clones from a bundle file.
 func (cl *cloner) fromBundle(path string) error {
 	if err := cl.checkDest(); err != nil {
 		return err
@@ -637,21 +661,41 @@ func (cl *cloner) fromBundle(path string) error {
 		return abortf("%s: %v", path, errorsCause(err))
 	}
 	defer f.Close()
-	// A changegroup bundle (hg bundle -a) is cloned by applying it.
-	if _, perr := changegroup.OpenBundle(f); !errors.Is(perr, changegroup.ErrStreamBundle) {
-		if cl.mount != nil {
-			return abortf("%s: not a stream clone bundle", cl.c.abs(path)).withHint("a mounted clone is filled from stream bundles only ('hg bundle -a -t \"none-v2;stream=v2\"' or 'hg debugcreatestreamclonebundle')")
+	return cl.fromBundleReader(path, cl.c.abs(path), f)
+}
+
+// fromBundleReader clones from the bundle read from r, a file or a
+// download (named name in messages, full where hg names it absolute): a
+// stream clone bundle (packed1 or v2) is applied as a stream, a
+// changegroup bundle (hg bundle -a) into a new repository. r is read
+// once, front to back: what OpenBundle reads to tell the two apart is
+// replayed to the stream's applier.
+func (cl *cloner) fromBundleReader(name, full string, r io.Reader) error {
+	if err := cl.checkDest(); err != nil {
+		return err
+	}
+	head := &headRecorder{r: r, on: true}
+	b, perr := changegroup.OpenBundle(head)
+	head.on = false
+	if !errors.Is(perr, changegroup.ErrStreamBundle) {
+		head.buf = nil
+		if b != nil {
+			defer b.Close()
 		}
-		return cl.bundleClone(path)
+		if cl.mount != nil {
+			return abortf("%s: not a stream clone bundle", full).withHint("a mounted clone is filled from stream bundles only ('hg bundle -a -t \"none-v2;stream=v2\"' or 'hg debugcreatestreamclonebundle')")
+		}
+		if perr != nil {
+			return bundleError(name, perr)
+		}
+		return cl.bundleClone(name, b)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return abortf("%s: %v", path, errorsCause(err))
-	}
-	_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
-		return streamclone.ApplyBundle(cl.ctx, f, s, o)
+	stream := io.MultiReader(bytes.NewReader(head.buf), r)
+	_, err := cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
+		return streamclone.ApplyBundle(cl.ctx, stream, s, o)
 	})
 	if errors.Is(err, streamclone.ErrNotStream) {
-		return abortf("%s: not a stream clone bundle", cl.c.abs(path))
+		return abortf("%s: not a stream clone bundle", full)
 	}
 	return applyError(cl.ctx, cl.c.ui, err)
 }

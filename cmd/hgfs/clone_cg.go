@@ -91,26 +91,17 @@ func (cl *cloner) pullClone(peer wireproto.Peer, remote *remoteOutput) error {
 	})
 }
 
-// bundleClone clones from a changegroup bundle file (hg clone FILE).
-func (cl *cloner) bundleClone(path string) error {
+// bundleClone clones from the changegroup bundle b, named name (hg clone
+// FILE).
+func (cl *cloner) bundleClone(name string, b *changegroup.Bundle) error {
 	return cl.changegroupClone(func(root string) error {
-		f, err := os.Open(path)
-		if err != nil {
-			return abortf("%s: %v", path, errorsCause(err))
-		}
-		defer f.Close()
-		b, err := changegroup.OpenBundle(f)
-		if err != nil {
-			return bundleError(path, err)
-		}
-		defer b.Close()
-		s, err := exchange.Begin(cl.ctx, root, "unbundle\nbundle:"+path, cloneSessionOptions(cl.c, root))
+		s, err := exchange.Begin(cl.ctx, root, "unbundle\nbundle:"+name, cloneSessionOptions(cl.c, root))
 		if err != nil {
 			return sessionError(err, root)
 		}
 		cl.c.ui.status("requesting all changes\n")
 		if _, err := s.ApplyBundle(cl.ctx, b, exchange.BookmarksApply); err != nil {
-			return bundleError(path, err)
+			return bundleError(name, err)
 		}
 		if err := s.Commit(); err != nil {
 			return abortf("%v", err)

@@ -105,6 +105,15 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 // openPeer connects to a remote source with the --ssh/--remotecmd
 // settings; remote collects what the server side prints.
 func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer, *remoteOutput, error) {
+	peer, remote, err := dialPeer(ctx, c, source)
+	if err != nil {
+		return nil, nil, peerError(ctx, err)
+	}
+	return peer, remote, nil
+}
+
+// dialPeer is openPeer with the wire protocol's error as it is.
+func dialPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer, *remoteOutput, error) {
 	u := c.ui
 	sshCmd := c.opts.String("ssh")
 	if sshCmd == "" {
@@ -122,11 +131,10 @@ func openPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer
 		Quiet:         u.quiet,
 		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
 	})
-	if err != nil {
-		remote.flush(u)
-		return nil, nil, peerError(ctx, err)
-	}
 	remote.flush(u)
+	if err != nil {
+		return nil, nil, err
+	}
 	return peer, remote, nil
 }
 
