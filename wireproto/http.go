@@ -393,13 +393,24 @@ func (p *HTTPPeer) connErr(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// A body cut short (the server failed half-way, or the connection
+		// broke), not a malformed one: readers of bundles and
+		// changegroups that see io.ErrUnexpectedEOF call the data
+		// truncated, so it must not show through.
+		return &ConnError{Op: "http", Err: ErrIncompleteResponse}
+	}
 	var ne net.Error
 	var oe *net.OpError
-	if errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.As(err, &oe) || errors.As(err, &ne) {
 		return &ConnError{Op: "http", Err: err}
 	}
 	return err
 }
+
+// ErrIncompleteResponse is an HTTP response whose body ended before its
+// end (hg's url.wrapresponse message).
+var ErrIncompleteResponse = errors.New("HTTP request error (incomplete response)")
 
 // NotRepositoryError is an answer that is not from Mercurial (an HTML
 // page, a proxy's error); Error reads like hg's message.

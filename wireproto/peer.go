@@ -161,7 +161,12 @@ type ConnError struct {
 	Err error
 }
 
-func (e *ConnError) Error() string { return "error: " + describeNetError(e.Err) }
+func (e *ConnError) Error() string {
+	if e.Err == ErrIncompleteResponse {
+		return e.Err.Error() // as hg prints it, without "error: "
+	}
+	return "error: " + describeNetError(e.Err)
+}
 func (e *ConnError) Unwrap() error { return e.Err }
 func (e *ConnError) Is(target error) bool {
 	return target == ErrConnection

@@ -60,8 +60,12 @@ type ServerConfig struct {
 	// LockTimeout bounds the wait for the repository lock before a
 	// stream is refused (v1 "2\n", bundle2 error:abort).
 	LockTimeout time.Duration
-	// WriteTimeout bounds each write to a client: a stalled client is
-	// dropped, a slow but moving one may take as long as it needs.
+	// WriteTimeout, when not 0, bounds each write to a client: a client
+	// that accepts nothing for that long is dropped (and the error
+	// logged), a slow but moving one may take as long as it needs. hg
+	// serve has no such bound, and neither has the default: a client
+	// paused or starved of CPU on a loaded machine would lose a clone it
+	// was going to finish. Dead peers are found by TCP keepalive.
 	WriteTimeout time.Duration
 	// MaxStreams bounds the stream clones (stream_out, and getbundle
 	// with stream=1) sent at once; later ones wait their turn before
@@ -99,7 +103,6 @@ func DefaultServerConfig() ServerConfig {
 		ZstdLevel:        3,
 		ZlibLevel:        -1,
 		LockTimeout:      30 * time.Second,
-		WriteTimeout:     5 * time.Minute,
 		MaxStreams:       16,
 	}
 }

@@ -42,6 +42,12 @@ func serveOn(t testing.TB, srv http.Handler) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveListener(t, srv, ln)
+}
+
+// serveListener serves srv on ln until the test ends and returns the URL.
+func serveListener(t testing.TB, srv http.Handler, ln net.Listener) string {
+	t.Helper()
 	hs := HTTPServer(srv)
 	done := make(chan struct{})
 	go func() {

@@ -441,6 +441,11 @@ func (p *SSHPeer) send(cmd string, args []sshArg, star map[string]string) error 
 
 // remoteGone explains a dead connection with what the remote last said.
 func (p *SSHPeer) remoteGone(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// Not io.ErrUnexpectedEOF itself: readers of bundles and
+		// changegroups would call the data truncated.
+		err = errRemoteClosed
+	}
 	p.waitStderr(time.Second)
 	if tail := strings.TrimSpace(p.stderrTail.String()); tail != "" {
 		return &ConnError{Op: "ssh", Err: fmt.Errorf("%w (remote said: %s)", err, tail)}
@@ -478,6 +483,9 @@ func (p *SSHPeer) callStar(cmd string, args []sshArg, star map[string]string) ([
 }
 
 var errOutOfBand = errors.New("out-of-band error")
+
+// errRemoteClosed is the remote's output ending before the reply did.
+var errRemoteClosed = errors.New("connection closed before the end of the reply")
 
 // readFrame reads one "<len>\n<data>" response. A bare "\n" is the
 // out-of-band error marker.

@@ -84,6 +84,25 @@ func TestServerConfigStreams(t *testing.T) {
 	}
 }
 
+// TestServerConfigWriteTimeout: no write deadline unless
+// hgfs.serve-write-timeout sets one.
+func TestServerConfigWriteTimeout(t *testing.T) {
+	cfg := config.New()
+	if sc, err := serverConfig(cfg); err != nil || sc.WriteTimeout != 0 {
+		t.Fatalf("default: %v %v", sc.WriteTimeout, err)
+	}
+	cfg.Set("hgfs", "serve-write-timeout", "90s", "test")
+	if sc, err := serverConfig(cfg); err != nil || sc.WriteTimeout != 90*time.Second {
+		t.Errorf("90s: %v %v", sc.WriteTimeout, err)
+	}
+	for _, v := range []string{"-1s", "lots"} {
+		cfg.Set("hgfs", "serve-write-timeout", v, "test")
+		if _, err := serverConfig(cfg); err == nil {
+			t.Errorf("serve-write-timeout=%s accepted", v)
+		}
+	}
+}
+
 func TestServerConfigFromConfig(t *testing.T) {
 	sc, err := serverConfig(config.New())
 	if err != nil || sc != wireproto.DefaultServerConfig() {

@@ -133,6 +133,10 @@ func serverConfig(cfg *config.Config) (wireproto.ServerConfig, error) {
 		errs = append(errs, fmt.Errorf("%s must be at least 0", k.Key()))
 	}
 	sc.MaxStreams = streams
+	wt := cfg.Get(config.HgfsServeWriteTimeout)
+	if sc.WriteTimeout, err = time.ParseDuration(wt); err != nil || sc.WriteTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%s is not a duration ('%s')", config.HgfsServeWriteTimeout.Key(), wt))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return sc, abortf("%v", err)
 	}
