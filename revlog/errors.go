@@ -3,6 +3,7 @@ package revlog
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors are grouped by what the caller can do about them.
@@ -34,7 +35,34 @@ var (
 	// of order or overlapping, a hunk beyond the text it applies to.
 	// Revision wraps it in a *CorruptError (so ErrCorrupt holds too).
 	ErrBadDelta = errors.New("invalid delta")
+
+	// ErrIntegrity reports a text that does not hash to its node (hg's
+	// "integrity check failed"). It is carried by an *IntegrityError
+	// inside a *CorruptError, so ErrCorrupt holds too.
+	ErrIntegrity = errors.New("integrity check failed")
 )
+
+// IntegrityError is a revision whose text does not hash to its node, as
+// revlog.py checkhash finds it.
+type IntegrityError struct {
+	File string // revlog index file name as given to Open
+	Rev  int
+	Node Node
+}
+
+func (e *IntegrityError) Error() string {
+	return fmt.Sprintf("integrity check failed on %s:%d (node %s)", e.File, e.Rev, e.Node.Short())
+}
+
+// Unwrap makes errors.Is(err, ErrIntegrity) hold.
+func (e *IntegrityError) Unwrap() error { return ErrIntegrity }
+
+// HgMessage is hg's words for the failure: "integrity check failed on
+// RADIX:REV", RADIX being the revlog's name without ".i" (revlog.py's
+// display_id).
+func (e *IntegrityError) HgMessage() string {
+	return fmt.Sprintf("integrity check failed on %s:%d", strings.TrimSuffix(e.File, ".i"), e.Rev)
+}
 
 // CorruptError locates a corruption. Rev is -1 when the problem is not tied
 // to one revision, Offset -1 when no byte offset applies.

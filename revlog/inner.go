@@ -336,8 +336,7 @@ func checkNode(name string, rev int, node, p1, p2 Node, flags uint16, censorable
 	if censorable && flags&FlagCensored != 0 && isCensoredText(text) {
 		return fmt.Errorf("%w: %s rev %d (node %s)", ErrCensored, name, rev, node.Short())
 	}
-	return &CorruptError{File: name, Rev: rev, Offset: -1,
-		Err: fmt.Errorf("integrity check failed on %s:%d (node %s)", name, rev, node.Short())}
+	return &CorruptError{File: name, Rev: rev, Offset: -1, Err: &IntegrityError{File: name, Rev: rev, Node: node}}
 }
 
 // checkFlags refuses the revision flags hg refuses without extensions,

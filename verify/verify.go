@@ -63,6 +63,18 @@ type Options struct {
 	Status func(line string)
 	// Warn receives each finding, a line with its newline.
 	Warn func(line string)
+	// Full also rebuilds every manifest's full text and checks its hash
+	// and form (hg verify --full, verify.py's VERIFY_FULL). Without it,
+	// as in hg, a manifest revision stored as a delta is read as its
+	// delta only (the files it adds or changes); full snapshots are
+	// still rebuilt and hashed.
+	Full bool
+	// Ahead checks the filelogs the store lists on GOMAXPROCS goroutines
+	// while the changelog and manifests are checked: rebuilding and
+	// hashing every file revision, the bulk of the work, then overlaps
+	// them. Off, filelogs are read after the manifests, as hg does.
+	// Findings and their order are the same either way.
+	Ahead bool
 }
 
 // Result counts what Repo checked and found.
@@ -85,6 +97,7 @@ type verifier struct {
 	warnings      int
 	firstBad      int
 	fncacheWarned bool
+	ahead         *ahead // filelogs read ahead (Options.Ahead), or nil
 }
 
 func (v *verifier) emit(ps problems) {
@@ -111,6 +124,14 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 		opt.Warn = func(string) {}
 	}
 	v := &verifier{opt: opt, r: r, firstBad: noRev}
+	storeFiles, err := v.storeDataFiles()
+	if err != nil {
+		return Result{}, err
+	}
+	if opt.Ahead {
+		v.ahead = startAhead(ctx, v, storeFiles)
+		defer v.ahead.stop()
+	}
 	opt.Status("checking changesets\n")
 	mflinkrevs, filelinkrevs := v.changesets()
 	opt.Status("checking manifests\n")
@@ -118,7 +139,7 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 	opt.Status("crosschecking files in changesets and manifests\n")
 	v.crosscheck(filelinkrevs, filenodes)
 	opt.Status("checking files\n")
-	nfiles, nrevs, err := v.files(ctx, filelinkrevs, filenodes)
+	nfiles, nrevs, err := v.files(ctx, storeFiles, filelinkrevs, filenodes)
 	if err != nil {
 		return Result{}, err
 	}
@@ -192,7 +213,7 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
 			cs, err = revlog.ParseChangeset(text)
 		}
 		if err != nil {
-			ps.err(i, fmt.Sprintf("unpacking changeset %s: %v", cl.Entry(i).Node.Short(), err), "")
+			ps.err(i, fmt.Sprintf("unpacking changeset %s: %s", cl.Entry(i).Node.Short(), hgText(err)), "")
 			continue
 		}
 		if cs.Manifest != revlog.NullNode {
@@ -242,12 +263,22 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]node
 		}
 		entries, err := manifestNewEntries(ml, i)
 		if err != nil {
-			ps.err(lr, fmt.Sprintf("reading delta %s: %v", n.Short(), err), "manifest")
-			continue
+			ps.err(lr, fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err)), "manifest")
 		}
 		for _, e := range entries {
 			if refs := filenodes[e.Path]; findRef(refs, e.Node) < 0 {
 				filenodes[e.Path] = append(refs, nodeRef{node: e.Node, lr: lr})
+			}
+		}
+		if v.opt.Full {
+			// verify.py: "Various issues can affect manifest. So we
+			// read each full text from storage."
+			text, err := ml.Revision(i)
+			if err == nil {
+				_, err = revlog.ParseManifest(text)
+			}
+			if err != nil {
+				ps.err(lr, fmt.Sprintf("reading full manifest %s: %s", n.Short(), hgText(err)), "manifest")
 			}
 		}
 	}
@@ -274,16 +305,19 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]node
 	return filenodes
 }
 
-// manifestNewEntries returns the entries manifest rev adds relative to its
-// delta parent (all entries for a full snapshot), as verify.py's readdelta
-// does, after checking that the revision reconstructs and hashes to its
-// node. A delta's inserted fragments are whole manifest lines.
+// manifestNewEntries returns the entries manifest rev adds or changes
+// relative to its delta parent, as verify.py's readdelta(shallow=True)
+// does: for a revision stored as a delta, the lines its hunks insert,
+// read from the stored chunk alone (hg's revdiff returns the chunk, and
+// nothing rebuilds or hashes the text); for a full snapshot (no delta
+// parent), every entry of its text, which is rebuilt and hashed (hg's
+// rawdata). Options.Full checks the others' texts.
 func manifestNewEntries(ml *revlog.Revlog, rev int) ([]revlog.ManifestEntry, error) {
-	text, err := ml.Revision(rev)
-	if err != nil {
-		return nil, err
-	}
 	if ml.DeltaParent(rev) == revlog.NullRev {
+		text, err := ml.Revision(rev)
+		if err != nil {
+			return nil, err
+		}
 		return revlog.ParseManifest(text)
 	}
 	delta, err := ml.RawChunk(rev)
@@ -293,21 +327,35 @@ func manifestNewEntries(ml *revlog.Revlog, rev int) ([]revlog.ManifestEntry, err
 	var added []byte
 	for len(delta) > 0 {
 		if len(delta) < 12 {
-			return nil, fmt.Errorf("truncated delta hunk header")
+			return nil, fmt.Errorf("%w: truncated delta hunk header", revlog.ErrBadDelta)
 		}
 		n := int(uint32(delta[8])<<24 | uint32(delta[9])<<16 | uint32(delta[10])<<8 | uint32(delta[11]))
 		if n > len(delta)-12 {
-			return nil, fmt.Errorf("delta hunk of %d bytes overruns the delta", n)
+			return nil, fmt.Errorf("%w: delta hunk of %d bytes overruns the delta", revlog.ErrBadDelta, n)
 		}
 		added = append(added, delta[12:12+n]...)
 		delta = delta[12+n:]
 	}
 	entries, err := revlog.ParseManifest(added)
 	if err != nil {
-		// Not line-aligned (a foreign delta): fall back to the full text.
+		// Not whole lines (a delta no hg writes): the full text.
+		text, terr := ml.Revision(rev)
+		if terr != nil {
+			return nil, terr
+		}
 		return revlog.ParseManifest(text)
 	}
 	return entries, nil
+}
+
+// hgText is err as hg's verify words it: hg's own message for a text
+// that does not hash to its node, else err's.
+func hgText(err error) string {
+	var ie *revlog.IntegrityError
+	if errors.As(err, &ie) {
+		return ie.HgMessage()
+	}
+	return err.Error()
 }
 
 func (v *verifier) crosscheck(filelinkrevs map[string][]int, filenodes map[string][]nodeRef) {
@@ -355,12 +403,9 @@ type fileResult struct {
 }
 
 // files checks every filelog, GOMAXPROCS at a time, and reports results
-// in path order so the output does not depend on scheduling.
-func (v *verifier) files(ctx context.Context, filelinkrevs map[string][]int, filenodes map[string][]nodeRef) (int, int, error) {
-	storeFiles, err := v.storeDataFiles()
-	if err != nil {
-		return 0, 0, err
-	}
+// in path order so the output does not depend on scheduling. storeFiles
+// (storeDataFiles) is consumed.
+func (v *verifier) files(ctx context.Context, storeFiles map[string]bool, filelinkrevs map[string][]int, filenodes map[string][]nodeRef) (int, int, error) {
 	set := map[string]bool{}
 	for f := range filelinkrevs {
 		set[f] = true
@@ -388,7 +433,7 @@ func (v *verifier) files(ctx context.Context, filelinkrevs map[string][]int, fil
 				}
 				res := results[i]
 				if ctx.Err() == nil {
-					v.checkFile(res, files[i], clLen, filelinkrevs[files[i]], filenodes[files[i]])
+					v.checkFile(ctx, res, files[i], clLen, filelinkrevs[files[i]], filenodes[files[i]])
 				}
 				close(res.done)
 			}
@@ -427,6 +472,137 @@ func (v *verifier) files(ctx context.Context, filelinkrevs map[string][]int, fil
 	return len(files), revisions, nil
 }
 
+// contents is what reading every revision of one filelog found: the
+// work of hg's verifyintegrity, which needs nothing from the changelog
+// or the manifests, so Options.Ahead does it early.
+type contents struct {
+	err     error // opening the filelog (repo.ErrNoFile: it does not exist)
+	inline  bool
+	revs    int
+	bad     []badRev     // revisions that do not rebuild or hash
+	copies  []copySource // revisions recording a copy
+	linkrev []int        // each revision's linkrev as stored
+}
+
+type badRev struct {
+	rev int
+	msg string
+}
+
+type copySource struct {
+	rev  int
+	path string
+	node string
+}
+
+// readContents rebuilds and hashes every revision of filelog f and
+// notes the copies they record. It stops early when ctx is done.
+func (v *verifier) readContents(ctx context.Context, f string) *contents {
+	c := &contents{}
+	fl, err := v.r.File(f)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	defer fl.Close()
+	c.inline, c.revs = fl.Inline(), fl.Len()
+	c.linkrev = make([]int, fl.Len())
+	for i := 0; i < fl.Len(); i++ {
+		if i&255 == 0 && ctx.Err() != nil {
+			return c
+		}
+		e := fl.Entry(i)
+		c.linkrev[i] = e.LinkRev
+		text, err := fl.Revision(i)
+		if err != nil {
+			c.bad = append(c.bad, badRev{i, fmt.Sprintf("unpacking %s: %s", e.Node.Short(), hgText(err))})
+			continue
+		}
+		if meta, _, err := revlog.ParseFileMeta(text); err == nil && meta["copy"] != "" {
+			c.copies = append(c.copies, copySource{i, meta["copy"], meta["copyrev"]})
+		}
+	}
+	return c
+}
+
+// ahead reads filelogs' contents (readContents) on a bounded pool of
+// goroutines, in path order, while the changelog and manifests are
+// checked; checkFile takes each result, or reads the filelog itself
+// if the pool has not reached it (once: whoever comes first reads, the
+// other waits).
+type ahead struct {
+	paths []string
+	index map[string]int
+	slots []aheadSlot
+	next  atomic.Int64
+	ctx   context.Context
+	quit  context.CancelFunc
+	wg    sync.WaitGroup
+	v     *verifier
+}
+
+type aheadSlot struct {
+	once sync.Once
+	c    *contents
+}
+
+// startAhead starts the pool on the filelogs storeFiles lists.
+func startAhead(ctx context.Context, v *verifier, storeFiles map[string]bool) *ahead {
+	a := &ahead{index: map[string]int{}, v: v}
+	for name := range storeFiles {
+		if p, ok := strings.CutPrefix(name, "data/"); ok {
+			if p, ok = strings.CutSuffix(p, ".i"); ok {
+				a.paths = append(a.paths, p)
+			}
+		}
+	}
+	sort.Strings(a.paths)
+	for i, p := range a.paths {
+		a.index[p] = i
+	}
+	a.slots = make([]aheadSlot, len(a.paths))
+	a.ctx, a.quit = context.WithCancel(ctx)
+	workers := min(runtime.GOMAXPROCS(0), len(a.paths))
+	for w := 0; w < workers; w++ {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for a.ctx.Err() == nil {
+				i := int(a.next.Add(1) - 1)
+				if i >= len(a.paths) {
+					return
+				}
+				a.get(i)
+			}
+		}()
+	}
+	return a
+}
+
+func (a *ahead) get(i int) *contents {
+	s := &a.slots[i]
+	s.once.Do(func() { s.c = a.v.readContents(a.ctx, a.paths[i]) })
+	return s.c
+}
+
+// take returns f's contents, reading them now if the pool has not, and
+// releases them; ok is false for a filelog the pool does not cover.
+func (a *ahead) take(f string) (*contents, bool) {
+	i, ok := a.index[f]
+	if !ok {
+		return nil, false
+	}
+	c := a.get(i)
+	a.slots[i].c = nil
+	return c, true
+}
+
+// stop ends the pool and waits for it.
+func (a *ahead) stop() {
+	a.quit()
+	a.wg.Wait()
+}
+
 // storeDataFiles lists the store's filelog files (unencoded "data/..."
 // names) as verify.py's storefiles: the fncache entries when there is an
 // fncache — existence is checked only for the few not matched by a tracked
@@ -460,18 +636,33 @@ func (v *verifier) storeDataFiles() (map[string]bool, error) {
 // checkFile verifies one filelog: every revision reconstructs with its
 // node, linkrevs and parents are sane, every node is named by a manifest
 // and every manifest reference exists, copy sources exist.
-func (v *verifier) checkFile(res *fileResult, f string, clLen int, linkrevs []int, fnodes []nodeRef) {
+func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clLen int, linkrevs []int, fnodes []nodeRef) {
 	ps := &res.ps
 	lr := noRev
 	if len(linkrevs) > 0 {
 		lr = linkrevs[0]
 	}
-	fl, err := v.r.File(f)
-	if errors.Is(err, repo.ErrNoFile) {
+	var c *contents
+	if v.ahead != nil {
+		c, _ = v.ahead.take(f)
+	}
+	if c == nil {
+		c = v.readContents(ctx, f)
+	}
+	var fl *revlog.Revlog
+	if c.err == nil {
+		// Indexes are small: opening again costs less than keeping
+		// every filelog's open from the pool.
+		var err error
+		if fl, err = v.r.File(f); err != nil {
+			c.err = err
+		}
+	}
+	if errors.Is(c.err, repo.ErrNoFile) {
 		res.files, res.missing = []string{"data/" + f + ".i"}, true
 		ps.err(lr, "empty or missing "+f, "")
-	} else if err != nil {
-		ps.err(lr, fmt.Sprintf("broken revlog! (%v)", err), f)
+	} else if c.err != nil {
+		ps.err(lr, fmt.Sprintf("broken revlog! (%v)", c.err), f)
 		return
 	}
 	if fl != nil {
@@ -483,22 +674,12 @@ func (v *verifier) checkFile(res *fileResult, f string, clLen int, linkrevs []in
 		if fl.Len() == 0 {
 			ps.err(lr, "empty or missing "+f, "")
 		}
-		type copySource struct {
-			rev  int
-			path string
-			node string
+		if fl.Len() != c.revs {
+			// Changed under us; read again.
+			c = v.readContents(ctx, f)
 		}
-		var copies []copySource
-		for i := 0; i < fl.Len(); i++ {
-			e := fl.Entry(i)
-			text, err := fl.Revision(i)
-			if err != nil {
-				ps.err(linkOr(e.LinkRev, clLen, lr), fmt.Sprintf("unpacking %s: %v", e.Node.Short(), err), f)
-				continue
-			}
-			if meta, _, err := revlog.ParseFileMeta(text); err == nil && meta["copy"] != "" {
-				copies = append(copies, copySource{i, meta["copy"], meta["copyrev"]})
-			}
+		for _, b := range c.bad {
+			ps.err(linkOr(c.linkrev[b.rev], clLen, lr), b.msg, f)
 		}
 		seen := map[revlog.Node]int{}
 		lrs := make([]int, fl.Len())
@@ -515,7 +696,7 @@ func (v *verifier) checkFile(res *fileResult, f string, clLen int, linkrevs []in
 				}
 			}
 		}
-		for _, cp := range copies {
+		for _, cp := range c.copies {
 			l := lrs[cp.rev]
 			fl2, err := v.r.File(cp.path)
 			if err != nil || fl2.Len() == 0 {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/verify"
 )
 
@@ -10,23 +13,38 @@ func init() {
 	register(&command{
 		name:     "verify",
 		bigHeap:  true,
-		synopsis: "",
+		synopsis: "[--full]",
+		options: []option{
+			{0, "full", optBool, "", "perform more checks (EXPERIMENTAL)"},
+		},
 		help: `verify the integrity of the repository
 
 Checks, as hg verify does, that every revlog's index is sane, that every
-revision of the changelog, manifest log and filelogs reconstructs and
-hashes to its node, that linkrevs point at the changesets that introduced
-them, that changesets, manifests and filelogs agree with each other, and
-that the fncache lists exactly the store's filelogs. Filelogs are checked
-in parallel. Problems are printed to stderr naming the file and revision;
-the exit status is 1 if any integrity error was found.`,
+revision of the changelog and filelogs reconstructs and hashes to its
+node, that linkrevs point at the changesets that introduced them, that
+changesets, manifests and filelogs agree with each other, and that the
+fncache lists exactly the store's filelogs. As hg does, a manifest
+revision stored as a delta is read as its delta only (the files it
+names); manifests stored whole are rebuilt and hashed. With --full,
+every manifest revision is also rebuilt, hashed and parsed, as
+hg verify --full does. Filelogs are checked in parallel, while the
+changelog and manifests are (HGFS_TUNE=-verifyahead: after them).
+Problems are printed to stderr in hg's words, naming the file and
+revision; the exit status is 1 if any integrity error was found.`,
 		run: runVerify,
 	})
 }
 
+// verifyGCPercent is the garbage collector's target for hgfs verify
+// (the verifygc trick; internal/tune says why).
+const verifyGCPercent = 50
+
 func runVerify(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) > 0 {
 		return &usageError{"invalid arguments"}
+	}
+	if c.ui.tune.Enabled(tune.VerifyGC) && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(verifyGCPercent)
 	}
 	r, err := c.openRepo()
 	if err != nil {
@@ -36,6 +54,8 @@ func runVerify(ctx context.Context, c *cmdContext, args []string) error {
 	res, err := verify.Repo(ctx, r, verify.Options{
 		Status: func(line string) { c.ui.status("%s", line) },
 		Warn:   func(line string) { c.ui.warn("%s", line) },
+		Full:   c.opts.Bool("full"),
+		Ahead:  c.ui.tune.Enabled(tune.VerifyAhead),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
