@@ -65,6 +65,14 @@ type Spec struct {
 
 	NoCheckout bool  // leave the working directory at the null revision
 	Seed       int64 // content randomness
+
+	// Evolve adds that many linear changesets after Revisions, shaped as
+	// a real project's history: each edits a few lines of one to six
+	// files, hot files far more often than the rest, files grow, and a
+	// new file appears every 40 changesets; filelogs and the manifest
+	// get long delta chains. Not with History or Obsolete (their merges
+	// need each commit's full file state, which Evolve does not track).
+	Evolve int
 }
 
 // Named presets shared by the test suites.
@@ -99,13 +107,24 @@ func OldLayouts() []Spec {
 	return out
 }
 
+// Evolution is a long history of n changesets (Spec.Evolve) on 100
+// files of about 2 KB at the start, for benchmarks on real-history shapes.
+func Evolution(n int) Spec {
+	return Spec{Files: 100, FileSize: 2000, NoCheckout: true, Seed: 2, Evolve: n}
+}
+
 // Large is a repository of n files and a short history, for benchmarks.
 func Large(n int) Spec {
 	return Spec{Files: n, Revisions: 20, FileSize: 200, LongChain: 50, NoCheckout: true, Seed: 1}
 }
 
 // Key is a stable textual form of the spec, for caching.
-func (s Spec) Key() string { return fmt.Sprintf("%+v", s) }
+func (s Spec) Key() string {
+	k := fmt.Sprintf("%+v", s)
+	// Fields added after Seed are left out while zero, so that the keys
+	// of repositories generated before them stay as they were.
+	return strings.Replace(k, " Evolve:0}", "}", 1)
+}
 
 // GenerateDir creates the repository described by spec at dir (which must
 // not exist or be empty), using the hg on PATH. It needs no testing.T, so
@@ -231,10 +250,17 @@ type planCommit struct {
 }
 
 type planFile struct {
-	Data  []byte `json:"data"`
-	Flags string `json:"flags,omitempty"`
-	Copy  string `json:"copy,omitempty"`
+	Data  []byte     `json:"data"`
+	Edits []planEdit `json:"edits,omitempty"` // instead of Data: edit the previous content
+	Flags string     `json:"flags,omitempty"`
+	Copy  string     `json:"copy,omitempty"`
 }
+
+// planEdit is one line edit (hgfsgen.py's edit): [line, text, insert].
+type planEdit [3]any
+
+// editAppend, as a planEdit's line, appends.
+const editAppend = 1 << 30
 
 // planner accumulates commits, tracking each one's full file state so
 // merges can carry the other parent's files.
@@ -399,6 +425,9 @@ func buildPlan(s Spec) *plan {
 			"later/empty2": {Data: []byte{}},
 		})
 	}
+	if s.Evolve > 0 {
+		tip = pl.evolve(tip, plain, s.Evolve)
+	}
 	// Each chain step rewrites one line and every tenth appends one, so
 	// every revision is a small delta on the previous one while the file
 	// stays small (the plan, and hg's work, stay linear in LongChain).
@@ -420,6 +449,68 @@ func buildPlan(s Spec) *plan {
 		pl.p.Update = tip
 	}
 	return &pl.p
+}
+
+// evolve adds n linear commits of line edits (Spec.Evolve) after tip
+// and returns the last. Files are picked with a skew (u³ over the list,
+// new files appended at the end and then promoted to the front half),
+// as real histories have a few hot files. Commits carry edits, not
+// texts, so the plan stays small; they do not track the file state.
+func (pl *planner) evolve(tip int, files []string, n int) int {
+	hot := append([]string{"README"}, files...)
+	words := []string{"fix", "add", "refactor", "handle", "speed up", "document", "test", "merge", "clean up", "support"}
+	users := []string{"test", "Alice Example <alice@example.com>", "bob", "Carol <carol@example.org>"}
+	for i := 0; i < n; i++ {
+		changes := map[string]*planFile{}
+		if i%40 == 39 {
+			name := fmt.Sprintf("src/mod%03d/new%05d.py", i/4000, i)
+			changes[name] = &planFile{Data: pl.text(500+pl.rng.Intn(2500), name)}
+			// A new file is hot for a while: put it in the front half.
+			j := pl.rng.Intn(len(hot)/2 + 1)
+			hot = append(hot[:j], append([]string{name}, hot[j:]...)...)
+		}
+		k := 1
+		switch r := pl.rng.Intn(100); {
+		case r >= 95:
+			k = 4 + pl.rng.Intn(3)
+		case r >= 85:
+			k = 3
+		case r >= 60:
+			k = 2
+		}
+		for ; k > 0; k-- {
+			u := pl.rng.Float64()
+			f := hot[int(u*u*u*float64(len(hot)))]
+			if changes[f] != nil {
+				continue
+			}
+			var edits []planEdit
+			for e := 1 + pl.rng.Intn(4); e > 0; e-- {
+				text := fmt.Sprintf("%s %s in %d %x", words[pl.rng.Intn(len(words))], f, i, pl.rng.Int63())
+				switch r := pl.rng.Intn(10); {
+				case r < 6:
+					edits = append(edits, planEdit{pl.rng.Intn(1 << 20), text, false})
+				case r < 9:
+					edits = append(edits, planEdit{pl.rng.Intn(1 << 20), text, true})
+				default:
+					edits = append(edits, planEdit{editAppend, text, false})
+				}
+			}
+			changes[f] = &planFile{Edits: edits}
+		}
+		c := &planCommit{
+			Parents: []int{tip},
+			User:    users[i%len(users)],
+			Date:    [2]int64{1700000000 + int64(len(pl.p.Commits))*3671, tzCycle[i%len(tzCycle)]},
+			Desc:    fmt.Sprintf("%s %d\n\n%s", words[i%len(words)], i, pl.text(pl.rng.Intn(300), "details")),
+			Files:   changes,
+		}
+		pl.p.Commits = append(pl.p.Commits, c)
+		tip = len(pl.p.Commits) - 1
+	}
+	// Commits after these start from an empty state (see Spec.Evolve).
+	pl.p.Commits[tip].state = map[string]*planFile{}
+	return tip
 }
 
 // history adds copies, renames, a named branch with a merge, tags,

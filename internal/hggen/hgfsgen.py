@@ -6,6 +6,8 @@
 # Plan (all strings UTF-8; file data base64):
 #   commits:   [{parents: [i, j], user, date: [secs, tz], desc, branch,
 #                files: {path: {data, flags, copy} | null}}]   null = removed
+#              (or {edits: [[line, text, insert]], ...} in place of data:
+#              an edit of the file's previous content, see edit)
 #   bookmarks: {name: commit index}
 #   localtags: [[commit index, name]]
 #   public:    commit index (it and its ancestors become public) or -1
@@ -31,11 +33,28 @@ command = registrar.command(cmdtable)
 NODEREF = re.compile(rb'\{node:(\d+)\}')
 
 
+def edit(data, edits):
+    """Applies a plan's line edits to data: [line, text, insert] each,
+    line taken modulo the line count (the plan does not track content);
+    insert puts text before that line, else text replaces it."""
+    lines = data.split(b'\n')[:-1] if data else []
+    for line, text, insert in edits:
+        text = text.encode('utf-8')
+        if not lines or line >= 1 << 30:
+            lines.append(text)
+        elif insert:
+            lines.insert(line % (len(lines) + 1), text)
+        else:
+            lines[line % len(lines)] = text
+    return b''.join(l + b'\n' for l in lines)
+
+
 @command(b'hgfsgen', [], b'PLAN')
 def hgfsgen(ui, repo, planpath):
     with open(planpath, 'rb') as f:
         plan = json.load(f)
     nodes = []
+    current = {}  # path -> its content as last committed by the plan
 
     def expand(data):
         # .hgtags lines name commits made earlier in the same plan.
@@ -46,13 +65,24 @@ def hgfsgen(ui, repo, planpath):
             for c in plan['commits']:
                 files = {}
                 for p, f in c['files'].items():
-                    files[p.encode('utf-8')] = f
+                    path = p.encode('utf-8')
+                    if f is not None and f.get('edits') is not None:
+                        # An edit of the file's previous content (the
+                        # long histories' plans carry edits, not texts).
+                        f = dict(f, data=edit(current.get(path, b''), f['edits']))
+                    elif f is not None:
+                        f = dict(f, data=base64.b64decode(f['data']))
+                    if f is None:
+                        current.pop(path, None)
+                    else:
+                        current[path] = f['data']
+                    files[path] = f
 
                 def filectxfn(repo, mctx, path, files=files):
                     f = files[path]
                     if f is None:
                         return None
-                    data = base64.b64decode(f['data'])
+                    data = f['data']
                     if path == b'.hgtags':
                         data = expand(data)
                     copy = f.get('copy')
