@@ -3,7 +3,6 @@ package revlog
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Errors are grouped by what the caller can do about them.
@@ -56,13 +55,6 @@ func (e *IntegrityError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrIntegrity) hold.
 func (e *IntegrityError) Unwrap() error { return ErrIntegrity }
-
-// HgMessage is hg's words for the failure: "integrity check failed on
-// RADIX:REV", RADIX being the revlog's name without ".i" (revlog.py's
-// display_id).
-func (e *IntegrityError) HgMessage() string {
-	return fmt.Sprintf("integrity check failed on %s:%d", strings.TrimSuffix(e.File, ".i"), e.Rev)
-}
 
 // CorruptError locates a corruption. Rev is -1 when the problem is not tied
 // to one revision, Offset -1 when no byte offset applies.

@@ -213,7 +213,7 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
 			cs, err = revlog.ParseChangeset(text)
 		}
 		if err != nil {
-			ps.err(i, fmt.Sprintf("unpacking changeset %s: %s", cl.Entry(i).Node.Short(), hgText(err)), "")
+			ps.err(i, fmt.Sprintf("unpacking changeset %s: %s", cl.Entry(i).Node.Short(), hgText(err, "00changelog")), "")
 			continue
 		}
 		if cs.Manifest != revlog.NullNode {
@@ -263,7 +263,7 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]node
 		}
 		entries, err := manifestNewEntries(ml, i)
 		if err != nil {
-			ps.err(lr, fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err)), "manifest")
+			ps.err(lr, fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err, "00manifest")), "manifest")
 		}
 		for _, e := range entries {
 			if refs := filenodes[e.Path]; findRef(refs, e.Node) < 0 {
@@ -278,7 +278,7 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]node
 				_, err = revlog.ParseManifest(text)
 			}
 			if err != nil {
-				ps.err(lr, fmt.Sprintf("reading full manifest %s: %s", n.Short(), hgText(err)), "manifest")
+				ps.err(lr, fmt.Sprintf("reading full manifest %s: %s", n.Short(), hgText(err, "00manifest")), "manifest")
 			}
 		}
 	}
@@ -348,12 +348,14 @@ func manifestNewEntries(ml *revlog.Revlog, rev int) ([]revlog.ManifestEntry, err
 	return entries, nil
 }
 
-// hgText is err as hg's verify words it: hg's own message for a text
-// that does not hash to its node, else err's.
-func hgText(err error) string {
+// hgText is err as hg's verify words it: for a text that does not hash
+// to its node, hg's "integrity check failed on RADIX:REV", RADIX being
+// the revlog's unencoded name without ".i" (revlog.py's display_id:
+// "00changelog", "00manifest", "data/PATH"); else err's message.
+func hgText(err error, radix string) string {
 	var ie *revlog.IntegrityError
 	if errors.As(err, &ie) {
-		return ie.HgMessage()
+		return fmt.Sprintf("integrity check failed on %s:%d", radix, ie.Rev)
 	}
 	return err.Error()
 }
@@ -515,7 +517,7 @@ func (v *verifier) readContents(ctx context.Context, f string) *contents {
 		c.linkrev[i] = e.LinkRev
 		text, err := fl.Revision(i)
 		if err != nil {
-			c.bad = append(c.bad, badRev{i, fmt.Sprintf("unpacking %s: %s", e.Node.Short(), hgText(err))})
+			c.bad = append(c.bad, badRev{i, fmt.Sprintf("unpacking %s: %s", e.Node.Short(), hgText(err, "data/"+f))})
 			continue
 		}
 		if meta, _, err := revlog.ParseFileMeta(text); err == nil && meta["copy"] != "" {
