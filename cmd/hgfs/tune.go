@@ -20,6 +20,8 @@ import (
 //   - yield: mount.Options.Yield of the mount daemon (mount.go).
 //   - applyfork: exchange.Options.FileWorkers of unbundle, pull and
 //     changegroup clones (sessionOptions, fileWorkers).
+//   - verifyahead, verifygc: hgfs verify's verify.Options.Ahead and its
+//     GOGC (runVerify).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy
 //     and GOMAXPROCS (tuneMountDaemon); schedbatch is off unless
 //     HGFS_TUNE turns it on (tune_linux.go says why).
