@@ -190,13 +190,11 @@ func checkEntry(ps *problems, rl *revlog.Revlog, clLen, rev int, seen map[revlog
 	return lr
 }
 
+// containsInt reports whether x is in list, which is ascending (linkrev
+// lists are built in changelog order).
 func containsInt(list []int, x int) bool {
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
+	i := sort.SearchInts(list, x)
+	return i < len(list) && list[i] == x
 }
 
 func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
@@ -238,19 +236,60 @@ type nodeRef struct {
 	found bool // the filelog has it
 }
 
-func findRef(refs []nodeRef, n revlog.Node) int {
-	for i := range refs {
-		if refs[i].node == n {
+// fileRefs are the nodes manifests name for one path, in the order
+// first named. Most paths have a few; a path with many (a hot file of a
+// long history) gets an index, so that finding a node does not scan them
+// all for each manifest and each filelog revision.
+type fileRefs struct {
+	refs []nodeRef
+	idx  map[revlog.Node]int32
+}
+
+// indexFrom is the length from which a fileRefs is indexed.
+const indexFrom = 16
+
+func (f *fileRefs) find(n revlog.Node) int {
+	if f == nil {
+		return -1
+	}
+	if f.idx != nil {
+		if i, ok := f.idx[n]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	for i := range f.refs {
+		if f.refs[i].node == n {
 			return i
 		}
 	}
 	return -1
 }
 
-func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]nodeRef {
+func (f *fileRefs) refsOrNil() []nodeRef {
+	if f == nil {
+		return nil
+	}
+	return f.refs
+}
+
+func (f *fileRefs) add(r nodeRef) {
+	f.refs = append(f.refs, r)
+	switch {
+	case f.idx != nil:
+		f.idx[r.node] = int32(len(f.refs) - 1)
+	case len(f.refs) >= indexFrom:
+		f.idx = make(map[revlog.Node]int32, 2*len(f.refs))
+		for i := range f.refs {
+			f.idx[f.refs[i].node] = int32(i)
+		}
+	}
+}
+
+func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string]*fileRefs {
 	ml := v.r.Manifestlog()
 	clLen := v.r.Changelog().Len()
-	filenodes := map[string][]nodeRef{}
+	filenodes := map[string]*fileRefs{}
 	seen := map[revlog.Node]int{}
 	var ps problems
 	for i := 0; i < ml.Len(); i++ {
@@ -266,8 +305,13 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string][]node
 			ps.err(lr, fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err, "00manifest")), "manifest")
 		}
 		for _, e := range entries {
-			if refs := filenodes[e.Path]; findRef(refs, e.Node) < 0 {
-				filenodes[e.Path] = append(refs, nodeRef{node: e.Node, lr: lr})
+			refs := filenodes[e.Path]
+			if refs == nil {
+				refs = &fileRefs{}
+				filenodes[e.Path] = refs
+			}
+			if refs.find(e.Node) < 0 {
+				refs.add(nodeRef{node: e.Node, lr: lr})
 			}
 		}
 		if v.opt.Full {
@@ -360,7 +404,7 @@ func hgText(err error, radix string) string {
 	return err.Error()
 }
 
-func (v *verifier) crosscheck(filelinkrevs map[string][]int, filenodes map[string][]nodeRef) {
+func (v *verifier) crosscheck(filelinkrevs map[string][]int, filenodes map[string]*fileRefs) {
 	var ps problems
 	for _, f := range sortedKeys(filelinkrevs) {
 		if _, ok := filenodes[f]; !ok {
@@ -371,7 +415,7 @@ func (v *verifier) crosscheck(filelinkrevs map[string][]int, filenodes map[strin
 		if _, ok := filelinkrevs[f]; !ok {
 			lr := noRev
 			if fl, err := v.r.File(f); err == nil {
-				for _, ref := range filenodes[f] {
+				for _, ref := range filenodes[f].refs {
 					if rev, ok := fl.Rev(ref.node); ok {
 						if l := fl.Entry(rev).LinkRev; lr == noRev || l < lr {
 							lr = l
@@ -407,7 +451,7 @@ type fileResult struct {
 // files checks every filelog, GOMAXPROCS at a time, and reports results
 // in path order so the output does not depend on scheduling. storeFiles
 // (storeDataFiles) is consumed.
-func (v *verifier) files(ctx context.Context, storeFiles map[string]bool, filelinkrevs map[string][]int, filenodes map[string][]nodeRef) (int, int, error) {
+func (v *verifier) files(ctx context.Context, storeFiles map[string]bool, filelinkrevs map[string][]int, filenodes map[string]*fileRefs) (int, int, error) {
 	set := map[string]bool{}
 	for f := range filelinkrevs {
 		set[f] = true
@@ -638,7 +682,7 @@ func (v *verifier) storeDataFiles() (map[string]bool, error) {
 // checkFile verifies one filelog: every revision reconstructs with its
 // node, linkrevs and parents are sane, every node is named by a manifest
 // and every manifest reference exists, copy sources exist.
-func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clLen int, linkrevs []int, fnodes []nodeRef) {
+func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clLen int, linkrevs []int, fnodes *fileRefs) {
 	ps := &res.ps
 	lr := noRev
 	if len(linkrevs) > 0 {
@@ -691,10 +735,10 @@ func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clL
 			l := checkEntry(ps, fl, clLen, i, seen, linkrevs, f)
 			lrs[i] = l
 			if fnodes != nil {
-				if j := findRef(fnodes, n); j < 0 {
+				if j := fnodes.find(n); j < 0 {
 					ps.err(l, n.Short()+" not in manifests", f)
 				} else {
-					fnodes[j].found = true
+					fnodes.refs[j].found = true
 				}
 			}
 		}
@@ -722,7 +766,7 @@ func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clL
 		}
 	}
 	var left []nodeRef
-	for _, ref := range fnodes {
+	for _, ref := range fnodes.refsOrNil() {
 		if !ref.found {
 			left = append(left, ref)
 		}
