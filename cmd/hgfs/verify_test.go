@@ -111,3 +111,18 @@ func TestVerifyFullClean(t *testing.T) {
 	hs := testenv.StartHgServer(t, t.TempDir())
 	goldenCompare(t, hs, testenv.Generate(t, testenv.Small), "verify", "--full")
 }
+
+// TestVerifyCorpusLikeHg: on real history (Mercurial's first 2,971
+// changesets), hgfs verify and verify --full print what hg's print, on
+// the repository as hg unbundled it and on a copy whose filelog "hg" has
+// a wrong node for its first revision (which also breaks the hash of
+// the revision after it, whose parent it is).
+func TestVerifyCorpusLikeHg(t *testing.T) {
+	hs := testenv.StartHgServer(t, t.TempDir())
+	src := testenv.CorpusRepo(t, testenv.CorpusHistory)
+	goldenCompare(t, hs, src, "verify")
+	goldenCompare(t, hs, src, "verify", "--full")
+	dir := testenv.CopyRepo(t, src)
+	flipByte(t, filepath.Join(dir, ".hg", "store", "data", "hg.i"), 40)
+	goldenCompare(t, hs, dir, "verify")
+}
