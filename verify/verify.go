@@ -465,6 +465,9 @@ func (v *verifier) files(ctx context.Context, storeFiles map[string]bool, fileli
 		results[i] = &fileResult{done: make(chan struct{})}
 	}
 	clLen := v.r.Changelog().Len()
+	if v.ahead != nil {
+		v.ahead.handedOver.Store(true)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), max(len(files), 1))
@@ -581,10 +584,15 @@ type ahead struct {
 	index map[string]int
 	slots []aheadSlot
 	next  atomic.Int64
-	ctx   context.Context
-	quit  context.CancelFunc
-	wg    sync.WaitGroup
-	v     *verifier
+	// handedOver: the files phase has started, whose own workers read
+	// what the pool has not reached; the pool stops claiming more, so
+	// that no more than GOMAXPROCS filelogs are read at once (each
+	// reader holds its texts and chunks).
+	handedOver atomic.Bool
+	ctx        context.Context
+	quit       context.CancelFunc
+	wg         sync.WaitGroup
+	v          *verifier
 }
 
 type aheadSlot struct {
@@ -613,7 +621,7 @@ func startAhead(ctx context.Context, v *verifier, storeFiles map[string]bool) *a
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			for a.ctx.Err() == nil {
+			for a.ctx.Err() == nil && !a.handedOver.Load() {
 				i := int(a.next.Add(1) - 1)
 				if i >= len(a.paths) {
 					return

@@ -37,7 +37,7 @@ revision; the exit status is 1 if any integrity error was found.`,
 
 // verifyGCPercent is the garbage collector's target for hgfs verify
 // (the verifygc trick; internal/tune says why).
-const verifyGCPercent = 50
+const verifyGCPercent = 30
 
 func runVerify(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) > 0 {

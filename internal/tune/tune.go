@@ -45,16 +45,17 @@
 //   - verifyahead: hgfs verify rebuilds and hashes the filelogs' revisions
 //     on GOMAXPROCS goroutines while it checks the changelog and
 //     manifests (verify.Options.Ahead); off, the filelogs are read after
-//     the manifests, as hg orders the work. On the 30,000-changeset
-//     generated history (2 CPUs) the filelogs are most of the work, and
-//     the changelog and manifest pass, about a third of it, runs on one
-//     goroutine: overlapping them cut the wall time by about a quarter.
-//   - verifygc: hgfs verify runs with the garbage collector at GOGC=50
+//     the manifests, as hg orders the work. The changelog and manifest
+//     pass runs on one goroutine and is a fifth to a third of the work
+//     (the corpus; the 30,000-changeset generated history): overlapped,
+//     the second CPU is busy from the start.
+//   - verifygc: hgfs verify runs with the garbage collector at GOGC=30
 //     (debug.SetGCPercent) unless GOGC is set; off, at the runtime's
-//     default (100). verify allocates a rebuilt text per revision that
-//     it drops at once: at the default its peak RSS was above hg
-//     verify's on the real-history corpus, at 50 it is below, for a few
-//     percent more CPU.
+//     default (100). verify allocates a rebuilt text per revision and
+//     drops it at once: on the 30,000-changeset history its peak RSS was
+//     about 74 MB at the default and 55-60 MB at GOGC=50, against hg
+//     verify's 54 MB; at 30 it is 47-50 MB, for CPU within the noise
+//     of a loaded 2-CPU machine (1.5-2.5 s either way).
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
