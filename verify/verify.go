@@ -132,10 +132,19 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 		v.ahead = startAhead(ctx, v, storeFiles)
 		defer v.ahead.stop()
 	}
+	mr := newManifestReading()
+	if opt.Ahead {
+		// The manifests' reading needs nothing from the changelog.
+		go v.readManifests(ctx, mr)
+		defer func() { <-mr.done }()
+	}
 	opt.Status("checking changesets\n")
 	mflinkrevs, filelinkrevs := v.changesets()
 	opt.Status("checking manifests\n")
-	filenodes := v.manifests(mflinkrevs)
+	if !opt.Ahead {
+		v.readManifests(ctx, mr)
+	}
+	filenodes := v.manifests(mflinkrevs, mr)
 	opt.Status("crosschecking files in changesets and manifests\n")
 	v.crosscheck(filelinkrevs, filenodes)
 	opt.Status("checking files\n")
@@ -225,8 +234,6 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
 	return mflinkrevs, filelinkrevs
 }
 
-// manifests checks the manifest log and returns, for every path, the
-// file nodes manifests name and the first changeset naming each.
 // nodeRef is a file node a manifest names and the first changeset
 // (manifest linkrev) naming it; most files have one or two, so a slice
 // costs far less than a map per file.
@@ -286,32 +293,45 @@ func (f *fileRefs) add(r nodeRef) {
 	}
 }
 
-func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string]*fileRefs {
+// manifestReading is what reading the manifest log's revisions found:
+// the work that needs nothing from the changelog, which Options.Ahead
+// does while the changelog is checked.
+type manifestReading struct {
+	// filenodes is manifests' result, but each nodeRef's lr holds the
+	// first manifest revision naming the node, until manifests knows
+	// that revision's linkrev.
+	filenodes map[string]*fileRefs
+	errs      map[int][]string // a revision's "reading ..." findings, in hg's order
+	done      chan struct{}
+}
+
+func newManifestReading() *manifestReading {
+	return &manifestReading{filenodes: map[string]*fileRefs{}, errs: map[int][]string{}, done: make(chan struct{})}
+}
+
+// readManifests reads every manifest revision as hg's verify does
+// (manifestNewEntries; with Options.Full, the full text too) into mr,
+// and closes mr.done.
+func (v *verifier) readManifests(ctx context.Context, mr *manifestReading) {
+	defer close(mr.done)
 	ml := v.r.Manifestlog()
-	clLen := v.r.Changelog().Len()
-	filenodes := map[string]*fileRefs{}
-	seen := map[revlog.Node]int{}
-	var ps problems
 	for i := 0; i < ml.Len(); i++ {
-		n := ml.Entry(i).Node
-		lr := checkEntry(&ps, ml, clLen, i, seen, mflinkrevs[n], "manifest")
-		if _, ok := mflinkrevs[n]; ok {
-			delete(mflinkrevs, n)
-		} else {
-			ps.err(lr, n.Short()+" not in changesets", "manifest")
+		if i&255 == 0 && ctx.Err() != nil {
+			return
 		}
+		n := ml.Entry(i).Node
 		entries, err := manifestNewEntries(ml, i)
 		if err != nil {
-			ps.err(lr, fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err, "00manifest")), "manifest")
+			mr.errs[i] = append(mr.errs[i], fmt.Sprintf("reading delta %s: %s", n.Short(), hgText(err, "00manifest")))
 		}
 		for _, e := range entries {
-			refs := filenodes[e.Path]
+			refs := mr.filenodes[e.Path]
 			if refs == nil {
 				refs = &fileRefs{}
-				filenodes[e.Path] = refs
+				mr.filenodes[e.Path] = refs
 			}
 			if refs.find(e.Node) < 0 {
-				refs.add(nodeRef{node: e.Node, lr: lr})
+				refs.add(nodeRef{node: e.Node, lr: i})
 			}
 		}
 		if v.opt.Full {
@@ -322,8 +342,39 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string]*fileR
 				_, err = revlog.ParseManifest(text)
 			}
 			if err != nil {
-				ps.err(lr, fmt.Sprintf("reading full manifest %s: %s", n.Short(), hgText(err, "00manifest")), "manifest")
+				mr.errs[i] = append(mr.errs[i], fmt.Sprintf("reading full manifest %s: %s", n.Short(), hgText(err, "00manifest")))
 			}
+		}
+	}
+}
+
+// manifests checks the manifest log's entries against the changesets and
+// returns, for every path, the file nodes manifests name, each with the
+// linkrev of the first manifest naming it. mr is readManifests' result;
+// manifests waits for it.
+func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int, mr *manifestReading) map[string]*fileRefs {
+	<-mr.done
+	ml := v.r.Manifestlog()
+	clLen := v.r.Changelog().Len()
+	seen := map[revlog.Node]int{}
+	lrOf := make([]int, ml.Len())
+	var ps problems
+	for i := 0; i < ml.Len(); i++ {
+		n := ml.Entry(i).Node
+		lr := checkEntry(&ps, ml, clLen, i, seen, mflinkrevs[n], "manifest")
+		lrOf[i] = lr
+		if _, ok := mflinkrevs[n]; ok {
+			delete(mflinkrevs, n)
+		} else {
+			ps.err(lr, n.Short()+" not in changesets", "manifest")
+		}
+		for _, msg := range mr.errs[i] {
+			ps.err(lr, msg, "manifest")
+		}
+	}
+	for _, refs := range mr.filenodes {
+		for j := range refs.refs {
+			refs.refs[j].lr = lrOf[refs.refs[j].lr]
 		}
 	}
 	type ref struct {
@@ -346,7 +397,7 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int) map[string]*fileR
 		ps.err(x.c, "changeset refers to unknown revision "+x.n.Short(), "manifest")
 	}
 	v.emit(ps)
-	return filenodes
+	return mr.filenodes
 }
 
 // manifestNewEntries returns the entries manifest rev adds or changes
