@@ -69,11 +69,12 @@ type Options struct {
 	// delta only (the files it adds or changes); full snapshots are
 	// still rebuilt and hashed.
 	Full bool
-	// Ahead checks the filelogs the store lists on GOMAXPROCS goroutines
-	// while the changelog and manifests are checked: rebuilding and
-	// hashing every file revision, the bulk of the work, then overlaps
-	// them. Off, filelogs are read after the manifests, as hg does.
-	// Findings and their order are the same either way.
+	// Ahead reads the manifests' deltas on a goroutine of their own
+	// while the changelog is checked, and the filelogs the store lists
+	// on GOMAXPROCS goroutines meanwhile (rebuilding and hashing every
+	// file revision, the bulk of the work). Off, each is read in its
+	// turn, as hg does. Findings and their order are the same either
+	// way.
 	Ahead bool
 }
 

@@ -27,8 +27,9 @@ fncache lists exactly the store's filelogs. As hg does, a manifest
 revision stored as a delta is read as its delta only (the files it
 names); manifests stored whole are rebuilt and hashed. With --full,
 every manifest revision is also rebuilt, hashed and parsed, as
-hg verify --full does. Filelogs are checked in parallel, while the
-changelog and manifests are (HGFS_TUNE=-verifyahead: after them).
+hg verify --full does. Filelogs are checked in parallel, and read,
+with the manifests, while the changelog is checked
+(HGFS_TUNE=-verifyahead: one after the other).
 Problems are printed to stderr in hg's words, naming the file and
 revision; the exit status is 1 if any integrity error was found.`,
 		run: runVerify,
