@@ -678,17 +678,18 @@ func startAhead(ctx context.Context, v *verifier, storeFiles map[string]bool) *a
 				if i >= len(a.paths) {
 					return
 				}
-				a.get(i)
+				a.fill(i)
 			}
 		}()
 	}
 	return a
 }
 
-func (a *ahead) get(i int) *contents {
+// fill reads slot i's filelog unless it was read (or is being read:
+// then it waits). Only take reads the result, once, after its own fill.
+func (a *ahead) fill(i int) {
 	s := &a.slots[i]
 	s.once.Do(func() { s.c = a.v.readContents(a.ctx, a.paths[i]) })
-	return s.c
 }
 
 // take returns f's contents, reading them now if the pool has not, and
@@ -698,7 +699,8 @@ func (a *ahead) take(f string) (*contents, bool) {
 	if !ok {
 		return nil, false
 	}
-	c := a.get(i)
+	a.fill(i)
+	c := a.slots[i].c
 	a.slots[i].c = nil
 	return c, true
 }
