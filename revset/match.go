@@ -278,3 +278,9 @@ func dateBound(s string, upper bool) (int64, error) {
 	}
 	return t.Unix(), nil
 }
+
+// IncludeMatcher matches what hg's -I or -X patterns name: glob
+// patterns by default, relative to cwd (match.match's include).
+func IncludeMatcher(pats []string, cwd string) (func(string) bool, error) {
+	return fileMatcher(pats, cwd, "glob")
+}

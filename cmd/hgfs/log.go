@@ -34,8 +34,10 @@ bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
 first(), last(), reverse(), sort(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
 {desc|firstline}, {files % '{file}\n'}, ...) or the styles json, xml, compact and phases.
-FILE arguments select the changesets touching those paths; -G draws
-the revision graph as hg does. Predicates, keywords, filters and
+FILE arguments select the changesets touching those paths (-I and -X
+filter them by pattern); -G draws the revision graph as hg does; -f
+follows the ancestors of the working directory's parent (or of -r);
+-d, -M and -m filter by date and merges. Predicates, keywords, filters and
 styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
@@ -45,6 +47,13 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 			{'b', "branch", optList, "", "show changesets within the given named branch"},
 			{'u', "user", optList, "", "revisions committed by user"},
 			{'G', "graph", optBool, "", "show the revision DAG"},
+			{'f', "follow", optBool, "", "follow changeset history (without FILE arguments)"},
+			{0, "follow-first", optBool, "", "only follow the first parent of merge changesets (DEPRECATED)"},
+			{'d', "date", optString, "", "show revisions matching date spec"},
+			{'M', "no-merges", optBool, "", "do not show merges"},
+			{'m', "only-merges", optBool, "", "show only merges (DEPRECATED) (use -r \"merge()\" instead)"},
+			{'I', "include", optList, "", "include names matching the given patterns"},
+			{'X', "exclude", optList, "", "exclude names matching the given patterns"},
 		},
 		run: runLog,
 	})
@@ -83,9 +92,18 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	ev := revset.New(r, revset.Options{Cwd: filepath.ToSlash(cwd)})
 	var revs []int
+	follow := c.opts.Bool("follow") || c.opts.Bool("follow-first")
+	if follow && len(args) > 0 {
+		return abortf("hgfs log: --follow with FILE arguments is not supported")
+	}
 	if specs := c.opts.List("rev"); len(specs) > 0 {
 		if revs, err = ev.Revs(specs); err != nil {
 			return revsetFailure(c.ui, err)
+		}
+	} else if follow {
+		// logcmdutil._initialrevs: the working directory's parent.
+		if p, err := r.Lookup("."); err == nil && p >= 0 {
+			revs = []int{p}
 		}
 	} else {
 		vis, err := r.Visible()
@@ -96,6 +114,10 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = append(revs, vis[i])
 		}
 	}
+	if follow && len(revs) > 0 {
+		// dagop.revancestors, newest first.
+		revs = ancestorsDesc(r, revs, c.opts.Bool("follow-first"))
+	}
 	graph := c.opts.Bool("graph")
 	if graph && !sort.IsSorted(sort.Reverse(sort.IntSlice(revs))) {
 		// -G walks newest first (logcmdutil's sort_revisions "desc").
@@ -105,15 +127,27 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	// logcmdutil._makerevset: the options become a revset filtering the
 	// revisions in their order.
 	var filters []string
-	if len(args) > 0 {
-		match, err := revset.PathMatcher(args, filepath.ToSlash(cwd))
+	incl, excl := c.opts.List("include"), c.opts.List("exclude")
+	if len(args) > 0 || len(incl) > 0 || len(excl) > 0 {
+		match, err := logMatcher(args, incl, excl, filepath.ToSlash(cwd))
 		if err != nil {
 			return revsetFailure(c.ui, err)
 		}
-		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match)
+		slow := len(incl) > 0 || len(excl) > 0
+		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match, slow)
 		if err != nil {
 			return abortf("%v", err)
 		}
+	}
+	// logcmdutil._opt2logrevset.
+	if c.opts.Bool("no-merges") {
+		filters = append(filters, "not merge()")
+	}
+	if c.opts.Bool("only-merges") {
+		filters = append(filters, "merge()")
+	}
+	if d := c.opts.String("date"); c.opts.Changed("date") {
+		filters = append(filters, "date("+quoteRevset(d)+")")
 	}
 	if bs := c.opts.List("branch"); len(bs) > 0 {
 		var or []string
@@ -272,9 +306,9 @@ func quoteRevset(s string) string {
 // hg log FILE without --follow: where every argument is a plain path
 // with a filelog, the revisions its filelog links to (the filelog()
 // revset); otherwise those whose changeset lists a matching path.
-func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool) ([]int, error) {
+func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool, slow bool) ([]int, error) {
 	linked := map[int]bool{}
-	fast := true
+	fast := !slow
 	for _, a := range args {
 		if strings.Contains(a, ":") {
 			fast = false
@@ -313,6 +347,63 @@ func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func
 		}
 	}
 	return out, nil
+}
+
+// logMatcher is the matcher of hg log's FILE arguments (relpath
+// patterns by default; all files when there are none) and -I/-X (glob
+// patterns by default), as scmutil.match builds it.
+func logMatcher(pats, incl, excl []string, cwd string) (func(string) bool, error) {
+	match := func(string) bool { return true }
+	if len(pats) > 0 {
+		m, err := revset.PathMatcher(pats, cwd)
+		if err != nil {
+			return nil, err
+		}
+		match = m
+	}
+	in := func(string) bool { return true }
+	if len(incl) > 0 {
+		m, err := revset.IncludeMatcher(incl, cwd)
+		if err != nil {
+			return nil, err
+		}
+		in = m
+	}
+	ex := func(string) bool { return false }
+	if len(excl) > 0 {
+		m, err := revset.IncludeMatcher(excl, cwd)
+		if err != nil {
+			return nil, err
+		}
+		ex = m
+	}
+	return func(f string) bool { return match(f) && in(f) && !ex(f) }, nil
+}
+
+// ancestorsDesc is dagop.revancestors of revs (with followFirst, through
+// first parents only), newest first.
+func ancestorsDesc(r *repo.Repo, revs []int, followFirst bool) []int {
+	seen := map[int]bool{}
+	stack := append([]int(nil), revs...)
+	for len(stack) > 0 {
+		rev := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if rev < 0 || seen[rev] {
+			continue
+		}
+		seen[rev] = true
+		p1, p2 := r.Parents(rev)
+		stack = append(stack, p1)
+		if !followFirst {
+			stack = append(stack, p2)
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for rev := range seen {
+		out = append(out, rev)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(out)))
+	return out
 }
 
 // writeJSONItems prints formatter.jsonformatter's list of items.

@@ -51,6 +51,11 @@ var logCases = [][]string{
 	{"manifest", "-T", "json"}, {"manifest", "-T", "json", "-r", "0"}, {"cat", "-T", "json", "-r", "0", "README", "nosuch"},
 	{"cat", "-T", "json", "nosuch"},
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
+	{"log", "-q", "-M", "-l", "20"}, {"log", "-q", "-m", "-l", "10"}, {"log", "-q", "-d", ">2006-08-01"}, {"log", "-q", "-d", "2006-02-14 to 2006-03-01", "-M"},
+	{"log", "-q", "-f", "-l", "10"}, {"log", "-q", "-f", "-r", "2000", "-l", "30"}, {"log", "-q", "--follow-first", "-r", "2000", "-l", "30"},
+	{"log", "-q", "-f", "-r", "tip", "-r", "1", "-l", "5", "-M"},
+	{"log", "-q", "-I", "glob:*.py", "-l", "20"}, {"log", "-q", "-X", "mercurial", "-l", "20"},
+	{"log", "-q", "-I", "mercurial/**", "-X", "**.c", "-l", "30"}, {"log", "-q", "-I", "re:.*\\.c$", "README"},
 }
 
 // logRevsets are revsets compared as `log -r SPEC -T '{rev} '`:
@@ -140,6 +145,7 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-T", "{sub('a', 'b', desc)}"}, "function sub()"},
 		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
+		{[]string{"log", "-f", "a"}, "--follow with FILE"},
 	} {
 		_, e, code := hgfsIn(dir, c.args...)
 		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {
