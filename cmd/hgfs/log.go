@@ -37,7 +37,10 @@ first(), last(), reverse(), sort(), combined with and/or/not/-.
 FILE arguments select the changesets touching those paths (-I and -X
 filter them by pattern); -G draws the revision graph as hg does; -f
 follows the ancestors of the working directory's parent (or of -r);
--d, -M and -m filter by date and merges. Predicates, keywords, filters and
+-d, -M and -m filter by date and merges. -p and --stat add each
+changeset's diff against its first parent (hg's plain format, with
+hg's bdiff) and its diffstat. Options of hg log not listed here
+(--git, --copies, --removed, -L...) are refused by name. Predicates, keywords, filters and
 styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
@@ -54,6 +57,8 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 			{'m', "only-merges", optBool, "", "show only merges (DEPRECATED) (use -r \"merge()\" instead)"},
 			{'I', "include", optList, "", "include names matching the given patterns"},
 			{'X', "exclude", optList, "", "exclude names matching the given patterns"},
+			{'p', "patch", optBool, "", "show patch"},
+			{0, "stat", optBool, "", "output diffstat-style summary of changes"},
 		},
 		run: runLog,
 	})
@@ -189,6 +194,20 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = revs[:n]
 		}
 	}
+	patch, stat := c.opts.Bool("patch"), c.opts.Bool("stat")
+	if (patch || stat) && (graph || tmplSpec == "json" || tmplSpec == "xml") {
+		what := "-G"
+		if !graph {
+			what = "-T " + tmplSpec
+		}
+		return abortf("hgfs log: -p and --stat with %s are not supported by hgfs", what)
+	}
+	var diffMatch func(string) bool
+	if len(args) > 0 || len(incl) > 0 || len(excl) > 0 {
+		if diffMatch, err = logMatcher(args, incl, excl, filepath.ToSlash(cwd)); err != nil {
+			return revsetFailure(c.ui, err)
+		}
+	}
 	if tmplSpec == "json" {
 		if graph {
 			// hg interleaves the graph with the JSON text.
@@ -238,8 +257,18 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			}
 		case c.ui.quiet && !c.ui.debug:
 			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
+			// changesetprinter returns before the patch with -q.
+			if _, err := c.ui.out.Write(text); err != nil {
+				return err
+			}
+			continue
 		default:
 			if text, err = hgfmt.AppendChangeset(nil, r, rev, logLevel(c.ui)); err != nil {
+				return abortf("%v", err)
+			}
+		}
+		if patch || stat {
+			if text, err = appendLogPatch(text, c.ui, r, rev, diffMatch, patch, stat); err != nil {
 				return abortf("%v", err)
 			}
 		}
@@ -347,6 +376,29 @@ func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func
 		}
 	}
 	return out, nil
+}
+
+// appendLogPatch is changesetprinter._showpatch: the diffstat, a blank
+// line when both are shown, the diff, and a blank line.
+func appendLogPatch(b []byte, u *ui, r *repo.Repo, rev int, match func(string) bool, patch, stat bool) ([]byte, error) {
+	files, err := hgfmt.ChangesetDiff(r, rev, match, u.debug, 3)
+	if err != nil {
+		return nil, err
+	}
+	if stat {
+		width := 80
+		if !plainMode("") {
+			width = termWidth(u)
+		}
+		b = hgfmt.AppendDiffstat(b, files, width)
+	}
+	if stat && patch {
+		b = append(b, '\n')
+	}
+	if patch {
+		b = hgfmt.AppendDiff(b, files)
+	}
+	return append(b, '\n'), nil
 }
 
 // logMatcher is the matcher of hg log's FILE arguments (relpath

@@ -173,6 +173,16 @@ func (p *progressBar) estimateEvery() time.Duration {
 // than the terminal ($COLUMNS, else the terminal's size as stderr, stdout
 // or stdin reports it, else 80).
 func progressWidth(u *ui) int {
+	tw := termWidth(u)
+	if w, err := u.cfg.GetInt(config.ProgressWidth); err == nil && w > 0 && w < tw {
+		return w
+	}
+	return tw
+}
+
+// termWidth is hg's ui.termwidth: $COLUMNS, else the terminal's size as
+// stderr, stdout or stdin reports it, else 80.
+func termWidth(u *ui) int {
 	tw := 0
 	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 0 {
 		tw = c
@@ -187,9 +197,6 @@ func progressWidth(u *ui) int {
 	}
 	if tw <= 0 {
 		tw = 80
-	}
-	if w, err := u.cfg.GetInt(config.ProgressWidth); err == nil && w > 0 && w < tw {
-		return w
 	}
 	return tw
 }
