@@ -257,17 +257,13 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			}
 		case c.ui.quiet && !c.ui.debug:
 			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
-			// changesetprinter returns before the patch with -q.
-			if _, err := c.ui.out.Write(text); err != nil {
-				return err
-			}
-			continue
 		default:
 			if text, err = hgfmt.AppendChangeset(nil, r, rev, logLevel(c.ui)); err != nil {
 				return abortf("%v", err)
 			}
 		}
-		if patch || stat {
+		// changesetprinter returns before the patch with -q.
+		if (patch || stat) && (tmpl != nil || tmplSpec == "compact" || !(c.ui.quiet && !c.ui.debug)) {
 			if text, err = appendLogPatch(text, c.ui, r, rev, diffMatch, patch, stat); err != nil {
 				return abortf("%v", err)
 			}

@@ -55,6 +55,10 @@ var logCases = [][]string{
 	{"log", "-q", "-f", "-l", "10"}, {"log", "-q", "-f", "-r", "2000", "-l", "30"}, {"log", "-q", "--follow-first", "-r", "2000", "-l", "30"},
 	{"log", "-q", "-f", "-r", "tip", "-r", "1", "-l", "5", "-M"},
 	{"log", "-q", "-I", "glob:*.py", "-l", "20"}, {"log", "-q", "-X", "mercurial", "-l", "20"},
+	{"log", "-p", "-r", "0:40"}, {"log", "--stat", "-l", "150"}, {"log", "-p", "--stat", "-v", "-r", "2000:2030"},
+	{"log", "-p", "-r", "merge()", "-l", "8"}, {"log", "--debug", "-p", "-r", "1:3"}, {"log", "-q", "-p", "-l", "3"},
+	{"log", "-p", "-T", "{rev}\n", "-r", "2400:2440"}, {"log", "-p", "-T", "compact", "-r", "100:110"},
+	{"log", "-p", "--stat", "-r", "1000:1200", "README", "-I", "glob:**.py"}, {"log", "--stat", "-X", "**.py", "-r", "tip"},
 	{"log", "-q", "-I", "mercurial/**", "-X", "**.c", "-l", "30"}, {"log", "-q", "-I", "re:.*\\.c$", "README"},
 }
 
@@ -146,6 +150,8 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
 		{[]string{"log", "-f", "a"}, "--follow with FILE"},
+		{[]string{"log", "-p", "-G"}, "-p and --stat with -G"},
+		{[]string{"log", "--stat", "-T", "json"}, "-p and --stat with -T json"},
 	} {
 		_, e, code := hgfsIn(dir, c.args...)
 		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {
