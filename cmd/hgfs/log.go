@@ -59,6 +59,13 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 			{'X', "exclude", optList, "", "exclude names matching the given patterns"},
 			{'p', "patch", optBool, "", "show patch"},
 			{0, "stat", optBool, "", "output diffstat-style summary of changes"},
+			{'P', "prune", optList, "", "do not display revision or any of its ancestors"},
+			{'B', "bookmark", optList, "", "show changesets within the given bookmark"},
+			// Options of hg log hgfs refuses by name (logUnsupported).
+			{'g', "git", optBool, "", "use git extended diff format (not supported)"},
+			{'C', "copies", optBool, "", "show copied files (not supported)"},
+			{0, "removed", optBool, "", "include revisions where files were removed (not supported)"},
+			{'L', "line-range", optList, "", "follow line range of specified file (not supported)"},
 		},
 		run: runLog,
 	})
@@ -71,7 +78,16 @@ var logStyles = map[string]bool{
 	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
 }
 
+// logUnsupported are hg log's options hgfs declares only to refuse them
+// by name.
+var logUnsupported = []string{"git", "copies", "removed", "line-range"}
+
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
+	for _, o := range logUnsupported {
+		if c.opts.Changed(o) {
+			return abortf("hgfs log: --%s is not supported", o)
+		}
+	}
 	tmplSpec := c.opts.String("template")
 	var tmpl *templater.Template
 	if tmplSpec != "" && !logStyles[tmplSpec] {
@@ -153,6 +169,22 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	if d := c.opts.String("date"); c.opts.Changed("date") {
 		filters = append(filters, "date("+quoteRevset(d)+")")
+	}
+	if ps := c.opts.List("prune"); len(ps) > 0 {
+		var or []string
+		for _, p := range ps {
+			or = append(or, "ancestors("+quoteRevset(p)+")")
+		}
+		filters = append(filters, "not ("+strings.Join(or, " or ")+")")
+	}
+	if bs := c.opts.List("bookmark"); len(bs) > 0 {
+		// scmutil.format_bookmark_revspec.
+		var or []string
+		for _, b := range bs {
+			m := quoteRevset("literal:" + b)
+			or = append(or, "(ancestors(bookmark("+m+")) - ancestors(head() and not bookmark("+m+")) - ancestors(bookmark() and not bookmark("+m+")))")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
 	}
 	if bs := c.opts.List("branch"); len(bs) > 0 {
 		var or []string

@@ -59,6 +59,8 @@ var logCases = [][]string{
 	{"log", "-p", "-r", "merge()", "-l", "8"}, {"log", "--debug", "-p", "-r", "1:3"}, {"log", "-q", "-p", "-l", "3"},
 	{"log", "-p", "-T", "{rev}\n", "-r", "2400:2440"}, {"log", "-p", "-T", "compact", "-r", "100:110"},
 	{"log", "-p", "--stat", "-r", "1000:1200", "README", "-I", "glob:**.py"}, {"log", "--stat", "-X", "**.py", "-r", "tip"},
+	{"log", "-q", "-P", "2960", "-P", "2900", "-l", "20"}, {"log", "-q", "-P", "nosuch"}, {"log", "-q", "-P", "tip~3", "-l", "5"},
+	{"log", "-q", "-B", "feature"}, {"log", "-q", "-B", "main-bm", "-B", "feature"}, {"log", "-q", "-B", "nosuch"},
 	{"log", "-q", "-I", "mercurial/**", "-X", "**.c", "-l", "30"}, {"log", "-q", "-I", "re:.*\\.c$", "README"},
 }
 
@@ -151,6 +153,8 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
 		{[]string{"log", "-f", "a"}, "--follow with FILE"},
 		{[]string{"log", "-p", "-G"}, "-p and --stat with -G"},
+		{[]string{"log", "-g", "-p"}, "--git"}, {[]string{"log", "--copies"}, "--copies"},
+		{[]string{"log", "--removed"}, "--removed"}, {[]string{"log", "-L", "a,1:2"}, "--line-range"},
 		{[]string{"log", "--stat", "-T", "json"}, "-p and --stat with -T json"},
 	} {
 		_, e, code := hgfsIn(dir, c.args...)
