@@ -84,6 +84,9 @@ var logRevsets = []string{
 	"foo bar", "nosuch()", "nosuchrev", "1 +", "(", "'unterminated", "sort(all(), nokey)",
 	"ancestors()", "limit(all(), x)", "1:2:3", "x::", "::", "-", "a-b-c", "all(1)",
 	"date(foo)", "heads(", "tip and", "tip^3", "branch()", "parents()",
+	"adds(README)", "adds('glob:*.py')", "adds(mercurial)", "adds('relglob:*.txt')", "modifies('mercurial/hg.py')",
+	"modifies('path:mercurial/hg.py')", "modifies('re:.*')", "removes('**')", "removes('path:mercurial')", "adds()",
+	"file(mercurial)", "file('relglob:*.py')", "grep('Merge|merge')", "grep('^[a-z]+$')", "grep(x, y)",
 }
 
 func TestLogLikeHg(t *testing.T) {
@@ -149,7 +152,7 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
 		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
 		{[]string{"log", "-T", "{sub('a', 'b', desc)}"}, "function sub()"},
-		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
+		{[]string{"log", "-r", "follow(a)"}, "follow() with arguments"}, {[]string{"log", "-r", "matching(1)"}, "predicate matching()"},
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
 		{[]string{"log", "-f", "a"}, "--follow with FILE"},
 		{[]string{"log", "-p", "-G"}, "-p and --stat with -G"},
