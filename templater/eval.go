@@ -28,6 +28,9 @@ type Env struct {
 	Repo  *repo.Repo
 	Debug bool
 	depth int
+	// latest caches latesttag's walk (templatekw's cache).
+	latest       map[int]latestTag
+	tagAncestors map[string]map[int]bool
 }
 
 // date is a changeset date: seconds and seconds west of UTC.
@@ -335,7 +338,7 @@ func strList(key string, vals []string) *list {
 // keywords hg has that are not implemented here.
 var hgKeywords = []string{
 	"activebookmark", "bisect", "children", "diffstat", "file_copies_switch",
-	"latesttag", "latesttagdistance", "changessincelatesttag", "namespaces", "negrev",
+	"namespaces", "negrev",
 	"obsfate", "obsolete", "instabilities", "peerurls", "predecessors", "successorssets",
 	"reporoot", "termwidth", "whyunstable", "index",
 }
@@ -376,6 +379,26 @@ func (sc *scope) keyword(name string) (any, error) {
 			l = strList("file", adds)
 		case "file_dels":
 			l = strList("file", dels)
+		}
+		return l, nil
+	case "latesttag", "latesttagdistance", "changessincelatesttag":
+		lt, err := sc.latestTags(rev)
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "latesttagdistance":
+			return lt.dist, nil
+		case "changessincelatesttag":
+			return sc.changesSince(rev, lt.tags[0])
+		}
+		l := &list{key: "latesttag", sep: ":"}
+		for _, t := range lt.tags {
+			n, err := sc.changesSince(rev, t)
+			if err != nil {
+				return nil, err
+			}
+			l.items = append(l.items, map[string]any{"latesttag": t, "tag": t, "distance": lt.dist, "changes": n})
 		}
 		return l, nil
 	case "p1", "p2":
@@ -1078,7 +1101,8 @@ func isKeyword(name string) bool {
 	switch name {
 	case "rev", "node", "author", "desc", "date", "branch", "tags", "bookmarks", "files", "file_adds",
 		"file_dels", "file_mods", "p1rev", "p2rev", "p1node", "p2node", "parents", "phase", "phaseidx",
-		"manifest", "graphnode", "extras", "branches", "file_copies", "p1", "p2":
+		"manifest", "graphnode", "extras", "branches", "file_copies", "p1", "p2",
+		"latesttag", "latesttagdistance", "changessincelatesttag":
 		return true
 	}
 	return false
