@@ -656,7 +656,7 @@ func jsonValue(v any) string {
 }
 
 var hgFilters = []string{
-	"age", "cbor", "commondir", "fill68", "fill76", "hex", "obfuscate", "permissions",
+	"cbor", "commondir", "fill68", "fill76", "hex", "obfuscate", "permissions",
 	"revescape", "shortbisect", "splitlines", "urlescape", "utf8", "localdate",
 }
 
@@ -747,6 +747,12 @@ func (sc *scope) filter(name string, v any) (any, error) {
 			return x[:i], nil
 		}
 		return "", nil
+	case "age":
+		d, err := asDate(v, name)
+		if err != nil {
+			return nil, err
+		}
+		return age(d, time.Now().Unix()), nil
 	case "isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "date", "hgdate":
 		d, err := asDate(v, name)
 		if err != nil {
@@ -774,6 +780,43 @@ func (sc *scope) filter(name string, v any) (any, error) {
 		}
 	}
 	return nil, hgparse.Errorf("unknown function '%s'", name)
+}
+
+// age is templatefilters.age: how long before (or after) now d is, in
+// the largest unit that counts at least two (seconds always), or the
+// short date beyond two years.
+func age(d date, now int64) string {
+	scales := []struct {
+		name string
+		secs int64
+	}{{"year", 3600 * 24 * 365}, {"month", 3600 * 24 * 30}, {"week", 3600 * 24 * 7}, {"day", 3600 * 24}, {"hour", 3600}, {"minute", 60}, {"second", 1}}
+	future := d.t > now
+	var delta int64
+	if future {
+		delta = max(1, d.t-now)
+		if delta > scales[0].secs*30 {
+			return "in the distant future"
+		}
+	} else {
+		delta = max(1, now-d.t)
+		if delta > scales[0].secs*2 {
+			return dateStr(d, "2006-01-02", false, false)
+		}
+	}
+	for _, sc := range scales {
+		n := delta / sc.secs
+		if n >= 2 || sc.secs == 1 {
+			unit := sc.name
+			if n != 1 {
+				unit += "s"
+			}
+			if future {
+				return fmt.Sprintf("%d %s from now", n, unit)
+			}
+			return fmt.Sprintf("%d %s ago", n, unit)
+		}
+	}
+	return ""
 }
 
 var hgFuncs = []string{
@@ -1113,7 +1156,7 @@ func (sc *scope) filterFunc(name string) bool {
 	case "short", "firstline", "lower", "upper", "user", "person", "email", "domain", "json",
 		"nonempty", "escape", "xmlescape", "addbreaks", "stringescape", "basename", "dirname",
 		"emailuser", "count", "stringify", "tabindent",
-		"isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "hgdate":
+		"isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "hgdate", "age":
 		return true
 	}
 	return false
