@@ -31,17 +31,20 @@ line each). -r selects revisions with hg's revset language: numbers,
 nodes, tags, bookmarks, branches, ranges A:B, A::B, and predicates such
 as heads(), branch(), ancestors(), descendants(), draft(), public(),
 bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
-first(), last(), reverse(), sort(), combined with and/or/not/-.
+first(), last(), reverse(), sort(), adds(), modifies(), removes(),
+grep(), follow(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
-{desc|firstline}, {files % '{file}\n'}, ...) or the styles json, xml, compact and phases.
+{desc|firstline}, {files % '{file}\n'}, {p1.rev}, {get(extras, 'x')},
+{word(0, desc)}, {sub(...)}, {revset(...)}, {latesttag}, {date|age},
+...) or the styles json, xml, compact and phases.
 FILE arguments select the changesets touching those paths (-I and -X
 filter them by pattern); -G draws the revision graph as hg does; -f
 follows the ancestors of the working directory's parent (or of -r);
 -d, -M and -m filter by date and merges. -p and --stat add each
 changeset's diff against its first parent (hg's plain format, with
-hg's bdiff) and its diffstat. Options of hg log not listed here
-(--git, --copies, --removed, -L...) are refused by name. Predicates, keywords, filters and
-styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
+hg's bdiff) and its diffstat. --git, --copies, --removed and -L, and
+the predicates, keywords, filters and styles hgfs does not implement,
+are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
 			{'l', "limit", optInt, "", "limit number of changes displayed"},
