@@ -126,8 +126,9 @@ func TestProgressTopicRender(t *testing.T) {
 	p.topicUpdate("changesets", 1, 2971)
 	now = now.Add(2 * time.Second)
 	p.topicUpdate("changesets", 1486, 2971)
-	// hg: head "changesets", tail "1486/2971 03s", progwidth 60-11-14-3.
-	want := "\rchangesets [" + strings.Repeat("=", 15) + ">" + strings.Repeat(" ", 16) + "] 1486/2971 03s"
+	// hg's line at 60 columns (head "changesets", tail "1486/2971 03s",
+	// progwidth 60-11-14-3), padded to the 60 columns hgfs draws at 61.
+	want := "\rchangesets [" + strings.Repeat("=", 15) + ">" + strings.Repeat(" ", 16) + "] 1486/2971 03s "
 	if got := buf.String()[strings.LastIndex(buf.String(), "\r"):]; got != want || len(got) != 61 {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
