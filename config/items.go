@@ -46,6 +46,9 @@ var (
 	ProgressDisable           = Known{"progress", "disable", "false", "draw no progress bar"}
 	ProgressAssumeTTY         = Known{"progress", "assume-tty", "false", "draw the progress bar although stderr is not a terminal"}
 	ProgressWidth             = Known{"progress", "width", "", "progress bar width, used when above 20 (default: $COLUMNS when above 20, else 80)"}
+	ProgressDelay             = Known{"progress", "delay", "3", "seconds before the progress bar is first drawn (and again after a step's bar completes)"}
+	ProgressRefresh           = Known{"progress", "refresh", "0.1", "seconds between redraws of the progress bar"}
+	ProgressEstimateInterval  = Known{"progress", "estimateinterval", "60.0", "seconds of recent progress the time left is estimated from (0 or less: all of it)"}
 
 	WorkerBackgroundClose         = Known{"worker", "backgroundclose", strconv.FormatBool(runtime.GOOS == "windows"), "close the large files a clone writes on background goroutines (hg's default: on Windows only, where closing is slow)"}
 	WorkerBackgroundCloseMinFiles = Known{"worker", "backgroundcloseminfilecount", "2048", "use background closing only for clones of at least this many files"}
@@ -98,7 +101,7 @@ var (
 // All lists every known setting, sorted by key.
 func All() []Known {
 	all := []Known{Changegroup3, CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
-		UITimeout, UICloneBundles, UICloneBundleFallback, UICloneBundlePrefers, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth,
+		UITimeout, UICloneBundles, UICloneBundleFallback, UICloneBundlePrefers, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth, ProgressDelay, ProgressRefresh, ProgressEstimateInterval,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,

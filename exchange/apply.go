@@ -46,18 +46,25 @@ type ApplyResult struct {
 // manifests, files; new changesets registered in targetPhase (Draft for
 // unbundle and pull; the caller then moves phases as the source says).
 func (s *Session) ApplyChangegroup(ctx context.Context, cg *changegroup.Reader, targetPhase int) (*ApplyResult, error) {
+	return s.applyChangegroup(ctx, cg, targetPhase, 0)
+}
+
+// applyChangegroup is ApplyChangegroup with the number of changesets the
+// bundle part announces (nbchanges; 0 when unknown), the changesets
+// progress topic's total.
+func (s *Session) applyChangegroup(ctx context.Context, cg *changegroup.Reader, targetPhase, nbChanges int) (*ApplyResult, error) {
 	if s.done {
 		return nil, ErrSessionDone
 	}
 	defer s.guard()
-	res, err := s.apply(ctx, cg, targetPhase)
+	res, err := s.apply(ctx, cg, targetPhase, nbChanges)
 	if err != nil {
 		return nil, s.fail(err)
 	}
 	return res, nil
 }
 
-func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase int) (*ApplyResult, error) {
+func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase, nbChanges int) (*ApplyResult, error) {
 	cl := s.cl
 	oldHeads := headSet(cl)
 	clStart := cl.Len()
@@ -71,8 +78,14 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		return nil, fmt.Errorf("%w: changegroup does not start with the changelog", ErrCorrupt)
 	}
 	s.status("adding changesets\n")
+	// The files the new changesets touch: the files topic's total (hg's
+	// efiles), read only for a progress bar.
+	var efiles map[string]bool
+	if s.opt.Progress != nil {
+		efiles = map[string]bool{}
+	}
 	var d changegroup.Delta
-	for {
+	for chunks := 1; ; chunks++ {
 		ok, err := cg.NextDelta(&d)
 		if err != nil {
 			return nil, err
@@ -80,16 +93,24 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		if !ok {
 			break
 		}
+		s.progress("changesets", chunks, nbChanges)
 		s.debug("add changeset %s\n", revlog.Node(d.Node).Short())
 		// Changesets already present are skipped; hg moves their phase
 		// only for push and serve sources (phaseall), never here.
-		if _, _, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags); err != nil {
+		rev, added, err := cl.AddDelta(d.Node, d.P1, d.P2, d.Base, d.Data, cl.Len(), d.Flags)
+		if err != nil {
 			return nil, err
+		}
+		if added && efiles != nil {
+			if err := addFiles(efiles, cl, rev); err != nil {
+				return nil, err
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
+	s.progress("changesets", -1, 0)
 	clEnd := cl.Len()
 	res.Changesets = clEnd - clStart
 	for r := clStart; r < clEnd; r++ {
@@ -118,19 +139,24 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 		defer fa.stop(nil) // a no-op unless a panic left jobs running
 	}
 	s.status("adding manifests\n")
+	// hg: "We know that we'll never have more manifests than we had
+	// changesets."
+	next := s.counted(cg, "manifests", res.Changesets)
 	if fa != nil {
-		err = fa.group(cg, "00manifest.i", true)
+		err = fa.group(next, "00manifest.i", true)
 	} else {
-		_, _, err = s.addGroup(ctx, cg.NextDelta, s.ml, "00manifest.i", linkRev)
+		_, _, err = s.addGroup(ctx, next, s.ml, "00manifest.i", linkRev)
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.progress("manifests", -1, 0)
 
 	s.status("adding file changes\n")
-	if err := s.applyFiles(ctx, cg, fa, linkRev, res); err != nil {
+	if err := s.applyFiles(ctx, cg, fa, linkRev, res, len(efiles)); err != nil {
 		return nil, err
 	}
+	s.progress("files", -1, 0)
 
 	// Heads, as apply counts them: an empty repository has the null head.
 	heads := headSet(cl)
@@ -184,6 +210,47 @@ func (s *Session) recordResult(ret int) {
 	}
 }
 
+// progress reports to Options.Progress.
+func (s *Session) progress(topic string, pos, total int) {
+	if s.opt.Progress != nil {
+		s.opt.Progress(topic, pos, total)
+	}
+}
+
+// counted is cg.NextDelta, reporting each delta read as the next
+// position of topic when there is a progress bar (hg's chunk callback).
+func (s *Session) counted(cg *changegroup.Reader, topic string, total int) func(*changegroup.Delta) (bool, error) {
+	if s.opt.Progress == nil {
+		return cg.NextDelta
+	}
+	chunks := 0
+	return func(d *changegroup.Delta) (bool, error) {
+		ok, err := cg.NextDelta(d)
+		if ok {
+			chunks++
+			s.opt.Progress(topic, chunks, total)
+		}
+		return ok, err
+	}
+}
+
+// addFiles adds the files changeset rev of cl touches to set (hg's
+// onchangelog callback).
+func addFiles(set map[string]bool, cl *revlog.Writer, rev int) error {
+	text, err := cl.Revision(rev)
+	if err != nil {
+		return err
+	}
+	cs, err := revlog.ParseChangeset(text)
+	if err != nil {
+		return err
+	}
+	for _, f := range cs.Files {
+		set[f] = true
+	}
+	return nil
+}
+
 func groupErr(err error, what string) error {
 	if err == io.EOF {
 		return fmt.Errorf("%w: changegroup ends before its %s group", ErrCorrupt, what)
@@ -193,7 +260,7 @@ func groupErr(err error, what string) error {
 
 // applyFiles adds the file groups: on fa's workers, or here when fa is
 // nil.
-func (s *Session) applyFiles(ctx context.Context, cg *changegroup.Reader, fa *fileApplier, linkRev func([20]byte) (int, error), res *ApplyResult) error {
+func (s *Session) applyFiles(ctx context.Context, cg *changegroup.Reader, fa *fileApplier, linkRev func([20]byte) (int, error), res *ApplyResult, expectedFiles int) error {
 	for {
 		kind, name, err := cg.NextGroup()
 		if err == io.EOF {
@@ -224,8 +291,9 @@ func (s *Session) applyFiles(ctx context.Context, cg *changegroup.Reader, fa *fi
 		}
 		res.Files++
 		s.debug("adding %s revisions\n", name)
+		s.progress("files", res.Files, expectedFiles)
 		if fa != nil {
-			if err := fa.group(cg, name, false); err != nil {
+			if err := fa.group(cg.NextDelta, name, false); err != nil {
 				return err
 			}
 			continue

@@ -59,7 +59,7 @@ func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode B
 			if p.TargetPhase >= 0 {
 				phase = p.TargetPhase
 			}
-			if _, err := s.ApplyChangegroup(ctx, p.Changegroup, phase); err != nil {
+			if _, err := s.applyChangegroup(ctx, p.Changegroup, phase, max(p.NbChanges, 0)); err != nil {
 				return nil, err // already aborted
 			}
 			res.Changegroups++

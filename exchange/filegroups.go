@@ -60,8 +60,8 @@ type fileJob struct {
 	name    string
 	deltas  []changegroup.Delta // Data points into data
 	data    []byte
-	readErr error               // how the group's reading ended, if not at its end
-	rest    *changegroup.Reader // reading continues here (a group too large to copy)
+	readErr error                                  // how the group's reading ended, if not at its end
+	rest    func(*changegroup.Delta) (bool, error) // reading continues here (a group too large to copy)
 	w       *revlog.Writer
 	pending bool // w continues an earlier group's writer (or is s.ml)
 	before  int  // w.Pending() when the group began
@@ -117,10 +117,11 @@ func (s *Session) newFileApplier(ctx context.Context, linkRev func([20]byte) (in
 	return fa
 }
 
-// group reads the current group of cg (the manifests', or file name's)
-// and queues it, or applies it here when it is too large to copy or
-// continues a pending writer.
-func (fa *fileApplier) group(cg *changegroup.Reader, name string, manifest bool) error {
+// group reads the current group of a changegroup with next (its
+// NextDelta: the manifests', or file name's group) and queues it, or
+// applies it here when it is too large to copy or continues a pending
+// writer.
+func (fa *fileApplier) group(next func(*changegroup.Delta) (bool, error), name string, manifest bool) error {
 	j := &fileJob{name: name, manifest: manifest}
 	if manifest {
 		// The session's writer: Abort discards it, Commit flushes it.
@@ -128,7 +129,7 @@ func (fa *fileApplier) group(cg *changegroup.Reader, name string, manifest bool)
 	}
 	var d changegroup.Delta
 	for {
-		ok, err := cg.NextDelta(&d)
+		ok, err := next(&d)
 		if err != nil {
 			j.readErr = err
 			break
@@ -139,7 +140,7 @@ func (fa *fileApplier) group(cg *changegroup.Reader, name string, manifest bool)
 		if len(j.data)+len(d.Data) > maxJobBytes {
 			// Too large to hold: applied here, reading as it goes.
 			j.fix()
-			j.rest = cg
+			j.rest = next
 			j.deltas = append(j.deltas, d) // valid until the next read
 			return fa.here(j)
 		}
@@ -278,7 +279,7 @@ func (fa *fileApplier) run(j *fileJob) {
 			return true, nil
 		}
 		if j.rest != nil {
-			return j.rest.NextDelta(d)
+			return j.rest(d)
 		}
 		return false, j.readErr
 	}

@@ -43,6 +43,14 @@ type Options struct {
 	// groups (filegroups.go); 0 means GOMAXPROCS, 1 applies them on the
 	// session's goroutine as they are read.
 	FileWorkers int
+	// Progress, when set, is told how far a changegroup's application
+	// is, as hg's changegroup apply reports it to its progress bar:
+	// topic "changesets" (pos: changelog chunks read; total: the
+	// part's nbchanges, 0 when unknown), then "manifests" (chunks read;
+	// total: the changesets added), then "files" (file groups read;
+	// total: the distinct files the added changesets touch). pos -1
+	// closes the topic. It is called on the session's goroutine.
+	Progress func(topic string, pos, total int)
 }
 
 // Session is a repository locked for writing with an open transaction.

@@ -581,3 +581,19 @@ func (r *Repo) IsWorkingParent(rev int) bool {
 	n := r.Node(rev)
 	return n == m.parents[0] || n == m.parents[1]
 }
+
+// TagType is localrepo.tagtype: "local" for a tag from .hg/localtags,
+// "global" for one from .hgtags, "" for "tip" and unknown names.
+func (r *Repo) TagType(name string) string {
+	m, err := r.getTags()
+	if err != nil || name == "tip" {
+		return ""
+	}
+	if _, ok := m.tags[name]; !ok {
+		return ""
+	}
+	if _, ok := m.local[name]; ok {
+		return "local"
+	}
+	return "global"
+}

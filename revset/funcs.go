@@ -16,11 +16,11 @@ var predicates map[string]predicate
 // hgPredicates are the documented predicates of hg 6.3's revset.py that
 // this package does not evaluate: they are refused by name.
 var hgPredicates = []string{
-	"adds", "ancestor", "bisect", "bisected", "bundle", "branchpoint", "commonancestors",
+	"ancestor", "bisect", "bisected", "bundle", "branchpoint", "commonancestors",
 	"conflictlocal", "conflictother", "contains", "converted", "destination", "diffcontains",
-	"contentdivergent", "expectsize", "extdata", "extinct", "extra", "filelog", "follow",
-	"followlines", "grep", "hidden", "matching", "modifies", "named", "nodefromfile",
-	"obsolete", "origin", "outgoing", "phasedivergent", "remote", "removes", "revset",
+	"contentdivergent", "expectsize", "extdata", "extinct", "extra", "filelog",
+	"followlines", "hidden", "matching", "named", "nodefromfile",
+	"obsolete", "origin", "outgoing", "phasedivergent", "remote", "revset",
 	"stack", "subrepo", "successors", "orphan", "unstable", "wdir", "precursors",
 	"predecessors", "allprecursors", "allpredecessors", "allsuccessors", "divergent",
 	"_destupdate", "_destmerge",
@@ -28,6 +28,11 @@ var hgPredicates = []string{
 
 func init() {
 	predicates = map[string]predicate{
+		"adds":        statusPred("adds"),
+		"modifies":    statusPred("modifies"),
+		"removes":     statusPred("removes"),
+		"grep":        fGrep,
+		"follow":      fFollow,
 		"all":         fAll,
 		"ancestors":   fAncestors,
 		"author":      fUser,

@@ -14,19 +14,23 @@ import (
 // FileMatcher matches repository paths against hg file patterns
 // (mercurial/match.py) as file() and log's FILE arguments do: "glob:"
 // (the default), "relglob:", "path:", "relpath:", "rootglob:" and
-// "re:"; a path or glob also matches everything under it. cwd is the
-// working directory relative to the root.
+// "re:"; a path also matches everything under it, a glob only what it
+// names (patternmatcher's glob suffix "$"). cwd is the working directory
+// relative to the root.
 func FileMatcher(pats []string, cwd string) (func(string) bool, error) {
-	return fileMatcher(pats, cwd, "glob")
+	return fileMatcher(pats, cwd, "glob", "$")
 }
 
 // PathMatcher is FileMatcher with "relpath:" as the default kind, as
 // command-line FILE arguments are read.
 func PathMatcher(pats []string, cwd string) (func(string) bool, error) {
-	return fileMatcher(pats, cwd, "relpath")
+	return fileMatcher(pats, cwd, "relpath", "$")
 }
 
-func fileMatcher(pats []string, cwd, def string) (func(string) bool, error) {
+// fileMatcher builds the matcher; globSuffix ends glob patterns: "$"
+// for patterns, "(?:/|$)" for -I/-X (includematcher), where a glob
+// also matches everything under what it names.
+func fileMatcher(pats []string, cwd, def, globSuffix string) (func(string) bool, error) {
 	var res []string
 	for _, p := range pats {
 		kind, pat := def, p
@@ -49,7 +53,7 @@ func fileMatcher(pats []string, cwd, def string) (func(string) bool, error) {
 			}
 			switch kind {
 			case "glob":
-				re = globRe(c) + "(?:/|$)"
+				re = globRe(c) + globSuffix
 			case "rootglob":
 				re = globRe(c) + "$"
 			default:
@@ -59,7 +63,7 @@ func fileMatcher(pats []string, cwd, def string) (func(string) bool, error) {
 				re = ""
 			}
 		case "relglob":
-			re = "(?:|.*/)" + globRe(pat) + "(?:/|$)"
+			re = "(?:|.*/)" + globRe(pat) + globSuffix
 		case "re":
 			re = pat
 		default:
@@ -277,4 +281,10 @@ func dateBound(s string, upper bool) (int64, error) {
 		return 0, &LookupError{"invalid date: '" + s + "'"}
 	}
 	return t.Unix(), nil
+}
+
+// IncludeMatcher matches what hg's -I or -X patterns name: glob
+// patterns by default, relative to cwd (match.match's include).
+func IncludeMatcher(pats []string, cwd string) (func(string) bool, error) {
+	return fileMatcher(pats, cwd, "glob", "(?:/|$)")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hgfs/hgfs/internal/hgparse"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/revset"
 )
 
 // UnsupportedError names a part of hg's template language hgfs does
@@ -27,6 +28,9 @@ type Env struct {
 	Repo  *repo.Repo
 	Debug bool
 	depth int
+	// latest caches latesttag's walk (templatekw's cache).
+	latest       map[int]latestTag
+	tagAncestors map[string]map[int]bool
 }
 
 // date is a changeset date: seconds and seconds west of UTC.
@@ -34,6 +38,27 @@ type date struct {
 	t  int64
 	tz int
 }
+
+// ctxValue is a changeset as a template value (hg's mappingdict with a
+// ctx): p1 and p2, and the items of revset(). It prints as
+// "{rev}:{node|formatnode}", and its members (the '.' operator, or a
+// % template) are the changeset's keywords.
+type ctxValue struct {
+	rev   int
+	debug bool
+	node  revlog.Node
+}
+
+func (c ctxValue) String() string {
+	if c.debug {
+		return fmt.Sprintf("%d:%s", c.rev, c.node)
+	}
+	return fmt.Sprintf("%d:%s", c.rev, c.node.Short())
+}
+
+// ctxKey is the item key holding a changeset's revision in lists whose
+// items are changesets (revset()).
+const ctxKey = "\x00ctx"
 
 // list is hg's hybrid list: items with a mapping each, printed joined
 // by sep through their key.
@@ -93,6 +118,8 @@ func stringify(v any) string {
 	case date:
 		return fmt.Sprintf("%d.0%d", v.t, v.tz)
 	case *list:
+		return v.String()
+	case ctxValue:
 		return v.String()
 	case []any:
 		var b strings.Builder
@@ -217,7 +244,7 @@ func (sc *scope) eval(n *hgparse.Node) (any, error) {
 		}
 		return sc.call(name.Value, hgparse.List(n.Kids[1]))
 	case ".":
-		return nil, &UnsupportedError{"the template member operator '.'"}
+		return sc.member(n.Kids[0], n.Kids[1])
 	case "keyvalue":
 		return nil, hgparse.Errorf("can't use a key-value pair in this context")
 	case "list":
@@ -253,6 +280,17 @@ func (sc *scope) mapList(ln, tn *hgparse.Node) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := v.(ctxValue); ok {
+		inner, err := sc.ctxScope(c.rev)
+		if err != nil {
+			return nil, err
+		}
+		r, err := inner.eval(tn)
+		if err != nil {
+			return nil, err
+		}
+		return stringify(r), nil
+	}
 	l, ok := v.(*list)
 	if !ok {
 		if ln != nil && ln.Op == "symbol" {
@@ -263,6 +301,13 @@ func (sc *scope) mapList(ln, tn *hgparse.Node) (any, error) {
 	var b strings.Builder
 	for _, it := range l.items {
 		inner := &scope{env: sc.env, rev: sc.rev, cs: sc.cs, vars: it, outer: sc}
+		if rev, ok := it[ctxKey].(int); ok {
+			c, err := sc.ctxScope(rev)
+			if err != nil {
+				return nil, err
+			}
+			inner.rev, inner.cs, inner.outer = c.rev, c.cs, nil
+		}
 		// A template leaf that is a bare keyword maps through it.
 		r, err := inner.eval(tn)
 		if err != nil {
@@ -293,7 +338,7 @@ func strList(key string, vals []string) *list {
 // keywords hg has that are not implemented here.
 var hgKeywords = []string{
 	"activebookmark", "bisect", "children", "diffstat", "file_copies_switch",
-	"latesttag", "latesttagdistance", "changessincelatesttag", "namespaces", "negrev",
+	"namespaces", "negrev",
 	"obsfate", "obsolete", "instabilities", "peerurls", "predecessors", "successorssets",
 	"reporoot", "termwidth", "whyunstable", "index",
 }
@@ -336,6 +381,33 @@ func (sc *scope) keyword(name string) (any, error) {
 			l = strList("file", dels)
 		}
 		return l, nil
+	case "latesttag", "latesttagdistance", "changessincelatesttag":
+		lt, err := sc.latestTags(rev)
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "latesttagdistance":
+			return lt.dist, nil
+		case "changessincelatesttag":
+			return sc.changesSince(rev, lt.tags[0])
+		}
+		l := &list{key: "latesttag", sep: ":"}
+		for _, t := range lt.tags {
+			n, err := sc.changesSince(rev, t)
+			if err != nil {
+				return nil, err
+			}
+			l.items = append(l.items, map[string]any{"latesttag": t, "tag": t, "distance": lt.dist, "changes": n})
+		}
+		return l, nil
+	case "p1", "p2":
+		p1, p2 := r.Parents(rev)
+		p := p1
+		if name == "p2" {
+			p = p2
+		}
+		return ctxValue{rev: p, node: r.Node(p), debug: sc.env.Debug}, nil
 	case "p1rev", "p2rev", "p1node", "p2node":
 		p1, p2 := r.Parents(rev)
 		p := p1
@@ -584,7 +656,7 @@ func jsonValue(v any) string {
 }
 
 var hgFilters = []string{
-	"age", "cbor", "commondir", "fill68", "fill76", "hex", "obfuscate", "permissions",
+	"cbor", "commondir", "fill68", "fill76", "hex", "obfuscate", "permissions",
 	"revescape", "shortbisect", "splitlines", "urlescape", "utf8", "localdate",
 }
 
@@ -675,6 +747,12 @@ func (sc *scope) filter(name string, v any) (any, error) {
 			return x[:i], nil
 		}
 		return "", nil
+	case "age":
+		d, err := asDate(v, name)
+		if err != nil {
+			return nil, err
+		}
+		return age(d, time.Now().Unix()), nil
 	case "isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "date", "hgdate":
 		d, err := asDate(v, name)
 		if err != nil {
@@ -704,10 +782,47 @@ func (sc *scope) filter(name string, v any) (any, error) {
 	return nil, hgparse.Errorf("unknown function '%s'", name)
 }
 
+// age is templatefilters.age: how long before (or after) now d is, in
+// the largest unit that counts at least two (seconds always), or the
+// short date beyond two years.
+func age(d date, now int64) string {
+	scales := []struct {
+		name string
+		secs int64
+	}{{"year", 3600 * 24 * 365}, {"month", 3600 * 24 * 30}, {"week", 3600 * 24 * 7}, {"day", 3600 * 24}, {"hour", 3600}, {"minute", 60}, {"second", 1}}
+	future := d.t > now
+	var delta int64
+	if future {
+		delta = max(1, d.t-now)
+		if delta > scales[0].secs*30 {
+			return "in the distant future"
+		}
+	} else {
+		delta = max(1, now-d.t)
+		if delta > scales[0].secs*2 {
+			return dateStr(d, "2006-01-02", false, false)
+		}
+	}
+	for _, sc := range scales {
+		n := delta / sc.secs
+		if n >= 2 || sc.secs == 1 {
+			unit := sc.name
+			if n != 1 {
+				unit += "s"
+			}
+			if future {
+				return fmt.Sprintf("%d %s from now", n, unit)
+			}
+			return fmt.Sprintf("%d %s ago", n, unit)
+		}
+	}
+	return ""
+}
+
 var hgFuncs = []string{
 	"dict", "diff", "extdata", "files", "fill", "filter", "formatnode", "mailmap", "max", "min",
-	"obsfateoperations", "obsfatedate", "obsfateusers", "obsfateverb", "relpath", "revset",
-	"search", "status", "strip", "sub", "word", "localdate", "latesttag",
+	"obsfateoperations", "obsfatedate", "obsfateusers", "obsfateverb", "relpath",
+	"search", "status", "strip", "localdate", "latesttag",
 }
 
 func (sc *scope) args(args []*hgparse.Node) ([]any, error) {
@@ -893,7 +1008,84 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		}
 		return hgfmt.Date(d.t, d.tz), nil
 	case "get":
-		return nil, &UnsupportedError{"the template function get()"}
+		if len(args) != 2 {
+			return nil, hgparse.Errorf("get() expects two arguments")
+		}
+		d, err := sc.eval(args[0])
+		if err != nil {
+			return nil, err
+		}
+		key, err := sc.eval(args[1])
+		if err != nil {
+			return nil, err
+		}
+		v, err := sc.getMember(d, stringify(key))
+		if pe, ok := err.(*hgparse.ParseError); ok && pe.Hint == "" {
+			pe.Hint = "get() expects a dict as first argument"
+		}
+		return v, err
+	case "word":
+		if len(args) < 2 || len(args) > 3 {
+			return nil, hgparse.Errorf("word expects two or three arguments, got %d", len(args))
+		}
+		v, err := sc.args(args)
+		if err != nil {
+			return nil, err
+		}
+		num, err := toInt(v[0], "word expects an integer index")
+		if err != nil {
+			return nil, err
+		}
+		var tokens []string
+		if len(v) == 3 {
+			sep := stringify(v[2])
+			if sep == "" {
+				return nil, hgparse.Errorf("word expects a non-empty separator")
+			}
+			tokens = strings.Split(stringify(v[1]), sep)
+		} else {
+			// bytes.split(None): runs of ASCII whitespace.
+			tokens = strings.FieldsFunc(stringify(v[1]), func(r rune) bool {
+				return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+			})
+		}
+		if num >= len(tokens) || num < -len(tokens) {
+			return "", nil
+		}
+		if num < 0 {
+			num += len(tokens)
+		}
+		return tokens[num], nil
+	case "sub":
+		if len(args) != 3 {
+			return nil, hgparse.Errorf("sub expects three arguments")
+		}
+		v, err := sc.args(args)
+		if err != nil {
+			return nil, err
+		}
+		return pySub(stringify(v[0]), stringify(v[1]), stringify(v[2]))
+	case "revset":
+		if len(args) < 1 {
+			return nil, hgparse.Errorf("revset expects one or more arguments")
+		}
+		v, err := sc.args(args)
+		if err != nil {
+			return nil, err
+		}
+		q, err := formatSpec(stringify(v[0]), v[1:])
+		if err != nil {
+			return nil, err
+		}
+		revs, err := revset.New(sc.env.Repo, revset.Options{}).Revs([]string{q})
+		if err != nil {
+			return nil, err
+		}
+		l := &list{key: "revision", sep: " "}
+		for _, r := range revs {
+			l.items = append(l.items, map[string]any{"revision": r, ctxKey: r})
+		}
+		return l, nil
 	case "shortest":
 		if len(args) < 1 || len(args) > 2 {
 			return nil, hgparse.Errorf("shortest() expects one or two arguments")
@@ -952,7 +1144,8 @@ func isKeyword(name string) bool {
 	switch name {
 	case "rev", "node", "author", "desc", "date", "branch", "tags", "bookmarks", "files", "file_adds",
 		"file_dels", "file_mods", "p1rev", "p2rev", "p1node", "p2node", "parents", "phase", "phaseidx",
-		"manifest", "graphnode", "extras", "branches", "file_copies":
+		"manifest", "graphnode", "extras", "branches", "file_copies", "p1", "p2",
+		"latesttag", "latesttagdistance", "changessincelatesttag":
 		return true
 	}
 	return false
@@ -963,7 +1156,7 @@ func (sc *scope) filterFunc(name string) bool {
 	case "short", "firstline", "lower", "upper", "user", "person", "email", "domain", "json",
 		"nonempty", "escape", "xmlescape", "addbreaks", "stringescape", "basename", "dirname",
 		"emailuser", "count", "stringify", "tabindent",
-		"isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "hgdate":
+		"isodate", "isodatesec", "rfc822date", "rfc3339date", "shortdate", "hgdate", "age":
 		return true
 	}
 	return false

@@ -40,3 +40,20 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAge: templatefilters.age's answers (from hg 6.3's own function
+// with time.time fixed at 1700000000).
+func TestAge(t *testing.T) {
+	const now = 1700000000
+	for delta, want := range map[int64]string{
+		0: "1 second ago", -1: "1 second ago", -59: "59 seconds ago", -60: "60 seconds ago", -119: "119 seconds ago",
+		-120: "2 minutes ago", -7200: "2 hours ago", -86400 * 2: "2 days ago", -86400 * 13: "13 days ago",
+		-86400 * 14: "2 weeks ago", -86400 * 59: "8 weeks ago", -86400 * 61: "2 months ago", -86400 * 364: "12 months ago",
+		-86400 * 365 * 2: "2 years ago", -86400*365*2 - 1: "2021-11-14", 1: "1 second from now", 3600 * 5: "5 hours from now",
+		86400*365*30 + 1: "in the distant future",
+	} {
+		if got := age(date{now + delta, 0}, now); got != want {
+			t.Errorf("age(now%+d) = %q, want %q", delta, got, want)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func TestCloneProgress(t *testing.T) {
 	src := testenv.Generate(t, zlibEncodings)
 	dir := t.TempDir()
 	var o, e bytes.Buffer
-	code := run([]string{"--cwd", dir, "--config", "progress.assume-tty=true", "--config", "progress.width=60", "clone", src, "d"}, strings.NewReader(""), &o, &e)
+	code := run([]string{"--cwd", dir, "--config", "progress.assume-tty=true", "--config", "progress.delay=0", "--config", "progress.width=60", "clone", src, "d"}, strings.NewReader(""), &o, &e)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, o.String(), e.String())
 	}

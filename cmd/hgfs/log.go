@@ -31,12 +31,20 @@ line each). -r selects revisions with hg's revset language: numbers,
 nodes, tags, bookmarks, branches, ranges A:B, A::B, and predicates such
 as heads(), branch(), ancestors(), descendants(), draft(), public(),
 bookmark(), tag(), file(), keyword(), date(), user(), only(), limit(),
-first(), last(), reverse(), sort(), combined with and/or/not/-.
+first(), last(), reverse(), sort(), adds(), modifies(), removes(),
+grep(), follow(), combined with and/or/not/-.
 -T takes a template in hg's template language ({rev}, {node|short},
-{desc|firstline}, {files % '{file}\n'}, ...) or the styles json, xml, compact and phases.
-FILE arguments select the changesets touching those paths; -G draws
-the revision graph as hg does. Predicates, keywords, filters and
-styles hgfs does not implement are refused by name. Hidden (obsolete) changesets are not shown.`,
+{desc|firstline}, {files % '{file}\n'}, {p1.rev}, {get(extras, 'x')},
+{word(0, desc)}, {sub(...)}, {revset(...)}, {latesttag}, {date|age},
+...) or the styles json, xml, compact and phases.
+FILE arguments select the changesets touching those paths (-I and -X
+filter them by pattern); -G draws the revision graph as hg does; -f
+follows the ancestors of the working directory's parent (or of -r);
+-d, -M and -m filter by date and merges. -p and --stat add each
+changeset's diff against its first parent (hg's plain format, with
+hg's bdiff) and its diffstat. --git, --copies, --removed and -L, and
+the predicates, keywords, filters and styles hgfs does not implement,
+are refused by name. Hidden (obsolete) changesets are not shown.`,
 		options: []option{
 			{'r', "rev", optList, "", "show the specified revision or revset"},
 			{'l', "limit", optInt, "", "limit number of changes displayed"},
@@ -45,6 +53,22 @@ styles hgfs does not implement are refused by name. Hidden (obsolete) changesets
 			{'b', "branch", optList, "", "show changesets within the given named branch"},
 			{'u', "user", optList, "", "revisions committed by user"},
 			{'G', "graph", optBool, "", "show the revision DAG"},
+			{'f', "follow", optBool, "", "follow changeset history (without FILE arguments)"},
+			{0, "follow-first", optBool, "", "only follow the first parent of merge changesets (DEPRECATED)"},
+			{'d', "date", optString, "", "show revisions matching date spec"},
+			{'M', "no-merges", optBool, "", "do not show merges"},
+			{'m', "only-merges", optBool, "", "show only merges (DEPRECATED) (use -r \"merge()\" instead)"},
+			{'I', "include", optList, "", "include names matching the given patterns"},
+			{'X', "exclude", optList, "", "exclude names matching the given patterns"},
+			{'p', "patch", optBool, "", "show patch"},
+			{0, "stat", optBool, "", "output diffstat-style summary of changes"},
+			{'P', "prune", optList, "", "do not display revision or any of its ancestors"},
+			{'B', "bookmark", optList, "", "show changesets within the given bookmark"},
+			// Options of hg log hgfs refuses by name (logUnsupported).
+			{'g', "git", optBool, "", "use git extended diff format (not supported)"},
+			{'C', "copies", optBool, "", "show copied files (not supported)"},
+			{0, "removed", optBool, "", "include revisions where files were removed (not supported)"},
+			{'L', "line-range", optList, "", "follow line range of specified file (not supported)"},
 		},
 		run: runLog,
 	})
@@ -57,7 +81,16 @@ var logStyles = map[string]bool{
 	"phases": true, "status": true, "show": true, "bisect": true, "cbor": true, "pickle": true, "debug": true,
 }
 
+// logUnsupported are hg log's options hgfs declares only to refuse them
+// by name.
+var logUnsupported = []string{"git", "copies", "removed", "line-range"}
+
 func runLog(ctx context.Context, c *cmdContext, args []string) error {
+	for _, o := range logUnsupported {
+		if c.opts.Changed(o) {
+			return abortf("hgfs log: --%s is not supported", o)
+		}
+	}
 	tmplSpec := c.opts.String("template")
 	var tmpl *templater.Template
 	if tmplSpec != "" && !logStyles[tmplSpec] {
@@ -83,9 +116,18 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	ev := revset.New(r, revset.Options{Cwd: filepath.ToSlash(cwd)})
 	var revs []int
+	follow := c.opts.Bool("follow") || c.opts.Bool("follow-first")
+	if follow && len(args) > 0 {
+		return abortf("hgfs log: --follow with FILE arguments is not supported")
+	}
 	if specs := c.opts.List("rev"); len(specs) > 0 {
 		if revs, err = ev.Revs(specs); err != nil {
 			return revsetFailure(c.ui, err)
+		}
+	} else if follow {
+		// logcmdutil._initialrevs: the working directory's parent.
+		if p, err := r.Lookup("."); err == nil && p >= 0 {
+			revs = []int{p}
 		}
 	} else {
 		vis, err := r.Visible()
@@ -96,6 +138,10 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			revs = append(revs, vis[i])
 		}
 	}
+	if follow && len(revs) > 0 {
+		// dagop.revancestors, newest first.
+		revs = ancestorsDesc(r, revs, c.opts.Bool("follow-first"))
+	}
 	graph := c.opts.Bool("graph")
 	if graph && !sort.IsSorted(sort.Reverse(sort.IntSlice(revs))) {
 		// -G walks newest first (logcmdutil's sort_revisions "desc").
@@ -105,15 +151,43 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 	// logcmdutil._makerevset: the options become a revset filtering the
 	// revisions in their order.
 	var filters []string
-	if len(args) > 0 {
-		match, err := revset.PathMatcher(args, filepath.ToSlash(cwd))
+	incl, excl := c.opts.List("include"), c.opts.List("exclude")
+	if len(args) > 0 || len(incl) > 0 || len(excl) > 0 {
+		match, err := logMatcher(args, incl, excl, filepath.ToSlash(cwd))
 		if err != nil {
 			return revsetFailure(c.ui, err)
 		}
-		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match)
+		slow := len(incl) > 0 || len(excl) > 0
+		revs, err = filterFiles(r, revs, args, filepath.ToSlash(cwd), match, slow)
 		if err != nil {
 			return abortf("%v", err)
 		}
+	}
+	// logcmdutil._opt2logrevset.
+	if c.opts.Bool("no-merges") {
+		filters = append(filters, "not merge()")
+	}
+	if c.opts.Bool("only-merges") {
+		filters = append(filters, "merge()")
+	}
+	if d := c.opts.String("date"); c.opts.Changed("date") {
+		filters = append(filters, "date("+quoteRevset(d)+")")
+	}
+	if ps := c.opts.List("prune"); len(ps) > 0 {
+		var or []string
+		for _, p := range ps {
+			or = append(or, "ancestors("+quoteRevset(p)+")")
+		}
+		filters = append(filters, "not ("+strings.Join(or, " or ")+")")
+	}
+	if bs := c.opts.List("bookmark"); len(bs) > 0 {
+		// scmutil.format_bookmark_revspec.
+		var or []string
+		for _, b := range bs {
+			m := quoteRevset("literal:" + b)
+			or = append(or, "(ancestors(bookmark("+m+")) - ancestors(head() and not bookmark("+m+")) - ancestors(bookmark() and not bookmark("+m+")))")
+		}
+		filters = append(filters, "("+strings.Join(or, " or ")+")")
 	}
 	if bs := c.opts.List("branch"); len(bs) > 0 {
 		var or []string
@@ -153,6 +227,20 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			return abortf("limit must be positive")
 		} else if n < len(revs) {
 			revs = revs[:n]
+		}
+	}
+	patch, stat := c.opts.Bool("patch"), c.opts.Bool("stat")
+	if (patch || stat) && (graph || tmplSpec == "json" || tmplSpec == "xml") {
+		what := "-G"
+		if !graph {
+			what = "-T " + tmplSpec
+		}
+		return abortf("hgfs log: -p and --stat with %s are not supported by hgfs", what)
+	}
+	var diffMatch func(string) bool
+	if len(args) > 0 || len(incl) > 0 || len(excl) > 0 {
+		if diffMatch, err = logMatcher(args, incl, excl, filepath.ToSlash(cwd)); err != nil {
+			return revsetFailure(c.ui, err)
 		}
 	}
 	if tmplSpec == "json" {
@@ -206,6 +294,12 @@ func runLog(ctx context.Context, c *cmdContext, args []string) error {
 			text = fmt.Appendf(nil, "%d:%s\n", rev, r.Node(rev).Short())
 		default:
 			if text, err = hgfmt.AppendChangeset(nil, r, rev, logLevel(c.ui)); err != nil {
+				return abortf("%v", err)
+			}
+		}
+		// changesetprinter returns before the patch with -q.
+		if (patch || stat) && (tmpl != nil || tmplSpec == "compact" || !(c.ui.quiet && !c.ui.debug)) {
+			if text, err = appendLogPatch(text, c.ui, r, rev, diffMatch, patch, stat); err != nil {
 				return abortf("%v", err)
 			}
 		}
@@ -272,9 +366,9 @@ func quoteRevset(s string) string {
 // hg log FILE without --follow: where every argument is a plain path
 // with a filelog, the revisions its filelog links to (the filelog()
 // revset); otherwise those whose changeset lists a matching path.
-func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool) ([]int, error) {
+func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func(string) bool, slow bool) ([]int, error) {
 	linked := map[int]bool{}
-	fast := true
+	fast := !slow
 	for _, a := range args {
 		if strings.Contains(a, ":") {
 			fast = false
@@ -313,6 +407,86 @@ func filterFiles(r *repo.Repo, revs []int, args []string, cwd string, match func
 		}
 	}
 	return out, nil
+}
+
+// appendLogPatch is changesetprinter._showpatch: the diffstat, a blank
+// line when both are shown, the diff, and a blank line.
+func appendLogPatch(b []byte, u *ui, r *repo.Repo, rev int, match func(string) bool, patch, stat bool) ([]byte, error) {
+	files, err := hgfmt.ChangesetDiff(r, rev, match, u.debug, 3)
+	if err != nil {
+		return nil, err
+	}
+	if stat {
+		width := 80
+		if !plainMode("") {
+			width = termWidth(u)
+		}
+		b = hgfmt.AppendDiffstat(b, files, width)
+	}
+	if stat && patch {
+		b = append(b, '\n')
+	}
+	if patch {
+		b = hgfmt.AppendDiff(b, files)
+	}
+	return append(b, '\n'), nil
+}
+
+// logMatcher is the matcher of hg log's FILE arguments (relpath
+// patterns by default; all files when there are none) and -I/-X (glob
+// patterns by default), as scmutil.match builds it.
+func logMatcher(pats, incl, excl []string, cwd string) (func(string) bool, error) {
+	match := func(string) bool { return true }
+	if len(pats) > 0 {
+		m, err := revset.PathMatcher(pats, cwd)
+		if err != nil {
+			return nil, err
+		}
+		match = m
+	}
+	in := func(string) bool { return true }
+	if len(incl) > 0 {
+		m, err := revset.IncludeMatcher(incl, cwd)
+		if err != nil {
+			return nil, err
+		}
+		in = m
+	}
+	ex := func(string) bool { return false }
+	if len(excl) > 0 {
+		m, err := revset.IncludeMatcher(excl, cwd)
+		if err != nil {
+			return nil, err
+		}
+		ex = m
+	}
+	return func(f string) bool { return match(f) && in(f) && !ex(f) }, nil
+}
+
+// ancestorsDesc is dagop.revancestors of revs (with followFirst, through
+// first parents only), newest first.
+func ancestorsDesc(r *repo.Repo, revs []int, followFirst bool) []int {
+	seen := map[int]bool{}
+	stack := append([]int(nil), revs...)
+	for len(stack) > 0 {
+		rev := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if rev < 0 || seen[rev] {
+			continue
+		}
+		seen[rev] = true
+		p1, p2 := r.Parents(rev)
+		stack = append(stack, p1)
+		if !followFirst {
+			stack = append(stack, p2)
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for rev := range seen {
+		out = append(out, rev)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(out)))
+	return out
 }
 
 // writeJSONItems prints formatter.jsonformatter's list of items.

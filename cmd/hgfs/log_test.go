@@ -51,6 +51,25 @@ var logCases = [][]string{
 	{"manifest", "-T", "json"}, {"manifest", "-T", "json", "-r", "0"}, {"cat", "-T", "json", "-r", "0", "README", "nosuch"},
 	{"cat", "-T", "json", "nosuch"},
 	{"log", "-r", "reverse(0::5) and not merge()", "-T", "{rev} "}, {"log", "-r", "limit(descendants(2), 3)", "-v"},
+	{"log", "-q", "-M", "-l", "20"}, {"log", "-q", "-m", "-l", "10"}, {"log", "-q", "-d", ">2006-08-01"}, {"log", "-q", "-d", "2006-02-14 to 2006-03-01", "-M"},
+	{"log", "-q", "-f", "-l", "10"}, {"log", "-q", "-f", "-r", "2000", "-l", "30"}, {"log", "-q", "--follow-first", "-r", "2000", "-l", "30"},
+	{"log", "-q", "-f", "-r", "tip", "-r", "1", "-l", "5", "-M"},
+	{"log", "-q", "-I", "glob:*.py", "-l", "20"}, {"log", "-q", "-X", "mercurial", "-l", "20"},
+	{"log", "-T", "{p1}|{p2}|{p1.rev}|{p1.node|short}|{p1.desc|firstline}|{p2.author}|{extras.branch}|{date.unixtime}|{date.tzoffset}|{get(extras, 'branch')}|{get(extras, 'nosuch')}|{p1 % '{rev}'}\n", "-r", "0:20 or merge()"},
+	{"log", "-T", "{revset('parents(%d)', rev)}|{revset('%d:%d', 1, 3) % '<{rev}:{revision}:{node|short}>'}|{revset('children(%s)', node) % '{desc|firstline}'}\n", "-l", "30"},
+	{"log", "-T", "{word(1, desc)}|{word(-1, 'a,b,c', ',')}|{word(9, desc)}|{sub('[aeiou]', '_', desc|firstline)}|{sub(r'(\\w+) (\\w+)', r'\\2 \\1', author)}|{sub('(?P<x>e)', '<\\g<x>>', branch)}\n", "-l", "40"},
+	{"log", "-T", "{rev.x}", "-l", "1"}, {"log", "-T", "{desc.x}", "-l", "1"}, {"log", "-T", "{get(desc, 'x')}", "-l", "1"},
+	{"log", "-T", "{word('x', desc)}", "-l", "1"}, {"log", "-T", "{sub('(', '', desc)}", "-l", "1"}, {"log", "-T", "{revset('%s', 'x y')}", "-l", "1"},
+	{"log", "--debug", "-T", "{p1} {p2}\n", "-l", "5"},
+	{"log", "-T", "{rev} {latesttag} {latesttagdistance} {date|age}\n"},
+	{"log", "-T", "{changessincelatesttag} {latesttag % '<{tag}:{distance}:{changes}>'}\n", "-l", "30"},
+	{"log", "-p", "-r", "0:40"}, {"log", "--stat", "-l", "150"}, {"log", "-p", "--stat", "-v", "-r", "2000:2030"},
+	{"log", "-p", "-r", "merge()", "-l", "8"}, {"log", "--debug", "-p", "-r", "1:3"}, {"log", "-q", "-p", "-l", "3"},
+	{"log", "-p", "-T", "{rev}\n", "-r", "2400:2440"}, {"log", "-p", "-T", "compact", "-r", "100:110"},
+	{"log", "-p", "--stat", "-r", "1000:1200", "README", "-I", "glob:**.py"}, {"log", "--stat", "-X", "**.py", "-r", "tip"},
+	{"log", "-q", "-P", "2960", "-P", "2900", "-l", "20"}, {"log", "-q", "-P", "nosuch"}, {"log", "-q", "-P", "tip~3", "-l", "5"},
+	{"log", "-q", "-B", "feature"}, {"log", "-q", "-B", "main-bm", "-B", "feature"}, {"log", "-q", "-B", "nosuch"},
+	{"log", "-q", "-I", "mercurial/**", "-X", "**.c", "-l", "30"}, {"log", "-q", "-I", "re:.*\\.c$", "README"},
 }
 
 // logRevsets are revsets compared as `log -r SPEC -T '{rev} '`:
@@ -73,6 +92,9 @@ var logRevsets = []string{
 	"foo bar", "nosuch()", "nosuchrev", "1 +", "(", "'unterminated", "sort(all(), nokey)",
 	"ancestors()", "limit(all(), x)", "1:2:3", "x::", "::", "-", "a-b-c", "all(1)",
 	"date(foo)", "heads(", "tip and", "tip^3", "branch()", "parents()",
+	"adds(README)", "adds('glob:*.py')", "adds(mercurial)", "adds('relglob:*.txt')", "modifies('mercurial/hg.py')",
+	"modifies('path:mercurial/hg.py')", "modifies('re:.*')", "removes('**')", "removes('path:mercurial')", "adds()",
+	"file(mercurial)", "file('relglob:*.py')", "grep('Merge|merge')", "grep('^[a-z]+$')", "grep(x, y)",
 }
 
 func TestLogLikeHg(t *testing.T) {
@@ -135,11 +157,16 @@ func TestLogRefusesUnsupported(t *testing.T) {
 		{[]string{"log", "-T", "changelog"}, "style -T changelog"},
 		{[]string{"log", "-G", "-T", "json"}, "-T json with -G"},
 		{[]string{"log", "-T", "status"}, "style -T status"},
-		{[]string{"log", "-T", "{latesttag}"}, "keyword 'latesttag'"},
-		{[]string{"log", "-T", "{rev|age}"}, "filter 'age'"},
-		{[]string{"log", "-T", "{sub('a', 'b', desc)}"}, "function sub()"},
-		{[]string{"log", "-r", "grep(x)"}, "predicate grep()"},
+		{[]string{"log", "-T", "{latesttag('re:x')}"}, "function latesttag()"},
+		{[]string{"log", "-T", "{rev|hex}"}, "filter 'hex'"},
+		{[]string{"log", "-T", "{search('a', desc)}"}, "function search()"},
+		{[]string{"log", "-r", "follow(a)"}, "follow() with arguments"}, {[]string{"log", "-r", "matching(1)"}, "predicate matching()"},
 		{[]string{"log", "-r", "sort(all(), topo)"}, "sort key 'topo'"},
+		{[]string{"log", "-f", "a"}, "--follow with FILE"},
+		{[]string{"log", "-p", "-G"}, "-p and --stat with -G"},
+		{[]string{"log", "-g", "-p"}, "--git"}, {[]string{"log", "--copies"}, "--copies"},
+		{[]string{"log", "--removed"}, "--removed"}, {[]string{"log", "-L", "a,1:2"}, "--line-range"},
+		{[]string{"log", "--stat", "-T", "json"}, "-p and --stat with -T json"},
 	} {
 		_, e, code := hgfsIn(dir, c.args...)
 		if code != 255 || !strings.Contains(e, c.want) || !strings.Contains(e, "not supported") {

@@ -55,7 +55,7 @@ func TestProgressInTerminal(t *testing.T) {
 				}
 				return string(out)
 			}
-			script := fmt.Sprintf("unset COLUMNS; HGRCPATH= %s unbundle -R %s %s; echo EXIT=$?; sleep 600", bin, repo, fifo)
+			script := fmt.Sprintf("unset COLUMNS; HGRCPATH= %s --config progress.delay=0 unbundle -R %s %s; echo EXIT=$?; sleep 600", bin, repo, fifo)
 			tm("new-session", "-d", "-s", "p", "-x", fmt.Sprint(cols), "-y", "10", "sh", "-c", script)
 			t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 

@@ -161,6 +161,7 @@ func sessionOptions(c *cmdContext, root string) exchange.Options {
 		Status:          func(m string) { c.ui.status("%s", m) },
 		Debug:           func(m string) { c.ui.debugf("%s", m) },
 		Warn:            func(m string) { c.ui.warn("%s", m) },
+		Progress:        topicProgress(c.ui),
 	}
 }
 
