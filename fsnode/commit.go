@@ -259,13 +259,16 @@ type inodeSnap struct {
 	xattrs    map[string][]byte
 	xattrsSet bool
 	rdev      uint64 // a device's number, written with content
+	vref      []byte // a virtual file's record, written with content
 }
 
 func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
 	s := inodeSnap{ino: in.ino, d: in.d, reclaimed: in.reclaimed}
 	if in.contentDirty && !in.reclaimed {
 		s.content = true
-		if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
+		if in.vref != nil {
+			s.vref = in.vref.Encode()
+		} else if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
 			s.inline = slices.Clone(in.inline)
 			if s.inline == nil {
 				s.inline = []byte{}
@@ -402,7 +405,9 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	defer func() { f.db.NoSync = f.opt.NoSync }()
 	var inlineBytes uint64
 	var seqOps []seqOp
+	raised := false
 	err := f.update("commit", func(tx *bolt.Tx) error {
+		raised = false
 		inodes := tx.Bucket(bucketInodes)
 		inodes.FillPercent = 0.9 // inode numbers mostly ascend
 		exts := tx.Bucket(bucketExtents)
@@ -435,7 +440,17 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 				}
 			}
 			if r.content {
-				if r.inline != nil {
+				if err := putVirtual(tx, k, r.vref, &raised); err != nil {
+					return err
+				}
+				if r.vref != nil {
+					if err := exts.Delete(k); err != nil {
+						return err
+					}
+					if err := inl.Delete(k); err != nil {
+						return err
+					}
+				} else if r.inline != nil {
 					if err := inl.Put(k, r.inline); err != nil {
 						return err
 					}
@@ -476,6 +491,9 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	})
 	if err != nil {
 		return fmt.Errorf("fsnode: commit: %w", err)
+	}
+	if raised {
+		f.virt.version.Store(virtualFormatVersion)
 	}
 	if !durable && !f.opt.NoSync {
 		// An ingest: overlap the writeback with the rest of it.
