@@ -238,10 +238,11 @@ func (f *FS) setRefLocked(in *inode, ref VirtualRef, size uint64) (old []extent)
 }
 
 // SetVirtual makes regular file ino virtual: its contents become the
-// revision ref names, size bytes, whatever it held before dropped;
-// mtime and ctime become now. It is how a working copy moves to another
-// revision without writing (hgfs update on a mount).
-func (f *FS) SetVirtual(ctx context.Context, ino Ino, ref VirtualRef, size uint64) (Attr, error) {
+// revision ref names, size bytes, whatever it held before dropped; its
+// mtime becomes mtime (the zero time: now), its ctime now. It is how a
+// working copy moves to another revision without writing (hgfs update
+// on a mount).
+func (f *FS) SetVirtual(ctx context.Context, ino Ino, ref VirtualRef, size uint64, mtime time.Time) (Attr, error) {
 	if size > maxFileSize {
 		return Attr{}, syscall.EFBIG
 	}
@@ -272,6 +273,9 @@ func (f *FS) SetVirtual(ctx context.Context, ino Ino, ref VirtualRef, size uint6
 	old := f.setRefLocked(in, ref, size)
 	now := time.Now().UnixNano()
 	in.d.Mtime, in.d.Ctime = now, now
+	if !mtime.IsZero() {
+		in.d.Mtime = mtime.UnixNano()
+	}
 	f.markDirtyLocked(in)
 	f.data.release(old)
 	return in.attrLocked(), nil

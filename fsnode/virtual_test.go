@@ -164,7 +164,7 @@ func TestVirtualFiles(t *testing.T) {
 
 	// SetVirtual moves a file, virtual or not, to another revision.
 	next := st.add("write", []byte("next revision\n"))
-	a := must[Attr](t)(f.SetVirtual(bg, ino("write"), next, 14))
+	a := must[Attr](t)(f.SetVirtual(bg, ino("write"), next, 14, time.Time{}))
 	if a.Size != 14 {
 		t.Errorf("size %d after SetVirtual", a.Size)
 	}
@@ -173,7 +173,7 @@ func TestVirtualFiles(t *testing.T) {
 	}
 	// A reference whose contents are not the size is EIO, not a panic.
 	bad := st.add("a/small", []byte("longer than it says"))
-	must[Attr](t)(f.SetVirtual(bg, ino("a/small"), bad, 3))
+	must[Attr](t)(f.SetVirtual(bg, ino("a/small"), bad, 3, mtime))
 	_, err := f.ReadInode(bg, ino("a/small"), 0, buf)
 	wantErrno(t, err, syscall.EIO)
 	_, err = f.WriteInode(bg, ino("a/small"), 0, []byte("x"), syscall.O_RDWR)

@@ -52,14 +52,26 @@ func (c *control) close() {
 
 // cacheViews shows the repository whose .hg is at the root of a cache;
 // its root is the control directory, virtualDirIno.
+//
+// The views also resolve the cache's virtual files (a virtual working
+// copy, fsnode's virtual.go): their contents are file revisions of the
+// same repository, read through the same caches as .hgfs/rev/REV/.
 func cacheViews(fsys *fsnode.FS) *views {
-	return &views{open: func() (*hgview.View, error) {
+	w := &views{open: func() (*hgview.View, error) {
 		hg, err := fs.Sub(fsys.FS(), ".hg")
 		if err != nil {
 			return nil, err
 		}
 		return hgview.Open(hg, hgview.Options{RootIno: virtualDirIno})
 	}}
+	fsys.SetResolver(func(ref fsnode.VirtualRef) ([]byte, error) {
+		v, err := w.view()
+		if err != nil {
+			return nil, err
+		}
+		return v.FileRevision(ref.Path, ref.Node)
+	})
+	return w
 }
 
 // repoViews shows the repository at root (an ordinary one on disk),

@@ -53,6 +53,16 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 	if r.virt.owns(h.NodeId) {
 		return 0, fuse.ENOATTR
 	}
+	if attr == VirtualXattr {
+		ref, ok, err := r.fsys.Virtual(ctxOf(cancel), r.ino(h.NodeId))
+		switch {
+		case err != nil:
+			return 0, toStatus(err)
+		case !ok:
+			return 0, fuse.ENOATTR
+		}
+		return xattrReply(encodeVirtualGet(ref), dest)
+	}
 	v, err := r.fsys.Getxattr(ctxOf(cancel), r.ino(h.NodeId), attr)
 	if err != nil {
 		return 0, toStatus(err)
@@ -90,7 +100,28 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 	if r.virt.owns(in.NodeId) {
 		return fuse.EPERM
 	}
+	if attr == VirtualXattr {
+		return r.setVirtual(cancel, in.NodeId, data)
+	}
 	return toStatus(r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags)))
+}
+
+// setVirtual answers a set of VirtualXattr: the file becomes the file
+// revision asked for, and the kernel forgets its pages and attributes
+// before the caller returns, so that its next stat and read see the
+// revision.
+func (r *rawFS) setVirtual(cancel <-chan struct{}, nodeID uint64, data []byte) fuse.Status {
+	s, err := ParseVirtualSet(data)
+	if err != nil {
+		return fuse.EINVAL
+	}
+	if _, err := r.fsys.SetVirtual(ctxOf(cancel), r.ino(nodeID), s.Ref, s.Size, s.Mtime); err != nil {
+		return toStatus(err)
+	}
+	if srv := r.kernel.srv.Load(); srv != nil {
+		srv.InodeNotify(nodeID, 0, -1)
+	}
+	return fuse.OK
 }
 
 func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {

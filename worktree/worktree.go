@@ -38,6 +38,9 @@ type Options struct {
 	Progress func(files int, bytes int64)
 	// Lock tunes the wlock wait.
 	Lock store.LockOptions
+	// Virtual checks regular files out as references to their
+	// revisions where the destination can (a VirtualSink; sink.go).
+	Virtual bool
 }
 
 // Result counts what an update did, as hg's summary line does.
