@@ -178,6 +178,10 @@ type Stats struct {
 	CompactedBytes, ReclaimedBytes uint64
 	LoadedInodes                   int // inodes held in memory
 	OpenHandles                    int // handles open (Create, Open) and not yet released
+	// VirtualFiles counts the committed virtual files (virtual.go);
+	// MaterializedFiles the virtual files copied into the cache by a
+	// first write since Open.
+	VirtualFiles, MaterializedFiles int64
 }
 
 const (
@@ -694,6 +698,8 @@ func (f *FS) Stats() Stats {
 	f.hmu.Lock()
 	s.OpenHandles = len(f.handles)
 	f.hmu.Unlock()
+	vs := f.VirtualStats()
+	s.VirtualFiles, s.MaterializedFiles = vs.Virtual, vs.Materialized
 	return s
 }
 

@@ -301,8 +301,7 @@ func (f *FS) Virtual(ctx context.Context, ino Ino) (VirtualRef, bool, error) {
 // VirtualStats counts virtual files: those the index holds (committed)
 // and the copies made since Open.
 type VirtualStats struct {
-	Virtual      int64 `json:"virtual_files"`
-	Materialized int64 `json:"materialized_files"`
+	Virtual, Materialized int64
 }
 
 // VirtualStats counts the committed virtual records and the copies made

@@ -35,6 +35,8 @@ var statsLabels = []struct {
 	{"ReclaimedBytes", "compaction reclaimed", true},
 	{"LoadedInodes", "inodes in memory", false},
 	{"OpenHandles", "open file handles", false},
+	{"VirtualFiles", "virtual files (contents not in the cache)", false},
+	{"MaterializedFiles", "virtual files copied on write since mounted", false},
 }
 
 func init() {
