@@ -41,6 +41,10 @@ type Options struct {
 	// Virtual checks regular files out as references to their
 	// revisions where the destination can (a VirtualSink; sink.go).
 	Virtual bool
+	// SetVirtual, if set, makes Update show regular files' revisions
+	// through it instead of writing them (a mount's virtual working
+	// copy; virtual.go).
+	SetVirtual SetVirtualFunc
 }
 
 // Result counts what an update did, as hg's summary line does.
@@ -409,7 +413,13 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 			return err
 		}
 		g := gets[j.i]
-		w, err := writeFile(r, root, g, umask)
+		var w written
+		var err error
+		if opt.SetVirtual != nil && !(g.e.Flags == "l" && fsSymlinks) {
+			w, err = writeVirtual(r, root, g, umask, opt.SetVirtual)
+		} else {
+			w, err = writeFile(r, root, g, umask)
+		}
 		if err != nil {
 			return err
 		}

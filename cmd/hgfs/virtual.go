@@ -6,10 +6,12 @@ package main
 // [hgfs] virtual-checkout is off.
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/worktree"
 )
@@ -31,4 +33,27 @@ var _ worktree.VirtualSink = virtualSink{}
 
 func (s virtualSink) CreateVirtual(name string, size int64, perm uint32, mtime time.Time, node revlog.Node) error {
 	return s.Sink.CreateVirtual(name, size, perm, mtime, fsnode.VirtualRef{Node: node, Path: name})
+}
+
+// mountVirtual returns how hgfs update makes a file of the working copy
+// at root virtual when root is an hgfs cache mount (and [hgfs]
+// virtual-checkout is on): the mount's user.hgfs.virtual attribute set
+// on the file; nil otherwise. Every file gets the mtime of the second
+// before the update began, as a clone's checkout into a mount gives
+// them, so that the dirstate records them all and hg status reads none
+// back (a later write moves the mtime past it).
+func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
+	on, err := virtualCheckout(c)
+	if err != nil || !on || !xattrVirtual {
+		return nil, err
+	}
+	info, err := mount.ReadInfo(root)
+	if err != nil || info.Kind != "cache" || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
+		return nil, nil
+	}
+	mtime := time.Unix(time.Now().Unix()-1, 0)
+	return func(p string, e revlog.ManifestEntry, size int64) error {
+		v := mount.VirtualSet{Ref: fsnode.VirtualRef{Node: e.Node, Path: e.Path}, Size: uint64(size), Mtime: mtime}
+		return setXattr(p, mount.VirtualXattr, v.Encode())
+	}, nil
 }
