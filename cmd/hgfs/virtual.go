@@ -6,12 +6,15 @@ package main
 // [hgfs] virtual-checkout is off.
 
 import (
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/worktree"
 )
@@ -56,4 +59,39 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
 		v := mount.VirtualSet{Ref: fsnode.VirtualRef{Node: e.Node, Path: e.Path}, Size: uint64(size), Mtime: mtime}
 		return setXattr(p, mount.VirtualXattr, v.Encode())
 	}, nil
+}
+
+// checkVirtual is hgfs fsck's check of the virtual files fsnode's fsck
+// found sound: each names a file revision of the repository in the
+// cache, of the file's size. It opens the (unmounted) cache to read the
+// store.
+func checkVirtual(dir string, files []fsnode.VirtualFile) []fsnode.Problem {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := fsnode.Open(dir, fsnode.Options{})
+	if err != nil {
+		return []fsnode.Problem{{Path: "/", What: fmt.Sprintf("virtual files: cannot open the cache: %v", err)}}
+	}
+	defer fsys.Close()
+	var probs []fsnode.Problem
+	hg, err := fs.Sub(fsys.FS(), ".hg")
+	var r *repo.Repo
+	if err == nil {
+		r, err = repo.OpenFS(hg)
+	}
+	if err != nil {
+		return []fsnode.Problem{{Path: "/", What: fmt.Sprintf("%d virtual files and no repository to read them from: %v", len(files), err)}}
+	}
+	defer r.Close()
+	for _, f := range files {
+		data, err := r.FileData(revlog.ManifestEntry{Path: f.Ref.Path, Node: f.Ref.Node})
+		switch {
+		case err != nil:
+			probs = append(probs, fsnode.Problem{Path: f.Path, Ino: f.Ino, What: fmt.Sprintf("virtual file names %s@%x: %v", f.Ref.Path, f.Ref.Node, err)})
+		case uint64(len(data)) != f.Size:
+			probs = append(probs, fsnode.Problem{Path: f.Path, Ino: f.Ino, What: fmt.Sprintf("virtual file of %d bytes names %s@%x, of %d", f.Size, f.Ref.Path, f.Ref.Node, len(data))})
+		}
+	}
+	return probs
 }
