@@ -3,7 +3,6 @@
 package mount
 
 import (
-	"io/fs"
 	"syscall"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -57,20 +56,8 @@ func (c *control) close() {
 // copy, fsnode's virtual.go): their contents are file revisions of the
 // same repository, read through the same caches as .hgfs/rev/REV/.
 func cacheViews(fsys *fsnode.FS) *views {
-	w := &views{open: func() (*hgview.View, error) {
-		hg, err := fs.Sub(fsys.FS(), ".hg")
-		if err != nil {
-			return nil, err
-		}
-		return hgview.Open(hg, hgview.Options{RootIno: virtualDirIno})
-	}}
-	fsys.SetResolver(func(ref fsnode.VirtualRef) ([]byte, error) {
-		v, err := w.view()
-		if err != nil {
-			return nil, err
-		}
-		return v.FileRevision(ref.Path, ref.Node)
-	})
+	w := &views{open: cacheView(fsys)}
+	resolveVirtual(fsys, w)
 	return w
 }
 

@@ -51,7 +51,7 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
 		return nil, err
 	}
 	info, err := mount.ReadInfo(root)
-	if err != nil || info.Kind != "cache" || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
+	if err != nil || info.Kind != "cache" || !info.Virtual || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
 		return nil, nil
 	}
 	mtime := time.Unix(time.Now().Unix()-1, 0)
