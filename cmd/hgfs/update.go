@@ -36,6 +36,11 @@ func init() {
     Use null as the changeset to remove the working directory (like
     hgfs clone -U).
 
+    In a mounted clone (hgfs clone --mount) the files that change are not
+    written: the mount is told which revision each now shows, as the
+    clone's virtual checkout did ([hgfs] virtual-checkout = false writes
+    them).
+
     Subrepositories and largefiles are refused: use hg update.
 
     Returns 0 on success.`,
