@@ -7,6 +7,7 @@ package mount
 // no attributes and cannot change.
 
 import (
+	"fmt"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -129,4 +130,9 @@ func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr strin
 		return fuse.EPERM
 	}
 	return toStatus(r.fsys.Removexattr(ctxOf(cancel), r.ino(h.NodeId), attr))
+}
+
+// encodeVirtualGet is the value read from VirtualXattr of a virtual file.
+func encodeVirtualGet(r fsnode.VirtualRef) []byte {
+	return fmt.Appendf(nil, "%x %s", r.Node, r.Path)
 }

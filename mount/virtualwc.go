@@ -57,8 +57,3 @@ func ParseVirtualSet(v []byte) (VirtualSet, error) {
 	s.Ref.Path, s.Size, s.Mtime = f[3], size, time.Unix(0, mt)
 	return s, nil
 }
-
-// encodeVirtualGet is the value read from VirtualXattr of a virtual file.
-func encodeVirtualGet(r fsnode.VirtualRef) []byte {
-	return fmt.Appendf(nil, "%x %s", r.Node, r.Path)
-}
