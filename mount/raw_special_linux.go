@@ -112,6 +112,9 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 // before the caller returns, so that its next stat and read see the
 // revision.
 func (r *rawFS) setVirtual(cancel <-chan struct{}, nodeID uint64, data []byte) fuse.Status {
+	if nodeID == fuse.FUSE_ROOT_ID {
+		return r.setVirtualBatch(cancel, data)
+	}
 	s, err := ParseVirtualSet(data)
 	if err != nil {
 		return fuse.EINVAL
@@ -135,4 +138,30 @@ func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr strin
 // encodeVirtualGet is the value read from VirtualXattr of a virtual file.
 func encodeVirtualGet(r fsnode.VirtualRef) []byte {
 	return fmt.Appendf(nil, "%x %s", r.Node, r.Path)
+}
+
+// setVirtualBatch answers a set of VirtualXattr on the root: each line
+// names a file by its path under the root (EncodeVirtualBatch). The
+// first failure ends the batch with its error; the files before it have
+// their revisions.
+func (r *rawFS) setVirtualBatch(cancel <-chan struct{}, data []byte) fuse.Status {
+	sets, err := ParseVirtualBatch(data)
+	if err != nil {
+		return fuse.EINVAL
+	}
+	ctx := ctxOf(cancel)
+	srv := r.kernel.srv.Load()
+	for _, s := range sets {
+		a, err := r.fsys.LookupPath(ctx, s.Ref.Path)
+		if err != nil {
+			return toStatus(err)
+		}
+		if _, err := r.fsys.SetVirtual(ctx, a.Ino, s.Ref, s.Size, s.Mtime); err != nil {
+			return toStatus(err)
+		}
+		if srv != nil {
+			srv.InodeNotify(r.nodeID(a.Ino), 0, -1)
+		}
+	}
+	return fuse.OK
 }

@@ -57,3 +57,41 @@ func ParseVirtualSet(v []byte) (VirtualSet, error) {
 	s.Ref.Path, s.Size, s.Mtime = f[3], size, time.Unix(0, mt)
 	return s, nil
 }
+
+// MaxVirtualBatch bounds one value set on the mount's root: the kernel's
+// XATTR_SIZE_MAX.
+const MaxVirtualBatch = 64 << 10
+
+// EncodeVirtualBatch returns the values that, set on VirtualXattr of the
+// mount's root, make each file of sets (at the reference's path under
+// the root) virtual: one line per file as VirtualSet.Encode, at most
+// MaxVirtualBatch bytes a value. One request per value instead of one
+// per file is what lets hgfs update cost little more than its dirstate.
+func EncodeVirtualBatch(sets []VirtualSet) [][]byte {
+	var out [][]byte
+	var cur []byte
+	for _, s := range sets {
+		line := append(s.Encode(), '\n')
+		if len(cur)+len(line) > MaxVirtualBatch && len(cur) > 0 {
+			out, cur = append(out, cur), nil
+		}
+		cur = append(cur, line...)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// ParseVirtualBatch parses a value set on the root's VirtualXattr.
+func ParseVirtualBatch(v []byte) ([]VirtualSet, error) {
+	var out []VirtualSet
+	for _, line := range strings.Split(strings.TrimSuffix(string(v), "\n"), "\n") {
+		s, err := ParseVirtualSet([]byte(line))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -404,6 +404,9 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 			return nil, err
 		}
 	}
+	if opt.SetVirtual != nil {
+		return writeVirtual(ctx, r, root, gets, opt)
+	}
 	umask := getUmask()
 	n := writers(opt)
 	var files, nbytes atomic.Int64
@@ -413,13 +416,7 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 			return err
 		}
 		g := gets[j.i]
-		var w written
-		var err error
-		if opt.SetVirtual != nil && !(g.e.Flags == "l" && fsSymlinks) {
-			w, err = writeVirtual(r, root, g, umask, opt.SetVirtual)
-		} else {
-			w, err = writeFile(r, root, g, umask)
-		}
+		w, err := writeFile(r, root, g, umask)
 		if err != nil {
 			return err
 		}

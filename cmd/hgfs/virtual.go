@@ -6,6 +6,7 @@ package main
 // [hgfs] virtual-checkout is off.
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -38,13 +39,15 @@ func (s virtualSink) CreateVirtual(name string, size int64, perm uint32, mtime t
 	return s.Sink.CreateVirtual(name, size, perm, mtime, fsnode.VirtualRef{Node: node, Path: name})
 }
 
-// mountVirtual returns how hgfs update makes a file of the working copy
-// at root virtual when root is an hgfs cache mount (and [hgfs]
-// virtual-checkout is on): the mount's user.hgfs.virtual attribute set
-// on the file; nil otherwise. Every file gets the mtime of the second
-// before the update began, as a clone's checkout into a mount gives
-// them, so that the dirstate records them all and hg status reads none
-// back (a later write moves the mtime past it).
+// mountVirtual returns how hgfs update makes files of the working copy
+// at root virtual when root is an hgfs cache mount that takes
+// user.hgfs.virtual (and [hgfs] virtual-checkout is on): the attribute
+// set on the mount's root, a batch of files a request (a file at a time
+// where a batch fails: the error is then the file's); nil otherwise.
+// Every file gets the mtime of the second before the update began, as a
+// clone's checkout into a mount gives them, so that the dirstate
+// records them all and hg status reads none back (a later write moves
+// the mtime past it).
 func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
 	on, err := virtualCheckout(c)
 	if err != nil || !on || !xattrVirtual {
@@ -55,9 +58,27 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
 		return nil, nil
 	}
 	mtime := time.Unix(time.Now().Unix()-1, 0)
-	return func(p string, e revlog.ManifestEntry, size int64) error {
-		v := mount.VirtualSet{Ref: fsnode.VirtualRef{Node: e.Node, Path: e.Path}, Size: uint64(size), Mtime: mtime}
-		return setXattr(p, mount.VirtualXattr, v.Encode())
+	return func(root string, files []worktree.VirtualFile) (time.Time, error) {
+		sets := make([]mount.VirtualSet, len(files))
+		for i, f := range files {
+			sets[i] = mount.VirtualSet{Ref: fsnode.VirtualRef{Node: f.Entry.Node, Path: f.Entry.Path}, Size: uint64(f.Size), Mtime: mtime}
+		}
+		if len(sets) == 1 {
+			return mtime, setXattr(files[0].Path, mount.VirtualXattr, sets[0].Encode())
+		}
+		done := 0
+		for _, v := range mount.EncodeVirtualBatch(sets) {
+			n := bytes.Count(v, []byte("\n"))
+			if err := setXattr(root, mount.VirtualXattr, v); err != nil {
+				for i := done; i < done+n; i++ {
+					if err := setXattr(files[i].Path, mount.VirtualXattr, sets[i].Encode()); err != nil {
+						return mtime, &fs.PathError{Op: "setxattr", Path: files[i].Path, Err: err}
+					}
+				}
+			}
+			done += n
+		}
+		return mtime, nil
 	}, nil
 }
 
