@@ -164,6 +164,27 @@ func TestVirtualFilesPOSIX(t *testing.T) {
 		}
 		want["chmod"] = data
 	}
+	// A batch on the root: a virtual file and a materialized one.
+	var sets []VirtualSet
+	for _, name := range []string{"dir/deep", "write"} {
+		data := []byte("batched " + name + "\n")
+		sets = append(sets, VirtualSet{Ref: add(name, data), Size: uint64(len(data)), Mtime: mtime})
+		want[name] = data
+	}
+	for _, v := range EncodeVirtualBatch(sets) {
+		if err := syscall.Setxattr(m.mp, VirtualXattr, v, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delete(materialized, "write")
+	for _, name := range []string{"dir/deep", "write"} {
+		if got := readFile(t, m.path(name)); got != string(want[name]) {
+			t.Errorf("after a batch: %s reads %q", name, got)
+		}
+	}
+	if err := syscall.Setxattr(m.mp, VirtualXattr, []byte("nonsense\n"), 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a malformed batch: %v, want EINVAL", err)
+	}
 	if err := syscall.Setxattr(m.path("chmod"), VirtualXattr, []byte("nonsense"), 0); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("a malformed reference: %v, want EINVAL", err)
 	}
