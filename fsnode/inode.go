@@ -54,6 +54,9 @@ type inode struct {
 	// reclaimed: unlinked and unreferenced; its records are deleted by
 	// the next commit, after which it leaves the table.
 	reclaimed bool
+	// fresh: made since the last snapshot, so the index holds no record
+	// of it that a commit would have to delete.
+	fresh bool
 }
 
 func (in *inode) typ() uint32 { return in.d.Mode & syscall.S_IFMT }
@@ -269,6 +272,7 @@ func (f *FS) newInode(mode, uid, gid uint32, parent Ino) *inode {
 		in.inline = []byte{}
 	}
 	in.contentDirty = true
+	in.fresh = true
 	f.imu.Lock()
 	f.inodes[ino] = in
 	f.imu.Unlock()
