@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -215,5 +218,51 @@ func appendFile(t *testing.T, p, s string) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVirtualFsck: hgfs fsck checks each virtual file's reference
+// against the repository in the cache: a size that is not the
+// revision's, and a revision the filelog lacks, are problems (exit 1).
+func TestVirtualFsck(t *testing.T) {
+	testenv.RequireFUSE(t)
+	bin := testenv.Hgfs(t)
+	dir := t.TempDir()
+	src := checkoutFixture(t, dir)
+	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
+	cmd := exec.Command(bin, "clone", "-q", "--mount", "--cache", cache, src, mp)
+	cmd.Env = testenv.HgEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hgfs clone --mount: %v\n%s", err, out)
+	}
+	testenv.UnmountCache(t, mp)
+	fsckClean(t, cache)
+	fsys, err := fsnode.Open(cache, fsnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for path, size := range map[string]uint64{"d/keep": 99, "plain.txt": 6} {
+		a, err := fsys.LookupPath(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, ok, err := fsys.Virtual(ctx, a.Ino)
+		if err != nil || !ok {
+			t.Fatalf("%s: virtual %v, %v", path, ok, err)
+		}
+		if path == "plain.txt" {
+			ref.Node[0] ^= 0xff // no such revision
+		}
+		if _, err := fsys.SetVirtual(ctx, a.Ino, ref, size, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fsys.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, code := hgfsCmd(t, "fsck", cache)
+	if code != 1 || !strings.Contains(out, "d/keep: virtual file of 99 bytes names d/keep@") || !strings.Contains(out, "plain.txt: virtual file names plain.txt@") {
+		t.Errorf("hgfs fsck: exit %d\n%s", code, out)
 	}
 }
