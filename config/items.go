@@ -75,6 +75,7 @@ var (
 	HgfsServeStreams              = Known{"hgfs", "serve-streams", "16", "stream clones hgfs serve sends at once; later ones wait their turn (0: no bound)"}
 	HgfsServeWriteTimeout         = Known{"hgfs", "serve-write-timeout", "0", "how long hgfs serve waits for a client that accepts none of a reply before dropping it (0: never, as hg serve)"}
 	HgfsCloneWriters              = Known{"hgfs", "clone-writers", "4", "goroutines writing the small files of a clone into a directory (0: the applier writes them; at most 64)"}
+	HgfsVirtualCheckout           = Known{"hgfs", "virtual-checkout", "true", "a mounted clone's working copy (clone --mount, update on a mount) names each file's revision instead of writing its bytes; a file is copied into the cache when first written"}
 	HgfsCache                     = Known{"hgfs", "cache", "", "cache directory for clones into a mount (default $XDG_CACHE_HOME/hgfs)"}
 	HgfsCommitInterval            = Known{"hgfs", "commit-interval", "50ms", "how long the background committer gathers changes into one index commit"}
 	HgfsQueueSize                 = Known{"hgfs", "queue-size", "16384", "files with changes waiting for the background committer before writers wait"}
@@ -105,7 +106,7 @@ func All() []Known {
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,
 		ServerUncompressed, ServerUncompressedAllowSecret, ServerBundle2Stream, ServerPreferUncompressed, ServerMaxHTTPHeaderLen,
-		HgfsCache, HgfsCloneWriters, HgfsCommitInterval, HgfsServeStreams, HgfsServeWriteTimeout, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
+		HgfsCache, HgfsCloneWriters, HgfsVirtualCheckout, HgfsCommitInterval, HgfsServeStreams, HgfsServeWriteTimeout, HgfsQueueSize, HgfsDurable, HgfsWriteBatch,
 		HgfsCompact, HgfsCompactGarbage, HgfsCompactSlack, HgfsCompactIdle, HgfsCompactRate,
 		HgfsS3Endpoint, HgfsS3Region, HgfsS3AccessKey, HgfsS3SecretKey, HgfsS3PublicURL, HgfsS3URLExpiry, HgfsS3Grace, HgfsS3Timeout,
 		WebBaseURL, WebName, WebDescription, WebContact, WebHidden, WebDescend, WebAllowRead, WebDenyRead, Alias}

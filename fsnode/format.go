@@ -25,12 +25,22 @@ package fsnode
 //	                    nodes only; the value the FUSE layer passed)
 //	xattrs    ino(8) name -> value (extended attributes; see xattr.go
 //	                    for the bounds)
+//	virtual   ino(8) -> filenode(20) path: the content of a virtual file
+//	                    (flagVirtual; see virtual.go), a file revision in
+//	                    the repository the cache holds, instead of inline
+//	                    contents or extents
 //
 // The rdev and xattrs buckets arrive with format 2: Open creates them
 // when missing, so a cache made before them opens (and has none), and
 // fsck treats a missing one as empty. An inode's rdev and xattrs records
 // are written in the same transaction as its inode record and deleted
 // with it.
+//
+// The virtual bucket arrives with format 3 and is created, and the
+// version raised to 3, by the commit that writes the first virtual
+// record: a cache that never held a virtual file stays at version 2, so
+// an older hgfs still opens it, and refuses (ErrNewerFormat) one that
+// did.
 //
 // Every decoder checks lengths before it allocates or indexes, so a damaged
 // index gives ErrCorrupt with the key, never a panic.
@@ -49,7 +59,16 @@ import (
 //
 //	1  extent records of 28 bytes, no checksums
 //	2  extent records of 40 bytes carrying a CRC32C of their run
+//	3  as 2, plus the virtual bucket (written only once a virtual file
+//	   is: a new cache starts at 2)
 const formatVersion = 2
+
+// virtualFormatVersion is the version of a cache holding virtual records;
+// it is also the highest version this code reads.
+const (
+	virtualFormatVersion = 3
+	maxFormatVersion     = virtualFormatVersion
+)
 
 var (
 	bucketMeta      = []byte("meta")
@@ -68,6 +87,9 @@ var (
 	bucketRdev   = []byte("rdev")
 	bucketXattrs = []byte("xattrs")
 	laterBuckets = [][]byte{bucketRdev, bucketXattrs}
+
+	// The bucket of format 3, created with the first virtual record.
+	bucketVirtual = []byte("virtual")
 
 	metaVersion = []byte("version")
 	metaCreated = []byte("created")
@@ -89,13 +111,16 @@ var (
 //	33  8   mtime (unix ns)
 //	41  8   ctime (unix ns)
 //	49  8   parent inode (directories; 0 otherwise)
-//	57  1   flags (flagInline)
+//	57  1   flags (flagInline, flagVirtual)
 const inodeRecordLen = 58
 
 const (
 	inodeRecordVersion = 1
 	// flagInline: the contents are the value under inline/ino, not extents.
 	flagInline = 1 << 0
+	// flagVirtual: the contents are a file revision named by the value
+	// under virtual/ino (virtual.go); no inline contents, no extents.
+	flagVirtual = 1 << 1
 )
 
 // diskInode is the decoded form of an inode record.
@@ -149,8 +174,11 @@ func decodeInode(b []byte) (diskInode, error) {
 	if d.Mode&^uint32(syscall.S_IFMT|07777) != 0 {
 		return d, fmt.Errorf("%w: inode mode %#o has unknown bits", ErrCorrupt, d.Mode)
 	}
-	if d.Flags&^flagInline != 0 {
+	if d.Flags&^(flagInline|flagVirtual) != 0 {
 		return d, fmt.Errorf("%w: inode flags %#x has unknown bits", ErrCorrupt, d.Flags)
+	}
+	if d.Flags&flagVirtual != 0 && (d.Flags&flagInline != 0 || d.Mode&syscall.S_IFMT != syscall.S_IFREG) {
+		return d, fmt.Errorf("%w: inode flags %#x on mode %#o: only a regular file without inline contents is virtual", ErrCorrupt, d.Flags, d.Mode)
 	}
 	if d.Size > maxFileSize {
 		return d, fmt.Errorf("%w: inode size %d exceeds %d", ErrCorrupt, d.Size, uint64(maxFileSize))

@@ -178,6 +178,10 @@ type Stats struct {
 	CompactedBytes, ReclaimedBytes uint64
 	LoadedInodes                   int // inodes held in memory
 	OpenHandles                    int // handles open (Create, Open) and not yet released
+	// VirtualFiles counts the committed virtual files (virtual.go);
+	// MaterializedFiles the virtual files copied into the cache by a
+	// first write since Open.
+	VirtualFiles, MaterializedFiles int64
 }
 
 const (
@@ -223,6 +227,8 @@ type FS struct {
 	indexFile *os.File
 	// uid and gid own new inodes unless the context says (WithCaller).
 	uid, gid uint32
+	// virt: virtual files' state (virtual.go).
+	virt virtState
 	// compactMu serialises Compact runs.
 	compactMu sync.Mutex
 	// anyXattrs is false while the cache holds no extended attribute at
@@ -381,6 +387,7 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		gid:     uint32(os.Getgid()),
 	}
 	f.c.unfinished = ingest
+	f.virt.version.Store(max(ver, formatVersion))
 	if err := f.load(); err != nil {
 		closeDB(db, f.poisoned.Load() != nil)
 		if f.data != nil {
@@ -449,9 +456,9 @@ func checkVersion(path string, timeout time.Duration, ingest bool) (ver uint32, 
 			if ver, err = readVersion(m); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			if ver > formatVersion {
+			if ver > maxFormatVersion {
 				return fmt.Errorf("%w: %s has format version %d, this hgfs reads up to %d (upgrade hgfs)",
-					ErrNewerFormat, filepath.Dir(path), ver, formatVersion)
+					ErrNewerFormat, filepath.Dir(path), ver, maxFormatVersion)
 			}
 			if m.Get(metaIngest) != nil && !ingest {
 				return fmt.Errorf("%w: %s", ErrUnfinished, filepath.Dir(path))
@@ -611,10 +618,13 @@ func deleteInodeRecords(tx *bolt.Tx, ino Ino, onlyUnlinked bool) error {
 			return err
 		}
 	}
-	// Missing only in a format 1 cache that fsck repairs: it has none.
-	if b := tx.Bucket(bucketRdev); b != nil {
-		if err := b.Delete(k); err != nil {
-			return err
+	// Missing only in a format 1 cache that fsck repairs: it has none;
+	// virtual only in a cache that never held a virtual file.
+	for _, name := range [][]byte{bucketRdev, bucketVirtual} {
+		if b := tx.Bucket(name); b != nil {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
 		}
 	}
 	return deleteXattrs(tx.Bucket(bucketXattrs), ino)
@@ -688,6 +698,8 @@ func (f *FS) Stats() Stats {
 	f.hmu.Lock()
 	s.OpenHandles = len(f.handles)
 	f.hmu.Unlock()
+	vs := f.VirtualStats()
+	s.VirtualFiles, s.MaterializedFiles = vs.Virtual, vs.Materialized
 	return s
 }
 

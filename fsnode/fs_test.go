@@ -59,7 +59,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	}
 	db.Update(func(tx *bolt.Tx) error {
 		v := make([]byte, 4)
-		binary.BigEndian.PutUint32(v, formatVersion+1)
+		binary.BigEndian.PutUint32(v, maxFormatVersion+1)
 		return tx.Bucket(bucketMeta).Put(metaVersion, v)
 	})
 	db.Close()
@@ -68,7 +68,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	if !errors.Is(err, ErrNewerFormat) {
 		t.Fatalf("Open = %v, want ErrNewerFormat", err)
 	}
-	if want := fmt.Sprintf("format version %d, this hgfs reads up to %d", formatVersion+1, formatVersion); !bytes.Contains([]byte(err.Error()), []byte(want)) {
+	if want := fmt.Sprintf("format version %d, this hgfs reads up to %d", maxFormatVersion+1, maxFormatVersion); !bytes.Contains([]byte(err.Error()), []byte(want)) {
 		t.Errorf("message %q lacks %q", err, want)
 	}
 	if _, err := Fsck(dir, true); !errors.Is(err, ErrNewerFormat) {

@@ -50,6 +50,18 @@ type FsckReport struct {
 	Orphans                       int   // unlinked-while-open inodes (reclaimed on Open or repair)
 	Damaged                       int   // extents whose contents fail their checksum
 	Problems                      []Problem
+	// Virtual lists the virtual files whose records are sound, for a
+	// caller that can resolve their references (hgfs fsck checks each
+	// against the repository).
+	Virtual []VirtualFile
+}
+
+// VirtualFile is a virtual file's record as Fsck found it.
+type VirtualFile struct {
+	Path string
+	Ino  Ino
+	Size uint64
+	Ref  VirtualRef
 }
 
 // OK reports whether no problem was found.
@@ -331,9 +343,22 @@ func salvageIndex(dir, dst string) (int, error) {
 				}
 			}
 		}
+		ver := uint32(formatVersion)
+		if vr := recs[string(bucketVirtual)]; len(vr) > 0 {
+			ver = virtualFormatVersion
+			b, err := tx.CreateBucket(bucketVirtual)
+			if err != nil {
+				return err
+			}
+			for _, kv := range vr {
+				if err := b.Put(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+		}
 		m := tx.Bucket(bucketMeta)
 		if v := m.Get(metaVersion); len(v) != 4 || binary.BigEndian.Uint32(v) == 0 {
-			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, ver)); err != nil {
 				return err
 			}
 		}
@@ -788,6 +813,42 @@ func (c *fsck) checkInodes() {
 				fixed.Size = uint64(len(iv))
 				c.problem(p, ino, putInodeFix(ino, fixed), "size %d, inline contents %d bytes", d.Size, len(iv))
 			}
+		case d.Flags&flagVirtual != 0:
+			if iv != nil {
+				c.problem(p, ino, deleteKeyFix(bucketInline, k), "virtual file also has inline contents")
+			}
+			if ev != nil {
+				c.problem(p, ino, deleteKeyFix(bucketExtents, k), "virtual file also has extents")
+			}
+			var vv []byte
+			if b := c.tx.Bucket(bucketVirtual); b != nil {
+				vv = b.Get(k)
+			}
+			ref, err := decodeVirtualRef(vv)
+			if err != nil {
+				// Nothing names the contents any more: the file cannot
+				// be restored, only emptied.
+				fixed := *d
+				fixed.Flags, fixed.Size = flagInline, 0
+				c.problem(p, ino, func(tx *bolt.Tx) error {
+					if err := tx.Bucket(bucketInodes).Put(k, encodeInode(&fixed)); err != nil {
+						return err
+					}
+					if b := tx.Bucket(bucketVirtual); b != nil {
+						if err := b.Delete(k); err != nil {
+							return err
+						}
+					}
+					return tx.Bucket(bucketInline).Put(k, []byte{})
+				}, "%v (repair empties the file)", err)
+				continue
+			}
+			if c.version < virtualFormatVersion {
+				c.problem(p, ino, func(tx *bolt.Tx) error {
+					return tx.Bucket(bucketMeta).Put(metaVersion, binary.BigEndian.AppendUint32(nil, virtualFormatVersion))
+				}, "virtual file in a cache of format version %d", c.version)
+			}
+			c.r.Virtual = append(c.r.Virtual, VirtualFile{Path: p, Ino: ino, Size: d.Size, Ref: ref})
 		default:
 			if iv != nil {
 				c.problem(p, ino, deleteKeyFix(bucketInline, k), "file with extents also has inline contents")
@@ -830,6 +891,16 @@ func (c *fsck) checkInodes() {
 				}
 			}
 		}
+	}
+	// Virtual records of inodes that do not exist or are not virtual.
+	if vb := c.tx.Bucket(bucketVirtual); vb != nil {
+		vb.ForEach(func(k, _ []byte) error {
+			ino, err := decodeInoKey(k)
+			if d := c.inodes[ino]; err != nil || d == nil || d.Flags&flagVirtual == 0 {
+				c.problem(fmt.Sprintf("inode %d", ino), ino, deleteKeyFix(bucketVirtual, k), "virtual record of no virtual file")
+			}
+			return nil
+		})
 	}
 	// Contents of inodes that do not exist.
 	for _, b := range [][]byte{bucketInline, bucketExtents} {

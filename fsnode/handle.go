@@ -189,9 +189,7 @@ func (f *FS) Read(ctx context.Context, h Handle, off int64, buf []byte) (int, er
 	default:
 		return 0, syscall.EINVAL // the kernel does I/O on special files
 	}
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return f.readAtLocked(in, buf, off)
+	return f.readIn(in, buf, off)
 }
 
 // Write writes data at off, or at the end of file for a handle opened
@@ -225,7 +223,9 @@ func (f *FS) write(ctx context.Context, h Handle, off int64, data []byte) (int, 
 	default:
 		return 0, syscall.EINVAL // the kernel does I/O on special files
 	}
-	in.mu.Lock()
+	if err := f.lockMaterialized(in); err != nil {
+		return 0, err
+	}
 	defer in.mu.Unlock()
 	if killPriv(ctx) {
 		if err := f.killPrivLocked(in); err != nil {

@@ -31,6 +31,9 @@ type inode struct {
 	// verified: runs of exts read and found intact (checksum.go).
 	verified verifiedRuns
 	rdev     uint64 // device number (character and block devices)
+	// vref names the contents of a virtual file (d.Flags&flagVirtual;
+	// virtual.go); nil otherwise. It is replaced, never modified.
+	vref *VirtualRef
 
 	// xattrs are the extended attributes once loaded (xattrsLoaded; see
 	// xattr.go); xattrsDirty: changed since the last snapshot.
@@ -51,6 +54,9 @@ type inode struct {
 	// reclaimed: unlinked and unreferenced; its records are deleted by
 	// the next commit, after which it leaves the table.
 	reclaimed bool
+	// fresh: made since the last snapshot, so the index holds no record
+	// of it that a commit would have to delete.
+	fresh bool
 }
 
 func (in *inode) typ() uint32 { return in.d.Mode & syscall.S_IFMT }
@@ -60,7 +66,9 @@ func (in *inode) isDir() bool { return in.typ() == syscall.S_IFDIR }
 // attrLocked builds the Attr; in.mu must be held.
 func (in *inode) attrLocked() Attr {
 	var alloc int64
-	if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
+	if in.vref != nil {
+		alloc = int64(in.d.Size) // as if stored
+	} else if in.d.Flags&flagInline != 0 || in.typ() == syscall.S_IFLNK {
 		alloc = int64(len(in.inline))
 	} else {
 		for _, e := range in.exts {
@@ -181,10 +189,10 @@ func (f *FS) Preload(inos []Ino) {
 
 // inodeBuckets are the buckets an inode's record spans, looked up once
 // per transaction.
-type inodeBuckets struct{ inodes, inline, extents, rdev *bolt.Bucket }
+type inodeBuckets struct{ inodes, inline, extents, rdev, virtual *bolt.Bucket }
 
 func indexBuckets(tx *bolt.Tx) inodeBuckets {
-	return inodeBuckets{tx.Bucket(bucketInodes), tx.Bucket(bucketInline), tx.Bucket(bucketExtents), tx.Bucket(bucketRdev)}
+	return inodeBuckets{tx.Bucket(bucketInodes), tx.Bucket(bucketInline), tx.Bucket(bucketExtents), tx.Bucket(bucketRdev), tx.Bucket(bucketVirtual)}
 }
 
 // readInode reads inode ino's record (attributes, and inline data or
@@ -203,6 +211,16 @@ func readInode(b inodeBuckets, ino Ino) (*inode, error) {
 		}
 		in.d = d
 		switch {
+		case d.Flags&flagVirtual != 0:
+			var v []byte
+			if b.virtual != nil {
+				v = b.virtual.Get(k)
+			}
+			ref, err := decodeVirtualRef(v)
+			if err != nil {
+				return fmt.Errorf("inode %d: %w", ino, err)
+			}
+			in.vref = &ref
 		case d.Mode&syscall.S_IFMT == syscall.S_IFLNK || d.Flags&flagInline != 0:
 			v := b.inline.Get(k)
 			if uint64(len(v)) != d.Size {
@@ -254,6 +272,7 @@ func (f *FS) newInode(mode, uid, gid uint32, parent Ino) *inode {
 		in.inline = []byte{}
 	}
 	in.contentDirty = true
+	in.fresh = true
 	f.imu.Lock()
 	f.inodes[ino] = in
 	f.imu.Unlock()
@@ -274,6 +293,10 @@ func (f *FS) readAtLocked(in *inode, buf []byte, off int64) (int, error) {
 		n = size - off
 	}
 	buf = buf[:n]
+	if in.vref != nil {
+		// Callers read virtual files through readIn, without the lock.
+		return 0, fmt.Errorf("inode %d: virtual file read under its lock: %w", in.ino, syscall.EIO)
+	}
 	if in.d.Flags&flagInline != 0 {
 		copy(buf, in.inline[off:])
 		return int(n), nil
@@ -303,6 +326,10 @@ func (f *FS) writeAtLocked(in *inode, data []byte, off int64) (int, error) {
 	}
 	if len(data) == 0 {
 		return 0, nil
+	}
+	if in.vref != nil {
+		// Callers materialize first (lockMaterialized).
+		return 0, fmt.Errorf("inode %d: virtual file written under its lock: %w", in.ino, syscall.EIO)
 	}
 	size := max(int64(in.d.Size), end)
 	if in.d.Flags&flagInline != 0 {
@@ -420,6 +447,15 @@ func (f *FS) truncateLocked(in *inode, size int64) error {
 	}
 	if size > maxFileSize {
 		return syscall.EFBIG
+	}
+	if in.vref != nil {
+		if size != 0 {
+			// Callers materialize first (lockMaterialized).
+			return fmt.Errorf("inode %d: virtual file truncated to %d under its lock: %w", in.ino, size, syscall.EIO)
+		}
+		f.dropRefLocked(in)
+		f.touchContent(in)
+		return nil
 	}
 	if in.d.Flags&flagInline != 0 {
 		if size <= int64(f.opt.InlineMax) {

@@ -45,12 +45,7 @@ func (f *FS) ReadInode(ctx context.Context, ino Ino, off int64, buf []byte) (int
 	if err != nil {
 		return 0, err
 	}
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	if in.reclaimed {
-		return 0, syscall.ENOENT
-	}
-	return f.readAtLocked(in, buf, off)
+	return f.readIn(in, buf, off)
 }
 
 // WriteInode writes data at off, or at the end of the file when flags
@@ -72,7 +67,9 @@ func (f *FS) writeInode(ctx context.Context, ino Ino, off int64, data []byte, fl
 	if err != nil {
 		return 0, err
 	}
-	in.mu.Lock()
+	if err := f.lockMaterialized(in); err != nil {
+		return 0, err
+	}
 	defer in.mu.Unlock()
 	if in.reclaimed {
 		return 0, syscall.ENOENT

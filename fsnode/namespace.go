@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -305,8 +306,27 @@ func (f *FS) GetAttr(ctx context.Context, ino Ino) (Attr, error) {
 // ctime becomes now. A change of size or owner also clears privileges
 // if ctx says so (WithKillPriv).
 func (f *FS) SetAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
+	for {
+		a, err := f.setAttr(ctx, ino, set)
+		if err != errStillVirtual {
+			return a, err
+		}
+	}
+}
+
+// errStillVirtual: a virtual file to materialize was made virtual again
+// before the change could lock it (hgfs update moving it); try again.
+var errStillVirtual = errors.New("fsnode: still virtual")
+
+func (f *FS) setAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
 	if err := f.c.admit(ctx); err != nil {
 		return Attr{}, err
+	}
+	if set.Size != nil && *set.Size > 0 {
+		// Copy on write, before the locks (the resolver reads the cache).
+		if err := f.materializeIno(ino); err != nil {
+			return Attr{}, err
+		}
 	}
 	f.tree.RLock()
 	defer f.tree.RUnlock()
@@ -316,6 +336,9 @@ func (f *FS) SetAttr(ctx context.Context, ino Ino, set SetAttr) (Attr, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if set.Size != nil && *set.Size > 0 && in.vref != nil {
+		return Attr{}, errStillVirtual
+	}
 	if set.Size != nil {
 		switch in.typ() {
 		case syscall.S_IFDIR:

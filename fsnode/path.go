@@ -217,10 +217,8 @@ func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if in.isDir() {
 		return nil, syscall.EISDIR
 	}
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	buf := make([]byte, in.d.Size)
-	n, err := f.readAtLocked(in, buf, 0)
+	buf := make([]byte, in.attr().Size)
+	n, err := f.readIn(in, buf, 0)
 	return buf[:n], err
 }
 

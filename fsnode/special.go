@@ -88,6 +88,19 @@ func (f *FS) Fallocate(ctx context.Context, ino Ino, off, length int64, mode uin
 	if err := f.c.admit(ctx); err != nil {
 		return err
 	}
+	for {
+		// Copy on write, before the locks (the resolver reads the cache).
+		if err := f.materializeIno(ino); err != nil {
+			return err
+		}
+		err := f.fallocate(ctx, ino, off, end, mode)
+		if err != errStillVirtual {
+			return err
+		}
+	}
+}
+
+func (f *FS) fallocate(ctx context.Context, ino Ino, off, end int64, mode uint32) error {
 	f.tree.RLock()
 	defer f.tree.RUnlock()
 	in, err := f.getInode(ino)
@@ -105,6 +118,9 @@ func (f *FS) Fallocate(ctx context.Context, ino Ino, off, length int64, mode uin
 	defer in.mu.Unlock()
 	if in.reclaimed {
 		return syscall.ENOENT
+	}
+	if in.vref != nil {
+		return errStillVirtual
 	}
 	if killPriv(ctx) {
 		if err := f.killPrivLocked(in); err != nil {

@@ -755,6 +755,13 @@ func (v *View) fileText(e revlog.ManifestEntry) ([]byte, error) {
 	return v.fileTextWith(e, nil)
 }
 
+// FileRevision returns revision node of the file path as hg cat prints
+// it, from the same cache as the changeset trees' files: the contents of
+// a virtual file in a mount's working copy (fsnode's virtual.go).
+func (v *View) FileRevision(path string, node revlog.Node) ([]byte, error) {
+	return v.fileText(revlog.ManifestEntry{Path: path, Node: node})
+}
+
 // preread is a filelog index a caller read already: its store path and
 // contents (nil: not read after all).
 type preread struct {

@@ -95,6 +95,9 @@ type cgoFile struct {
 }
 
 func newCgoFS(fsys *fsnode.FS, readOnly bool, info func() any) *cgoFS {
+	// No views in the control directory, but virtual files read through
+	// one (virtualwc_views.go).
+	resolveVirtual(fsys, &views{open: cacheView(fsys)})
 	return &cgoFS{
 		fsys:     fsys,
 		readOnly: readOnly,

@@ -3,7 +3,6 @@
 package mount
 
 import (
-	"io/fs"
 	"syscall"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -52,14 +51,14 @@ func (c *control) close() {
 
 // cacheViews shows the repository whose .hg is at the root of a cache;
 // its root is the control directory, virtualDirIno.
+//
+// The views also resolve the cache's virtual files (a virtual working
+// copy, fsnode's virtual.go): their contents are file revisions of the
+// same repository, read through the same caches as .hgfs/rev/REV/.
 func cacheViews(fsys *fsnode.FS) *views {
-	return &views{open: func() (*hgview.View, error) {
-		hg, err := fs.Sub(fsys.FS(), ".hg")
-		if err != nil {
-			return nil, err
-		}
-		return hgview.Open(hg, hgview.Options{RootIno: virtualDirIno})
-	}}
+	w := &views{open: cacheView(fsys)}
+	resolveVirtual(fsys, w)
+	return w
 }
 
 // repoViews shows the repository at root (an ordinary one on disk),

@@ -44,7 +44,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	s := &Server{fsys: fsys, mountpoint: mp, done: make(chan struct{})}
 	raw := newRawFS(fsys, func() any {
 		st := fsys.Stats()
-		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Stats: &st}
+		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Stats: &st}
 	})
 	mo := mountOptions(opt)
 	cacheMountOptions(mo)

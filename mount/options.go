@@ -73,12 +73,15 @@ func StatsPath(mountpoint string) string {
 // Info is what MOUNTPOINT/.hgfs/stats holds: who serves the mount, from
 // where, and (for a cache mount) the committer's counters.
 type Info struct {
-	Pid        int           `json:"pid"`
-	Mountpoint string        `json:"mountpoint"`
-	Source     string        `json:"source"` // cache directory or repository
-	Kind       string        `json:"kind"`   // "cache" or "repo"
-	ReadOnly   bool          `json:"readonly"`
-	Stats      *fsnode.Stats `json:"stats,omitempty"`
+	Pid        int    `json:"pid"`
+	Mountpoint string `json:"mountpoint"`
+	Source     string `json:"source"` // cache directory or repository
+	Kind       string `json:"kind"`   // "cache" or "repo"
+	ReadOnly   bool   `json:"readonly"`
+	// Virtual: the mount takes VirtualXattr (the go-fuse adapter), so
+	// hgfs update makes files virtual instead of writing them.
+	Virtual bool          `json:"virtual,omitempty"`
+	Stats   *fsnode.Stats `json:"stats,omitempty"`
 }
 
 // ReadInfo reads the stats file of the hgfs mount at mountpoint; a path

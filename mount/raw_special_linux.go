@@ -7,6 +7,7 @@ package mount
 // no attributes and cannot change.
 
 import (
+	"fmt"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -53,6 +54,16 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 	if r.virt.owns(h.NodeId) {
 		return 0, fuse.ENOATTR
 	}
+	if attr == VirtualXattr {
+		ref, ok, err := r.fsys.Virtual(ctxOf(cancel), r.ino(h.NodeId))
+		switch {
+		case err != nil:
+			return 0, toStatus(err)
+		case !ok:
+			return 0, fuse.ENOATTR
+		}
+		return xattrReply(encodeVirtualGet(ref), dest)
+	}
 	v, err := r.fsys.Getxattr(ctxOf(cancel), r.ino(h.NodeId), attr)
 	if err != nil {
 		return 0, toStatus(err)
@@ -90,7 +101,31 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 	if r.virt.owns(in.NodeId) {
 		return fuse.EPERM
 	}
+	if attr == VirtualXattr {
+		return r.setVirtual(cancel, in.NodeId, data)
+	}
 	return toStatus(r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags)))
+}
+
+// setVirtual answers a set of VirtualXattr: the file becomes the file
+// revision asked for, and the kernel forgets its pages and attributes
+// before the caller returns, so that its next stat and read see the
+// revision.
+func (r *rawFS) setVirtual(cancel <-chan struct{}, nodeID uint64, data []byte) fuse.Status {
+	if nodeID == fuse.FUSE_ROOT_ID {
+		return r.setVirtualBatch(cancel, data)
+	}
+	s, err := ParseVirtualSet(data)
+	if err != nil {
+		return fuse.EINVAL
+	}
+	if _, err := r.fsys.SetVirtual(ctxOf(cancel), r.ino(nodeID), s.Ref, s.Size, s.Mtime); err != nil {
+		return toStatus(err)
+	}
+	if srv := r.kernel.srv.Load(); srv != nil {
+		srv.InodeNotify(nodeID, 0, -1)
+	}
+	return fuse.OK
 }
 
 func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
@@ -98,4 +133,35 @@ func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr strin
 		return fuse.EPERM
 	}
 	return toStatus(r.fsys.Removexattr(ctxOf(cancel), r.ino(h.NodeId), attr))
+}
+
+// encodeVirtualGet is the value read from VirtualXattr of a virtual file.
+func encodeVirtualGet(r fsnode.VirtualRef) []byte {
+	return fmt.Appendf(nil, "%x %s", r.Node, r.Path)
+}
+
+// setVirtualBatch answers a set of VirtualXattr on the root: each line
+// names a file by its path under the root (EncodeVirtualBatch). The
+// first failure ends the batch with its error; the files before it have
+// their revisions.
+func (r *rawFS) setVirtualBatch(cancel <-chan struct{}, data []byte) fuse.Status {
+	sets, err := ParseVirtualBatch(data)
+	if err != nil {
+		return fuse.EINVAL
+	}
+	ctx := ctxOf(cancel)
+	srv := r.kernel.srv.Load()
+	for _, s := range sets {
+		a, err := r.fsys.LookupPath(ctx, s.Ref.Path)
+		if err != nil {
+			return toStatus(err)
+		}
+		if _, err := r.fsys.SetVirtual(ctx, a.Ino, s.Ref, s.Size, s.Mtime); err != nil {
+			return toStatus(err)
+		}
+		if srv != nil {
+			srv.InodeNotify(r.nodeID(a.Ino), 0, -1)
+		}
+	}
+	return fuse.OK
 }

@@ -32,6 +32,16 @@ type Sink interface {
 	Symlink(name, target string, mtime time.Time) error
 }
 
+// VirtualSink is a Sink that can also check a file out as a reference
+// to its revision, without its bytes: a virtual file of the mount's
+// cache (fsnode's virtual.go), whose contents are read from the store
+// when read and copied into the cache when first written. Its size,
+// mode and mtime are the file's as the mount reports them.
+type VirtualSink interface {
+	Sink
+	CreateVirtual(name string, size int64, perm uint32, mtime time.Time, node revlog.Node) error
+}
+
 // CheckoutSink checks out changeset rev of r, a repository without a
 // working copy (a new clone's, whose store the sink holds), into dst:
 // the files of its manifest with hg's flags, then .hg/branch, the
@@ -109,6 +119,8 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	}
 	umask := getUmask()
 	stamp := dirstate.TimestampOf(mtime.UnixNano())
+	vdst, virtual := dst.(VirtualSink)
+	virtual = virtual && opt.Virtual
 	n := opt.Writers
 	if n <= 0 {
 		n = 4
@@ -134,6 +146,12 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 				return err
 			}
 			w.mode = dirstate.ModeSymlink | 0o777
+		} else if virtual {
+			perm := filePerm(e.Flags, umask)
+			if err := vdst.CreateVirtual(e.Path, w.size, perm, mtime, e.Node); err != nil {
+				return err
+			}
+			w.mode = dirstate.ModeRegular | perm
 		} else {
 			perm := filePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {

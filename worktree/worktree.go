@@ -38,6 +38,13 @@ type Options struct {
 	Progress func(files int, bytes int64)
 	// Lock tunes the wlock wait.
 	Lock store.LockOptions
+	// Virtual checks regular files out as references to their
+	// revisions where the destination can (a VirtualSink; sink.go).
+	Virtual bool
+	// SetVirtual, if set, makes Update show regular files' revisions
+	// through it instead of writing them (a mount's virtual working
+	// copy; virtual.go).
+	SetVirtual SetVirtualFunc
 }
 
 // Result counts what an update did, as hg's summary line does.
@@ -396,6 +403,9 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		if err := mkdirs(root, path.Dir(g.e.Path), made); err != nil {
 			return nil, err
 		}
+	}
+	if opt.SetVirtual != nil {
+		return writeVirtual(ctx, r, root, gets, opt)
 	}
 	umask := getUmask()
 	n := writers(opt)

@@ -78,8 +78,11 @@ func init() {
     The clone then checks out a working copy, as hg does: the revision
     -u/--updaterev names, else the "@" bookmark, else the tip of branch
     default (see hgfs help update); -U/--noupdate leaves it empty. A clone
-    into a mount checks out too, its files written straight into the
-    cache before it is mounted. -r/--rev clones
+    into a mount checks out too, straight into the cache before it is
+    mounted, and virtually: each regular file names its revision instead
+    of holding its bytes, which are read from the store when read and
+    copied into the cache when the file is first written ([hgfs]
+    virtual-checkout = false writes them instead). -r/--rev clones
     only the given changesets and their ancestors (from an http(s):// or
     ssh:// source, by changegroup: not with --stream) and checks out the
     first.

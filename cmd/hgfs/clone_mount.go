@@ -251,7 +251,10 @@ func (cl *cloner) checkoutSink() (refused, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := worktree.CheckoutSink(cl.ctx, r, rev, t.sink, opt)
+	if opt.Virtual, err = virtualCheckout(c); err != nil {
+		return nil, err
+	}
+	res, err := worktree.CheckoutSink(cl.ctx, r, rev, virtualSink{t.sink}, opt)
 	bar.done()
 	var ue *worktree.UnsupportedError
 	if errors.As(err, &ue) {

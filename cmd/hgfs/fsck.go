@@ -25,6 +25,12 @@ be repaired: the file is left as it is (reading the damaged part fails
 with an I/O error); restore it from elsewhere or remove it. --repair
 also upgrades a cache of an older format, as mounting it does.
 
+The virtual files of a mounted clone's working copy (files that name
+their revision instead of holding their bytes) are checked against the
+repository in the cache: each names a file revision that exists, of
+the file's size. --repair cannot give such a file its bytes back; it
+is reported until removed or rewritten.
+
 A damaged index file (pages its database cannot read) is reported as
 "index.db: ..." lines, and the records that can still be read are
 checked. --repair rebuilds the index from those records, keeping the
@@ -54,6 +60,12 @@ problems remain.`,
 			for _, p := range rep.Problems {
 				c.ui.write("%s\n", p)
 				if !p.Repaired {
+					remaining++
+				}
+			}
+			if err == nil {
+				for _, p := range checkVirtual(dir, rep.Virtual) {
+					c.ui.write("%s\n", p)
 					remaining++
 				}
 			}

@@ -35,6 +35,8 @@ var statsLabels = []struct {
 	{"ReclaimedBytes", "compaction reclaimed", true},
 	{"LoadedInodes", "inodes in memory", false},
 	{"OpenHandles", "open file handles", false},
+	{"VirtualFiles", "virtual files (contents not in the cache)", false},
+	{"MaterializedFiles", "virtual files copied on write since mounted", false},
 }
 
 func init() {
@@ -45,7 +47,9 @@ func init() {
 
 Prints the daemon's pid and source, and for a cache mount the background
 committer's counters (inodes waiting to commit, index and group commits)
-and the data files' (their count, live and dead data, compactions), byte
+and the data files' (their count, live and dead data, compactions), the
+virtual working copy's (files naming their revision, files copied into
+the cache on their first write since mounted), byte
 counts in hg's units with the exact count in parentheses. The figures come
 from MOUNTPOINT/.hgfs/stats, a file the mount serves (and keeps out of
 directory listings); -T json (or --json) prints it as it is, for scripts.`,

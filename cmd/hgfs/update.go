@@ -36,6 +36,11 @@ func init() {
     Use null as the changeset to remove the working directory (like
     hgfs clone -U).
 
+    In a mounted clone (hgfs clone --mount) the files that change are not
+    written: the mount is told which revision each now shows, as the
+    clone's virtual checkout did ([hgfs] virtual-checkout = false writes
+    them).
+
     Subrepositories and largefiles are refused: use hg update.
 
     Returns 0 on success.`,
@@ -100,7 +105,11 @@ func runUpdate(ctx context.Context, c *cmdContext, args []string) error {
 			return lookupAbort(err)
 		}
 	}
-	if err := runCheckout(ctx, c, r, target, worktree.Options{Clean: c.opts.Bool("clean"), Check: c.opts.Bool("check")}); err != nil {
+	setVirtual, err := mountVirtual(c, r.Root)
+	if err != nil {
+		return err
+	}
+	if err := runCheckout(ctx, c, r, target, worktree.Options{Clean: c.opts.Bool("clean"), Check: c.opts.Bool("check"), SetVirtual: setVirtual}); err != nil {
 		return err
 	}
 	if err := updateActiveBookmark(c, r, rev, active); err != nil {

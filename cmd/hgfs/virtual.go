@@ -1,0 +1,118 @@
+package main
+
+// The virtual working copy of a mounted clone (fsnode's virtual.go,
+// mount's virtualwc.go): checkouts into a mount's cache name each
+// regular file's revision instead of writing its bytes, unless
+// [hgfs] virtual-checkout is off.
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/worktree"
+)
+
+// virtualCheckout reports whether [hgfs] virtual-checkout is on.
+func virtualCheckout(c *cmdContext) (bool, error) {
+	on, err := c.ui.cfg.GetBool(config.HgfsVirtualCheckout)
+	if err != nil {
+		return false, abortf("%v", err)
+	}
+	return on, nil
+}
+
+// virtualSink is the cache's sink as a worktree.VirtualSink: a file's
+// reference is its manifest path and file node.
+type virtualSink struct{ *fsnode.Sink }
+
+var _ worktree.VirtualSink = virtualSink{}
+
+func (s virtualSink) CreateVirtual(name string, size int64, perm uint32, mtime time.Time, node revlog.Node) error {
+	return s.Sink.CreateVirtual(name, size, perm, mtime, fsnode.VirtualRef{Node: node, Path: name})
+}
+
+// mountVirtual returns how hgfs update makes files of the working copy
+// at root virtual when root is an hgfs cache mount that takes
+// user.hgfs.virtual (and [hgfs] virtual-checkout is on): the attribute
+// set on the mount's root, a batch of files a request (a file at a time
+// where a batch fails: the error is then the file's); nil otherwise.
+// Every file gets the mtime of the second before the update began, as a
+// clone's checkout into a mount gives them, so that the dirstate
+// records them all and hg status reads none back (a later write moves
+// the mtime past it).
+func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
+	on, err := virtualCheckout(c)
+	if err != nil || !on || !xattrVirtual {
+		return nil, err
+	}
+	info, err := mount.ReadInfo(root)
+	if err != nil || info.Kind != "cache" || !info.Virtual || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
+		return nil, nil
+	}
+	mtime := time.Unix(time.Now().Unix()-1, 0)
+	return func(root string, files []worktree.VirtualFile) (time.Time, error) {
+		sets := make([]mount.VirtualSet, len(files))
+		for i, f := range files {
+			sets[i] = mount.VirtualSet{Ref: fsnode.VirtualRef{Node: f.Entry.Node, Path: f.Entry.Path}, Size: uint64(f.Size), Mtime: mtime}
+		}
+		if len(sets) == 1 {
+			return mtime, setXattr(files[0].Path, mount.VirtualXattr, sets[0].Encode())
+		}
+		done := 0
+		for _, v := range mount.EncodeVirtualBatch(sets) {
+			n := bytes.Count(v, []byte("\n"))
+			if err := setXattr(root, mount.VirtualXattr, v); err != nil {
+				for i := done; i < done+n; i++ {
+					if err := setXattr(files[i].Path, mount.VirtualXattr, sets[i].Encode()); err != nil {
+						return mtime, &fs.PathError{Op: "setxattr", Path: files[i].Path, Err: err}
+					}
+				}
+			}
+			done += n
+		}
+		return mtime, nil
+	}, nil
+}
+
+// checkVirtual is hgfs fsck's check of the virtual files fsnode's fsck
+// found sound: each names a file revision of the repository in the
+// cache, of the file's size. It opens the (unmounted) cache to read the
+// store.
+func checkVirtual(dir string, files []fsnode.VirtualFile) []fsnode.Problem {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := fsnode.Open(dir, fsnode.Options{})
+	if err != nil {
+		return []fsnode.Problem{{Path: "/", What: fmt.Sprintf("virtual files: cannot open the cache: %v", err)}}
+	}
+	defer fsys.Close()
+	var probs []fsnode.Problem
+	hg, err := fs.Sub(fsys.FS(), ".hg")
+	var r *repo.Repo
+	if err == nil {
+		r, err = repo.OpenFS(hg)
+	}
+	if err != nil {
+		return []fsnode.Problem{{Path: "/", What: fmt.Sprintf("%d virtual files and no repository to read them from: %v", len(files), err)}}
+	}
+	defer r.Close()
+	for _, f := range files {
+		data, err := r.FileData(revlog.ManifestEntry{Path: f.Ref.Path, Node: f.Ref.Node})
+		switch {
+		case err != nil:
+			probs = append(probs, fsnode.Problem{Path: f.Path, Ino: f.Ino, What: fmt.Sprintf("virtual file names %s@%x: %v", f.Ref.Path, f.Ref.Node, err)})
+		case uint64(len(data)) != f.Size:
+			probs = append(probs, fsnode.Problem{Path: f.Path, Ino: f.Ino, What: fmt.Sprintf("virtual file of %d bytes names %s@%x, of %d", f.Size, f.Ref.Path, f.Ref.Node, len(data))})
+		}
+	}
+	return probs
+}

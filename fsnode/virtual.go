@@ -1,0 +1,412 @@
+package fsnode
+
+// Virtual files: a regular file whose contents are a file revision of
+// the repository the cache holds, named by a reference (filenode and
+// path) instead of stored. A virtual file is an ordinary inode (record,
+// size, mode, times, links, name) with flagVirtual and a record in the
+// virtual bucket; only its contents come from elsewhere, through the
+// Resolver the mount sets (hgview's reconstruction, with its caches).
+//
+// Copy on write: the first change of the contents (a write, a
+// truncation to a size above 0, fallocate) first copies the revision's
+// bytes into the cache as an ordinary file's (inline or extents) and
+// drops the reference, keeping the file's times; a truncation to 0 only
+// drops it. Everything else (rename, link, chmod, chown, times,
+// extended attributes) moves no bytes: the reference stays with the
+// inode. What was materialized is committed as any write is, so it
+// survives unmount, remount and kill -9.
+//
+// Reads of a virtual file resolve its reference with no lock held (the
+// resolver reads the repository through this same cache), then serve
+// the bytes if the reference is still the inode's; the bytes must be as
+// many as the inode's size, or the read is EIO (a damaged reference).
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// VirtualRef names a virtual file's contents: the file revision Node of
+// the repository's file Path (slash-separated, as in a manifest).
+type VirtualRef struct {
+	Node [20]byte
+	Path string
+}
+
+// maxVirtualPath bounds a reference's path (hg's store names are
+// shorter; the bound keeps records small).
+const maxVirtualPath = 4096
+
+// Encode returns the reference's record: the node, then the path.
+func (r VirtualRef) Encode() []byte {
+	b := make([]byte, 0, 20+len(r.Path))
+	b = append(b, r.Node[:]...)
+	return append(b, r.Path...)
+}
+
+// DecodeVirtualRef decodes a reference's record (Encode).
+func DecodeVirtualRef(b []byte) (VirtualRef, error) { return decodeVirtualRef(b) }
+
+func decodeVirtualRef(b []byte) (VirtualRef, error) {
+	var r VirtualRef
+	switch {
+	case b == nil:
+		return r, fmt.Errorf("%w: virtual record missing", ErrCorrupt)
+	case len(b) < 21:
+		return r, fmt.Errorf("%w: virtual record is %d bytes", ErrCorrupt, len(b))
+	case len(b)-20 > maxVirtualPath:
+		return r, fmt.Errorf("%w: virtual record's path is %d bytes, at most %d", ErrCorrupt, len(b)-20, maxVirtualPath)
+	}
+	copy(r.Node[:], b)
+	r.Path = string(b[20:])
+	for i := 0; i < len(r.Path); i++ {
+		if r.Path[i] == 0 {
+			return r, fmt.Errorf("%w: virtual record's path holds a NUL byte", ErrCorrupt)
+		}
+	}
+	return r, nil
+}
+
+// Resolver returns the contents a reference names. The slice may be
+// shared: the cache never modifies it. It is called with no lock of the
+// cache held and may read the cache.
+type Resolver func(VirtualRef) ([]byte, error)
+
+// virtState is the cache's part in virtual files.
+type virtState struct {
+	resolver atomic.Pointer[Resolver]
+	// version is the index's format version; it becomes
+	// virtualFormatVersion with the commit of the first virtual record.
+	version atomic.Uint32
+	// materialized counts copies made since Open.
+	materialized atomic.Int64
+}
+
+// SetResolver sets the function that reads virtual files' contents.
+// Until it is set, reading or changing a virtual file's contents is
+// EIO.
+func (f *FS) SetResolver(r Resolver) { f.virt.resolver.Store(&r) }
+
+// resolveRef returns ref's contents, which must be size bytes.
+func (f *FS) resolveRef(ino Ino, ref *VirtualRef, size uint64) ([]byte, error) {
+	rp := f.virt.resolver.Load()
+	if rp == nil {
+		return nil, fmt.Errorf("inode %d: virtual file and no resolver: %w", ino, syscall.EIO)
+	}
+	data, err := (*rp)(*ref)
+	if err != nil {
+		log.Printf("hgfs: inode %d: reading %s@%x: %v", ino, ref.Path, ref.Node, err)
+		return nil, fmt.Errorf("inode %d: %w: %w", ino, err, syscall.EIO)
+	}
+	if uint64(len(data)) != size {
+		log.Printf("hgfs: inode %d: %s@%x has %d bytes, the file's size is %d", ino, ref.Path, ref.Node, len(data), size)
+		return nil, fmt.Errorf("inode %d: %s@%x has %d bytes, size %d: %w", ino, ref.Path, ref.Node, len(data), size, syscall.EIO)
+	}
+	return data, nil
+}
+
+// readIn reads regular file in at off; the caller holds no lock of in.
+// A virtual file's reference is resolved without the lock and its bytes
+// served if the reference is still the inode's.
+func (f *FS) readIn(in *inode, buf []byte, off int64) (int, error) {
+	for {
+		in.mu.RLock()
+		if in.reclaimed {
+			in.mu.RUnlock()
+			return 0, syscall.ENOENT
+		}
+		ref, size := in.vref, in.d.Size
+		if ref == nil {
+			n, err := f.readAtLocked(in, buf, off)
+			in.mu.RUnlock()
+			return n, err
+		}
+		in.mu.RUnlock()
+		if off < 0 {
+			return 0, syscall.EINVAL
+		}
+		if uint64(off) >= size {
+			return 0, nil
+		}
+		data, err := f.resolveRef(in.ino, ref, size)
+		if err != nil {
+			return 0, err
+		}
+		in.mu.RLock()
+		if in.vref == ref {
+			n := copy(buf, data[off:])
+			in.mu.RUnlock()
+			return n, nil
+		}
+		in.mu.RUnlock() // changed meanwhile: again
+	}
+}
+
+// lockMaterialized write-locks in.mu with in not virtual, copying its
+// revision's bytes into the cache first if it is. The caller holds no
+// lock of in, nor f.tree (the resolver reads the cache).
+func (f *FS) lockMaterialized(in *inode) error {
+	for {
+		in.mu.Lock()
+		ref, size := in.vref, in.d.Size
+		if ref == nil {
+			return nil
+		}
+		in.mu.Unlock()
+		data, err := f.resolveRef(in.ino, ref, size)
+		if err != nil {
+			return err
+		}
+		in.mu.Lock()
+		if in.vref == ref {
+			err := f.fillLocked(in, data)
+			if err != nil {
+				in.mu.Unlock()
+				return err
+			}
+			return nil
+		}
+		in.mu.Unlock() // changed meanwhile: again
+	}
+}
+
+// materializeIno copies regular file ino's revision into the cache if it
+// is virtual. The caller holds no lock.
+func (f *FS) materializeIno(ino Ino) error {
+	f.tree.RLock()
+	in, err := f.getInode(ino)
+	f.tree.RUnlock()
+	if err != nil || in.typ() != syscall.S_IFREG {
+		return nil // the caller's own checks report it
+	}
+	if err := f.lockMaterialized(in); err != nil {
+		return err
+	}
+	in.mu.Unlock()
+	return nil
+}
+
+// fillLocked makes virtual file in an ordinary one holding data (its
+// revision's bytes), keeping its times; in.mu is held for writing.
+func (f *FS) fillLocked(in *inode, data []byte) error {
+	ref, flags, size := in.vref, in.d.Flags, in.d.Size
+	mtime, ctime := in.d.Mtime, in.d.Ctime
+	f.dropRefLocked(in)
+	if _, err := f.writeAtLocked(in, data, 0); err != nil {
+		// Nothing was linked (a failed write adds no extent): virtual
+		// again, as before.
+		in.vref, in.d.Flags, in.d.Size, in.inline, in.exts = ref, flags, size, nil, nil
+		in.d.Mtime, in.d.Ctime = mtime, ctime
+		return err
+	}
+	in.d.Mtime, in.d.Ctime = mtime, ctime
+	in.contentDirty = true
+	f.markDirtyLocked(in)
+	f.virt.materialized.Add(1)
+	return nil
+}
+
+// dropRefLocked makes virtual file in an empty ordinary one (not
+// queued: the caller records the change); in.mu is held for writing.
+func (f *FS) dropRefLocked(in *inode) {
+	in.vref = nil
+	in.d.Flags = in.d.Flags&^flagVirtual | flagInline
+	in.inline = []byte{}
+	in.exts = nil
+	in.d.Size = 0
+}
+
+// setRefLocked makes regular file in virtual: its contents ref, of size
+// bytes. in.mu is held for writing; the caller queues the change, then
+// releases the extents returned (see dataFiles.release).
+func (f *FS) setRefLocked(in *inode, ref VirtualRef, size uint64) (old []extent) {
+	old = in.exts
+	in.vref = &ref
+	in.d.Flags = in.d.Flags&^flagInline | flagVirtual
+	in.inline = nil
+	in.exts = nil
+	in.d.Size = size
+	in.contentDirty = true
+	return old
+}
+
+// SetVirtual makes regular file ino virtual: its contents become the
+// revision ref names, size bytes, whatever it held before dropped; its
+// mtime becomes mtime (the zero time: now), its ctime now. It is how a
+// working copy moves to another revision without writing (hgfs update
+// on a mount).
+func (f *FS) SetVirtual(ctx context.Context, ino Ino, ref VirtualRef, size uint64, mtime time.Time) (Attr, error) {
+	if size > maxFileSize {
+		return Attr{}, syscall.EFBIG
+	}
+	if len(ref.Path) == 0 || len(ref.Path) > maxVirtualPath {
+		return Attr{}, syscall.EINVAL
+	}
+	if err := f.c.admit(ctx); err != nil {
+		return Attr{}, err
+	}
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	in, err := f.getInode(ino)
+	if err != nil {
+		return Attr{}, err
+	}
+	switch in.typ() {
+	case syscall.S_IFREG:
+	case syscall.S_IFDIR:
+		return Attr{}, syscall.EISDIR
+	default:
+		return Attr{}, syscall.EINVAL
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.reclaimed {
+		return Attr{}, syscall.ENOENT
+	}
+	old := f.setRefLocked(in, ref, size)
+	now := time.Now().UnixNano()
+	in.d.Mtime, in.d.Ctime = now, now
+	if !mtime.IsZero() {
+		in.d.Mtime = mtime.UnixNano()
+	}
+	f.markDirtyLocked(in)
+	f.data.release(old)
+	return in.attrLocked(), nil
+}
+
+// Virtual returns regular file ino's reference, and false if it is not
+// virtual.
+func (f *FS) Virtual(ctx context.Context, ino Ino) (VirtualRef, bool, error) {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	in, err := f.getInode(ino)
+	if err != nil {
+		return VirtualRef{}, false, err
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if in.vref == nil {
+		return VirtualRef{}, false, nil
+	}
+	return *in.vref, true, nil
+}
+
+// VirtualStats counts virtual files: those the index holds (committed)
+// and the copies made since Open.
+type VirtualStats struct {
+	Virtual, Materialized int64
+}
+
+// VirtualStats counts the committed virtual records and the copies made
+// since Open.
+func (f *FS) VirtualStats() VirtualStats {
+	st := VirtualStats{Materialized: f.virt.materialized.Load()}
+	if f.virt.version.Load() < virtualFormatVersion {
+		return st
+	}
+	_ = f.view("virtual stats", func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketVirtual); b != nil {
+			st.Virtual = int64(b.Stats().KeyN)
+		}
+		return nil
+	})
+	return st
+}
+
+// CreateVirtual makes name (missing parent directories too) a virtual
+// file of size bytes whose contents are the revision ref names, with
+// permission bits perm and modification time mtime (the zero time:
+// now), replacing a file of that name: the sink's way to check out a
+// working copy without writing it.
+func (s *Sink) CreateVirtual(name string, size int64, perm uint32, mtime time.Time, ref VirtualRef) error {
+	switch {
+	case perm&^07777 != 0:
+		return fmt.Errorf("fsnode: sink file %q: mode %#o: %w", name, perm, syscall.EINVAL)
+	case size < 0 || size > maxFileSize:
+		return fmt.Errorf("fsnode: sink file %q: size %d out of range: %w", name, size, syscall.EFBIG)
+	case len(ref.Path) == 0 || len(ref.Path) > maxVirtualPath:
+		return fmt.Errorf("fsnode: sink file %q: reference path of %d bytes: %w", name, len(ref.Path), syscall.EINVAL)
+	}
+	dirPath, base := splitDir(name)
+	if err := checkNewName(base); err != nil {
+		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
+	}
+	parent, err := s.dir(dirPath)
+	if err != nil {
+		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
+	}
+	f := s.f
+	if err := f.c.admit(s.ctx); err != nil {
+		return err
+	}
+	f.tree.Lock()
+	defer f.tree.Unlock()
+	dir, err := f.dirForUpdate(parent)
+	if err != nil {
+		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
+	}
+	if e := dir.dir.entries[base]; e != nil {
+		old, err := f.getInode(e.ino)
+		if err != nil {
+			return fmt.Errorf("fsnode: sink file %q: %w", name, err)
+		}
+		if old.isDir() {
+			return fmt.Errorf("fsnode: sink file %q: %w", name, syscall.EISDIR)
+		}
+		f.dirRemove(dir, base)
+		f.changeLinks(old, -1, false)
+	}
+	in := f.newInode(syscall.S_IFREG|perm, f.uid, f.gid, 0)
+	in.mu.Lock()
+	if !mtime.IsZero() {
+		in.d.Mtime = mtime.UnixNano()
+	}
+	f.setRefLocked(in, ref, uint64(size))
+	f.markDirtyLocked(in)
+	in.mu.Unlock()
+	f.dirAdd(dir, base, in)
+	if !s.noTrack {
+		s.mu.Lock()
+		s.files = append(s.files, name)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// putVirtual writes (ref non-nil) or deletes an inode's virtual record
+// in a commit, creating the bucket and raising the format version with
+// the first record.
+func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
+	b := tx.Bucket(bucketVirtual)
+	if ref == nil {
+		if b == nil {
+			return nil
+		}
+		return b.Delete(k)
+	}
+	if b == nil {
+		var err error
+		if b, err = tx.CreateBucket(bucketVirtual); err != nil {
+			return err
+		}
+	}
+	if !*raised {
+		m := tx.Bucket(bucketMeta)
+		if ver, err := readVersion(m); err != nil {
+			return err
+		} else if ver < virtualFormatVersion {
+			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, virtualFormatVersion)); err != nil {
+				return err
+			}
+		}
+		*raised = true
+	}
+	return b.Put(k, ref)
+}
