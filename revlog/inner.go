@@ -309,7 +309,7 @@ type chainBuffer struct{ b []byte }
 
 // maxPooledChainBuffer is the largest buffer put back in the pool, so
 // that one huge chain does not keep its memory after it is rebuilt.
-const maxPooledChainBuffer = 4 << 20
+const maxPooledChainBuffer = 1 << 20
 
 var chainBuffers = sync.Pool{New: func() any { return new(chainBuffer) }}
 

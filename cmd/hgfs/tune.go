@@ -18,8 +18,8 @@ import (
 //   - uring, bufpool: here, for the whole process, at start-up
 //     (applyTune; bufpool through revlog.SetPooling and
 //     worktree.SetPooling).
-//   - checkoutgc: GOGC, and huge pages for hgfs update's heap, around
-//     a checkout (checkoutHeap, checkout.go).
+//   - checkoutgc: GOGC around a small checkout (checkoutHeap,
+//     checkout.go).
 //   - silencestderr: --profile's profiling.Options (timing.go).
 //   - walkfork: store.Store.Walkers of the stores hgfs serve, a local
 //     clone and hgfs bundle stream from (storeWalkers).

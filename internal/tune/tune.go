@@ -53,9 +53,8 @@
 //     on the real-history store `hgfs update tip` went from 6-7 garbage
 //     collections to 2 for 3-5 MB more peak RSS; a larger one keeps
 //     GOGC, so that peak RSS stays flat (the 20,000-file store's
-//     checkout grew from 36 to 56 MB with GOGC 400), and asks for huge
-//     pages for its heap instead (internal/hugeheap). Off, a checkout
-//     keeps GOGC and hgfs update never asks for huge pages.
+//     checkout grew from 36 to 56 MB with GOGC 400). Off, a checkout
+//     keeps GOGC.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
