@@ -35,6 +35,16 @@ const MaxTextLen = math.MaxInt32
 // input itself justifies. A chunk whose marker is '\0' or 'u' is returned
 // without copying (the result aliases chunk).
 func Decompress(chunk []byte, limit, sizeHint int64) ([]byte, error) {
+	return decompressAppend(nil, chunk, limit, sizeHint)
+}
+
+// decompressAppend is Decompress decoding into dst's spare capacity
+// (growing it as needed): a compressed chunk's text is appended to dst
+// and returned as the appended part only, so that the chunks of one
+// delta chain can share one buffer (inner.revisionChunk); limit bounds
+// that part. A chunk stored as is ('\0', 'u') is returned aliasing
+// chunk, not copied, and dst is left alone.
+func decompressAppend(dst, chunk []byte, limit, sizeHint int64) ([]byte, error) {
 	if limit < 0 || limit > MaxTextLen {
 		limit = MaxTextLen
 	}
@@ -47,9 +57,9 @@ func Decompress(chunk []byte, limit, sizeHint int64) ([]byte, error) {
 	case 'u':
 		return checkLimit(chunk[1:], limit)
 	case 'x':
-		return inflate(chunk, limit, sizeHint)
+		return inflate(dst, chunk, limit, sizeHint)
 	case '(':
-		return unzstd(chunk, limit)
+		return unzstd(dst, chunk, limit)
 	}
 	return nil, fmt.Errorf("%w: unknown compression type %q", ErrUnsupported, chunk[:1])
 }
@@ -104,7 +114,7 @@ func (r *sliceReader) ReadByte() (byte, error) {
 	return r.b[r.i-1], nil
 }
 
-func inflate(chunk []byte, limit, sizeHint int64) ([]byte, error) {
+func inflate(dst, chunk []byte, limit, sizeHint int64) ([]byte, error) {
 	src := &sliceReader{b: chunk}
 	var zr io.ReadCloser
 	if v := zlibReaders.Get(); v != nil {
@@ -119,7 +129,8 @@ func inflate(chunk []byte, limit, sizeHint int64) ([]byte, error) {
 		}
 	}
 	defer zlibReaders.Put(zr)
-	out, err := readBounded(zr, make([]byte, 0, preallocBound(len(chunk), sizeHint, limit)), limit)
+	n := len(dst)
+	out, err := readBounded(zr, slices.Grow(dst, preallocBound(len(chunk), sizeHint, limit))[n:], limit)
 	if err != nil {
 		return nil, fmt.Errorf("zlib: %w", err)
 	}
@@ -172,24 +183,25 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderLowmem(false))
 })
 
-func unzstd(chunk []byte, limit int64) ([]byte, error) {
+func unzstd(dst, chunk []byte, limit int64) ([]byte, error) {
 	var h zstd.Header
 	if err := h.Decode(chunk); err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	var dst []byte
+	n := len(dst)
 	if h.HasFCS {
 		if h.FrameContentSize > uint64(limit) {
 			return nil, fmt.Errorf("zstd: frame declares %d bytes: %w (limit %d)", h.FrameContentSize, errTooLarge, limit)
 		}
 		// The decoder itself caps growth by what the input can produce.
-		dst = make([]byte, 0, preallocBound(len(chunk), int64(h.FrameContentSize), limit))
+		dst = slices.Grow(dst, preallocBound(len(chunk), int64(h.FrameContentSize), limit))
 	}
 	d, err := zstdDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	out, err := d.DecodeAll(chunk, dst)
+	// Decoded after dst's bytes, which DecodeAll leaves as they are.
+	out, err := d.DecodeAll(chunk, dst[n:n:cap(dst)])
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}

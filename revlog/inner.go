@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 )
 
 // chunkSource reads stored chunks: a Revlog's files, or a Writer's files
@@ -135,11 +136,17 @@ func (in *inner) chunkLimit(rev int) int64 {
 
 // decompress decodes rev's stored chunk within chunkLimit.
 func (in *inner) decompress(rev int, chunk []byte) ([]byte, error) {
+	return in.decompressAppend(nil, rev, chunk)
+}
+
+// decompressAppend is decompress decoding into dst's spare capacity
+// where it fits (decompressAppend in compress.go).
+func (in *inner) decompressAppend(dst []byte, rev int, chunk []byte) ([]byte, error) {
 	hint := int64(-1)
 	if int(in.entries[rev].base) == rev {
 		hint = int64(in.entries[rev].rawLen)
 	}
-	out, err := Decompress(chunk, in.chunkLimit(rev), hint)
+	out, err := decompressAppend(dst, chunk, in.chunkLimit(rev), hint)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
 			return nil, fmt.Errorf("%s rev %d: %w", in.name, rev, err)
@@ -241,9 +248,23 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 	if err != nil {
 		return nil, nil, err
 	}
+	// With deltas to apply, the chain's chunks are decompressed into one
+	// pooled buffer (chainBuffers), as the text is built afresh by
+	// PatchChain and aliases none of them. A lone snapshot is the text
+	// itself, in a buffer of its own.
+	var scratch *chainBuffer
+	if len(chain) > 1 || haveBase {
+		scratch = getChainBuffer()
+		defer putChainBuffer(scratch)
+	}
 	deltas := make([][]byte, 0, len(chain))
 	for i, c := range chain {
-		d, err := in.decompress(c, stored[i])
+		var d []byte
+		if scratch != nil {
+			d, err = scratch.decompress(in, c, stored[i])
+		} else {
+			d, err = in.decompress(c, stored[i])
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,6 +281,9 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 	if err != nil {
 		return nil, nil, in.corrupt(rev, -1, "applying delta chain %v: %w", chain, err)
 	}
+	if scratch != nil && withChunk {
+		chunk = bytes.Clone(chunk) // the scratch buffer is reused
+	}
 	if len(deltas) == 0 && !stable && storedAsIs(stored[0]) {
 		// The text aliases a read buffer (which may span neighbouring
 		// chunks) or a writer's pending bytes: keep a copy of it only.
@@ -274,6 +298,63 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 	}
 	in.remember(rev, text)
 	return text, chunk, nil
+}
+
+// chainBuffer is the buffer one delta chain's chunks are decompressed
+// into, one after another, instead of one allocation per chunk: on the
+// real-history corpus a file's checkout decompresses a chain of tens of
+// deltas for one text. Recycled through chainBuffers, unless SetPooling
+// turned the pools off.
+type chainBuffer struct{ b []byte }
+
+// maxPooledChainBuffer is the largest buffer put back in the pool, so
+// that one huge chain does not keep its memory after it is rebuilt.
+const maxPooledChainBuffer = 1 << 20
+
+var chainBuffers = sync.Pool{New: func() any { return new(chainBuffer) }}
+
+// noPools turns off the pooled delta-chain buffers and hunk lists.
+var noPools atomic.Bool
+
+// SetPooling switches the pools of rebuilding texts on or off for the
+// process (HGFS_TUNE's revlogpool): the buffer one delta chain's chunks
+// are decompressed into (chainBuffer) and the hunk lists folding the
+// chain's deltas (patcher). Off, each chunk is decompressed into a
+// buffer of its own and each hunk list allocated, as before the pools.
+// A returned text never aliases a pooled buffer either way.
+func SetPooling(on bool) { noPools.Store(!on) }
+
+func getChainBuffer() *chainBuffer {
+	if noPools.Load() {
+		return &chainBuffer{}
+	}
+	return chainBuffers.Get().(*chainBuffer)
+}
+
+func putChainBuffer(c *chainBuffer) {
+	if noPools.Load() || cap(c.b) > maxPooledChainBuffer {
+		return
+	}
+	c.b = c.b[:0]
+	chainBuffers.Put(c)
+}
+
+// decompress decodes rev's chunk after the ones already in c. A chunk
+// that is not compressed is returned as it is; one that did not fit the
+// spare capacity moves c to the new, larger array (the chunks already
+// decoded stay valid in the old one).
+func (c *chainBuffer) decompress(in *inner, rev int, chunk []byte) ([]byte, error) {
+	spare := c.b[len(c.b):]
+	d, err := in.decompressAppend(spare, rev, chunk)
+	if err != nil || storedAsIs(chunk) || len(d) == 0 {
+		return d, err
+	}
+	if cap(spare) > 0 && &spare[:1][0] == &d[0] {
+		c.b = c.b[:len(c.b)+len(d)]
+	} else {
+		c.b = d
+	}
+	return d[:len(d):len(d)], nil
 }
 
 // remember caches a text known to match rev: one just checked, or one a

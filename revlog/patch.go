@@ -21,6 +21,8 @@ package revlog
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"sync"
 )
 
 // hunk replaces text[start:end] with data. In a folded list, start and end
@@ -58,6 +60,9 @@ func decodeDelta(dst []hunk, delta []byte, textLen int) ([]hunk, int, error) {
 		dst = append(dst, hunk{start: start, end: end, data: delta[pos : pos+n : pos+n]})
 		pos += n
 		newLen += n - (end - start)
+		if newLen > MaxTextLen {
+			return dst, 0, fmt.Errorf("%w: patched text would exceed %d bytes", ErrBadDelta, MaxTextLen)
+		}
 		last = end
 	}
 	return dst, newLen, nil
@@ -82,41 +87,107 @@ func PatchChain(base []byte, deltas [][]byte) ([]byte, error) {
 	if len(deltas) == 0 {
 		return base, nil
 	}
-	lists := make([][]hunk, len(deltas))
+	p := getPatcher()
+	defer p.put()
+	lists := p.lists[:0]
 	textLen := len(base)
 	for i, d := range deltas {
-		var err error
-		lists[i], textLen, err = decodeDelta(nil, d, textLen)
+		l, n, err := decodeDelta(p.take(), d, textLen)
 		if err != nil {
+			p.give(l)
+			for _, l := range lists {
+				p.give(l)
+			}
 			if len(deltas) > 1 {
 				err = fmt.Errorf("delta %d of %d: %w", i+1, len(deltas), err)
 			}
 			return nil, err
 		}
+		lists, textLen = append(lists, l), n
 	}
-	return apply(base, fold(lists), textLen)
+	p.lists = lists
+	folded := p.fold(lists)
+	out, err := apply(base, folded, textLen)
+	p.give(folded)
+	return out, err
+}
+
+// patcher holds the hunk lists of folding delta chains, recycled through
+// patchers (rebuilding a text allocated one list per delta and one per
+// fold step), unless SetPooling turned the pools off. The lists hold
+// slices of the deltas: they are cleared before they are kept.
+type patcher struct {
+	lists [][]hunk // the decoded deltas of the chain being folded
+	free  [][]hunk // cleared lists, len 0
+}
+
+// Bounds on what a pooled patcher keeps: lists of at most
+// maxPooledHunks hunks, at most maxPooledLists of them.
+const (
+	maxPooledHunks = 1 << 16
+	maxPooledLists = 64
+)
+
+var patchers = sync.Pool{New: func() any { return new(patcher) }}
+
+func getPatcher() *patcher {
+	if noPools.Load() {
+		return new(patcher)
+	}
+	return patchers.Get().(*patcher)
+}
+
+func (p *patcher) put() {
+	clear(p.lists)
+	p.lists = p.lists[:0]
+	if noPools.Load() {
+		return
+	}
+	patchers.Put(p)
+}
+
+// take returns an empty list, from the free ones if it can.
+func (p *patcher) take() []hunk {
+	if n := len(p.free); n > 0 {
+		l := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		return l
+	}
+	return nil
+}
+
+// give keeps l, cleared, for a later take.
+func (p *patcher) give(l []hunk) {
+	if cap(l) == 0 || cap(l) > maxPooledHunks || len(p.free) >= maxPooledLists || noPools.Load() {
+		return
+	}
+	clear(l)
+	p.free = append(p.free, l[:0])
 }
 
 // fold combines hunk lists into one equivalent list over the first base.
-func fold(lists [][]hunk) []hunk {
+// The lists are consumed (given back to p); the result is p's to give.
+func (p *patcher) fold(lists [][]hunk) []hunk {
 	switch len(lists) {
 	case 1:
 		return lists[0]
 	case 2:
-		return combine(lists[0], lists[1])
+		return p.combine(lists[0], lists[1])
 	}
 	mid := len(lists) / 2
-	return combine(fold(lists[:mid]), fold(lists[mid:]))
+	return p.combine(p.fold(lists[:mid]), p.fold(lists[mid:]))
 }
 
 // combine returns one hunk list, over the text a applies to, equivalent
-// to applying a and then b. It consumes a (hunks may be split in place).
+// to applying a and then b. It consumes a (hunks may be split in place)
+// and gives a and b back to p.
 //
 // offset tracks, for the part of a already walked, how far positions in
 // a's output (which b's positions refer to) are from positions in a's
 // input: outputPos = inputPos + offset.
-func combine(a, b []hunk) []hunk {
-	c := make([]hunk, 0, len(a)+2*len(b))
+func (p *patcher) combine(a, b []hunk) []hunk {
+	c := slices.Grow(p.take(), len(a)+2*len(b))
 	ai, offset := 0, 0
 	for _, bh := range b {
 		// Keep a's hunks that end before bh starts.
@@ -128,7 +199,10 @@ func combine(a, b []hunk) []hunk {
 		c = append(c, hunk{start: start, end: bh.end - post, data: bh.data})
 		offset = post
 	}
-	return append(c, a[ai:]...)
+	c = append(c, a[ai:]...)
+	p.give(a)
+	p.give(b)
+	return c
 }
 
 // cut walks a's hunks from ai that begin before output position at,

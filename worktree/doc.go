@@ -22,9 +22,13 @@
 // epoll_ctl calls were a quarter of a 20,000-file checkout's. Removed
 // files are unlinked by the writers too, and their directories tried
 // once each, deepest first, after the files (hg tries every parent
-// again after each file). Memory
-// is bounded: the manifests, one entry per file to write, and at most
-// one file's content per writer.
+// again after each file). A writer reads a filelog's index into a
+// recycled buffer (buffers.go; SetPooling turns that off) and, as
+// rebuilding a text in package revlog does with its delta chain's
+// buffers, puts it back once the file is written: the content may
+// alias it until then. Memory is bounded: the manifests, one entry per
+// file to write, and at most one file's content and one recycled
+// buffer of at most 1 MiB per writer.
 //
 // The dirty check is hg status's, on the writers: each file lstat'ed
 // through a descriptor of its directory (one path component per file,

@@ -31,8 +31,9 @@ func createFile(p string, perm uint32, data []byte) (written, error) {
 	return written{mode: dirstate.ModeOf(fi), size: fi.Size(), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
 }
 
-// readWhole reads the file at p: a filelog's index.
-func readWhole(p string) ([]byte, error) { return os.ReadFile(p) }
+// readWhole reads the file at p (a filelog's index); buf is unused
+// here.
+func readWhole(p string, buf []byte) ([]byte, error) { return os.ReadFile(p) }
 
 // dirFiles looks up files of a working directory by their whole paths
 // (file_unix.go's goes through a descriptor of their directory).

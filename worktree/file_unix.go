@@ -60,8 +60,9 @@ func writeFd(fd int, data []byte) (written, error) {
 	}, nil
 }
 
-// readWhole reads the file at p: a filelog's index.
-func readWhole(p string) ([]byte, error) {
+// readWhole reads the file at p (a filelog's index), into buf's
+// capacity when the file fits (buffers.go).
+func readWhole(p string, buf []byte) ([]byte, error) {
 	fd, err := retry(func() (int, error) { return unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
@@ -75,7 +76,10 @@ func readWhole(p string) ([]byte, error) {
 	// to its end and a short read (the end of a regular file) ends the
 	// loop without another call: one read for a filelog's index, where
 	// reading until a read returns nothing took two.
-	buf := make([]byte, 0, st.Size+1)
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+1)
+	}
+	buf = buf[:0]
 	for {
 		want := cap(buf) - len(buf)
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])

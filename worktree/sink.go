@@ -131,7 +131,8 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 			return err
 		}
 		e := m[i]
-		fl, err := openFilelog(r, e.Path)
+		// A buffer of its own: a Sink may keep what it is given.
+		fl, err := openFilelog(r, e.Path, &buffer{})
 		if err != nil {
 			return err
 		}

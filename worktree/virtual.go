@@ -36,9 +36,12 @@ type VirtualFile struct {
 type SetVirtualFunc func(root string, files []VirtualFile) (time.Time, error)
 
 // fileSize is the size of file revision e's content (without copy
-// metadata), as the working file will report it.
+// metadata), as the working file will report it. Only the length is
+// kept, so the read buffer goes back to the pool on return.
 func fileSize(r *repo.Repo, e revlog.ManifestEntry) (int64, error) {
-	fl, err := openFilelog(r, e.Path)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	fl, err := openFilelog(r, e.Path, buf)
 	if err != nil {
 		return 0, err
 	}

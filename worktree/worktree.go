@@ -479,7 +479,9 @@ func mkdirs(root, dir string, made map[string]bool) error {
 
 // writeFile reconstructs one file and writes it.
 func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error) {
-	fl, err := openFilelog(r, g.e.Path)
+	buf := getBuffer() // the content may alias it until it is written
+	defer putBuffer(buf)
+	fl, err := openFilelog(r, g.e.Path, buf)
 	if err != nil {
 		return written{}, err
 	}
@@ -521,13 +523,14 @@ func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error)
 }
 
 // openFilelog opens path's filelog, reading its index with readWhole
-// from a store on disk (r.File otherwise, and for the error when the
-// read fails).
-func openFilelog(r *repo.Repo, path string) (*revlog.Revlog, error) {
+// into buf (see buffers.go: the revlog and what it returns may alias it
+// until it is put back) from a store on disk (r.File otherwise, and for
+// the error when the read fails).
+func openFilelog(r *repo.Repo, path string, buf *buffer) (*revlog.Revlog, error) {
 	if r.Store.Dir == "" {
 		return r.File(path)
 	}
-	index, err := readWhole(filepath.Join(r.Store.Dir, filepath.FromSlash(r.Store.FilelogIndex(path))))
+	index, err := buf.read(filepath.Join(r.Store.Dir, filepath.FromSlash(r.Store.FilelogIndex(path))))
 	if err != nil {
 		return r.File(path)
 	}
@@ -705,12 +708,16 @@ func sameContent(r *repo.Repo, root string, m revlog.ManifestEntry, isLink bool)
 		}
 		got = []byte(target)
 	} else {
+		file := getBuffer()
+		defer putBuffer(file)
 		var err error
-		if got, err = readWhole(p); err != nil {
+		if got, err = file.read(p); err != nil {
 			return false, nil
 		}
 	}
-	fl, err := openFilelog(r, m.Path)
+	index := getBuffer()
+	defer putBuffer(index)
+	fl, err := openFilelog(r, m.Path, index)
 	if err != nil {
 		return false, err
 	}

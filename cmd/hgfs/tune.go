@@ -7,13 +7,19 @@ import (
 	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/internal/uring"
 	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/worktree"
 )
 
 // The performance tricks are this program's choice, switched by
 // HGFS_TUNE (internal/tune); the libraries take them as options and
 // change nothing process-wide on their own. Where each one is applied:
 //
-//   - uring: here, for the whole process, at start-up (applyTune).
+//   - uring, bufpool: here, for the whole process, at start-up
+//     (applyTune; bufpool through revlog.SetPooling and
+//     worktree.SetPooling).
+//   - checkoutgc: GOGC around a small checkout (checkoutHeap,
+//     checkout.go).
 //   - silencestderr: --profile's profiling.Options (timing.go).
 //   - walkfork: store.Store.Walkers of the stores hgfs serve, a local
 //     clone and hgfs bundle stream from (storeWalkers).
@@ -37,6 +43,8 @@ func applyTune(u *ui) {
 	}
 	u.tune = s
 	uring.SetEnabled(s.Enabled(tune.Uring))
+	revlog.SetPooling(s.Enabled(tune.BufPool))
+	worktree.SetPooling(s.Enabled(tune.BufPool))
 }
 
 // storeWalkers is store.Store.Walkers as HGFS_TUNE has it: one walker

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -178,6 +179,54 @@ func TestTuneUnbundleApplyFork(t *testing.T) {
 	for name, data := range stores[0] {
 		if stores[1][name] != data {
 			t.Errorf("%s differs with -applyfork", name)
+		}
+	}
+}
+
+// TestTuneCheckout: a clone's checkout and updates between revisions
+// give hg's working copy with every trick on and with the recycled
+// buffers and the checkout's GC setting off (-bufpool,-checkoutgc): a
+// history of edits to one file (a delta chain rebuilt per revision)
+// beside files of their own.
+func TestTuneCheckout(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	testenv.Hg(t, dir, "init", src)
+	text := strings.Repeat("a line of the edited file\n", 400)
+	for i := range 40 {
+		p := (i * 7919) % (len(text) - 8)
+		text = text[:p] + fmt.Sprintf("%08d", i) + text[p+8:]
+		if err := os.WriteFile(filepath.Join(src, "edited.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(src, fmt.Sprintf("d%d", i%3)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("d%d/f%d.txt", i%3, i)), []byte(strings.Repeat(fmt.Sprintf("file %d\n", i), i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Hg(t, src, "commit", "-q", "-A", "-u", "test", "-d", fmt.Sprintf("%d 0", i), "-m", fmt.Sprint(i))
+	}
+	theirs := filepath.Join(dir, "hg")
+	testenv.Hg(t, dir, "clone", "-q", src, theirs)
+	for i, value := range []string{"", "-bufpool,-checkoutgc"} {
+		mine := filepath.Join(dir, fmt.Sprintf("hgfs%d", i))
+		if _, stderr, code := hgfsTuned(t, value, dir, "clone", "-q", src, mine); code != 0 {
+			t.Fatalf("HGFS_TUNE=%s hgfs clone: exit %d\n%s", value, code, stderr)
+		}
+		for step, rev := range []string{"tip", "7", "null", "23", "tip"} {
+			if step > 0 { // the clone checked out tip
+				if _, stderr, code := hgfsTuned(t, value, dir, "-R", mine, "update", "-q", rev); code != 0 {
+					t.Fatalf("HGFS_TUNE=%s hgfs update %s: exit %d\n%s", value, rev, code, stderr)
+				}
+			}
+			testenv.Hg(t, theirs, "update", "-q", rev)
+			if g, w := testenv.WorkingCopy(t, mine), testenv.WorkingCopy(t, theirs); g != w {
+				t.Fatalf("HGFS_TUNE=%s, update %s: working copy differs:\n%s", value, rev, testenv.Diff("hg", w, "hgfs", g))
+			}
+			if out := testenv.Hg(t, mine, "status"); len(out) != 0 {
+				t.Errorf("HGFS_TUNE=%s, update %s: hg status:\n%s", value, rev, out)
+			}
 		}
 	}
 }

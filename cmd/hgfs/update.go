@@ -16,7 +16,6 @@ func init() {
 	register(&command{
 		name:     "update",
 		aliases:  []string{"up", "checkout", "co"},
-		bigHeap:  true,
 		synopsis: "[-C|-c] [[-r] REV]",
 		help: `update working directory (or switch revisions)
 

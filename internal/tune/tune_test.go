@@ -21,6 +21,8 @@ func TestParse(t *testing.T) {
 		{"-yield,+yield", "", nil},
 		{"yield=0, walkfork=0", "-yield,-walkfork", nil},
 		{"-walkfork,walkfork=1", "", nil},
+		{"-bufpool,checkoutgc=0", "-bufpool,-checkoutgc", nil},
+		{"-checkoutgc,+checkoutgc,bufpool", "", nil},
 		{"-uring,-bogus", "-uring", []string{`"-bogus" (unknown trick)`}},
 		{"yield=2,-procs", "-procs", []string{`"yield=2" (the value must be 0 or 1)`}},
 		{"-Yield", "", []string{`"-Yield" (unknown trick)`}},
