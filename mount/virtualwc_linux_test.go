@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,8 +28,13 @@ import (
 // all of it holds after a remount.
 func TestVirtualFilesPOSIX(t *testing.T) {
 	m := newMount(t)
+	// The revisions, added by the test while the mount's goroutines read
+	// them.
+	var mu sync.Mutex
 	revs := map[fsnode.VirtualRef][]byte{}
 	resolver := func(r fsnode.VirtualRef) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		if d, ok := revs[r]; ok {
 			return d, nil
 		}
@@ -36,7 +42,9 @@ func TestVirtualFilesPOSIX(t *testing.T) {
 	}
 	add := func(path string, data []byte) fsnode.VirtualRef {
 		r := fsnode.VirtualRef{Node: sha1.Sum(append([]byte(path+"\x00"), data...)), Path: path}
+		mu.Lock()
 		revs[r] = data
+		mu.Unlock()
 		return r
 	}
 	m.fsys.SetResolver(resolver) // in place of the mount's repository

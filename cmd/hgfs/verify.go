@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:     "verify",
 		bigHeap:  true,
-		synopsis: "[--full]",
+		synopsis: "", // hg verify's: --full is listed with the options only
 		options: []option{
 			{0, "full", optBool, "", "perform more checks (EXPERIMENTAL)"},
 		},
