@@ -189,6 +189,7 @@ func TestTuneUnbundleApplyFork(t *testing.T) {
 // history of edits to one file (a delta chain rebuilt per revision)
 // beside files of their own.
 func TestTuneCheckout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	testenv.Hg(t, dir, "init", src)

@@ -133,6 +133,7 @@ func TestVerifyFullClean(t *testing.T) {
 // a wrong node for its first revision (which also breaks the hash of
 // the revision after it, whose parent it is).
 func TestVerifyCorpusLikeHg(t *testing.T) {
+	t.Parallel()
 	hs := testenv.StartHgServer(t, t.TempDir())
 	src := testenv.CorpusRepo(t, testenv.CorpusHistory)
 	goldenCompare(t, hs, src, "verify")

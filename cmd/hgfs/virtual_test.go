@@ -33,6 +33,7 @@ import (
 // mount unmounted and remounted at its end, each followed by a clean
 // hgfs fsck and the same comparison.
 func TestVirtualWorkingCopy(t *testing.T) {
+	t.Parallel()
 	testenv.RequireFUSE(t)
 	hgs := testenv.Mercurials(t)
 	bin := testenv.Hgfs(t)
