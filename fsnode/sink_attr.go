@@ -33,6 +33,37 @@ func (s *Sink) CreateAttr(name string, size int64, perm uint32, mtime time.Time)
 	return sf, nil
 }
 
+// parentOf is the directory a sink entry named name goes in (created
+// with its missing parents) and its base name, checked as a new name.
+func (s *Sink) parentOf(name string) (Ino, string, error) {
+	dirPath, base := splitDir(name)
+	if err := checkNewName(base); err != nil {
+		return 0, "", err
+	}
+	parent, err := s.dir(dirPath)
+	return parent, base, err
+}
+
+// unlinkReplaced removes the entry base of dir, which a sink entry of
+// that name replaces; a directory is not replaced (EISDIR). The caller
+// holds the tree lock.
+func (f *FS) unlinkReplaced(dir *inode, base string) error {
+	e := dir.dir.entries[base]
+	if e == nil {
+		return nil
+	}
+	old, err := f.getInode(e.ino)
+	if err != nil {
+		return err
+	}
+	if old.isDir() {
+		return syscall.EISDIR
+	}
+	f.dirRemove(dir, base)
+	f.changeLinks(old, -1, false)
+	return nil
+}
+
 // Symlink makes name (missing parent directories too) a symbolic link
 // to target, replacing a file or symlink of that name, with
 // modification time mtime (the zero time: now).
@@ -45,11 +76,7 @@ func (s *Sink) Symlink(name, target string, mtime time.Time) error {
 	case strings.IndexByte(target, 0) >= 0:
 		return fmt.Errorf("fsnode: sink symlink %q: %w", name, syscall.EINVAL)
 	}
-	dirPath, base := splitDir(name)
-	if err := checkNewName(base); err != nil {
-		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
-	}
-	parent, err := s.dir(dirPath)
+	parent, base, err := s.parentOf(name)
 	if err != nil {
 		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
 	}
@@ -63,16 +90,8 @@ func (s *Sink) Symlink(name, target string, mtime time.Time) error {
 	if err != nil {
 		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
 	}
-	if e := dir.dir.entries[base]; e != nil {
-		old, err := f.getInode(e.ino)
-		if err != nil {
-			return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
-		}
-		if old.isDir() {
-			return fmt.Errorf("fsnode: sink symlink %q: %w", name, syscall.EISDIR)
-		}
-		f.dirRemove(dir, base)
-		f.changeLinks(old, -1, false)
+	if err := f.unlinkReplaced(dir, base); err != nil {
+		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
 	}
 	in, err := f.mknodeLocked(s.ctx, parent, base, syscall.S_IFLNK|0o777, target, false)
 	if err != nil {

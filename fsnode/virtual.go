@@ -334,11 +334,7 @@ func (s *Sink) CreateVirtual(name string, size int64, perm uint32, mtime time.Ti
 	case len(ref.Path) == 0 || len(ref.Path) > maxVirtualPath:
 		return fmt.Errorf("fsnode: sink file %q: reference path of %d bytes: %w", name, len(ref.Path), syscall.EINVAL)
 	}
-	dirPath, base := splitDir(name)
-	if err := checkNewName(base); err != nil {
-		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
-	}
-	parent, err := s.dir(dirPath)
+	parent, base, err := s.parentOf(name)
 	if err != nil {
 		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
@@ -352,16 +348,8 @@ func (s *Sink) CreateVirtual(name string, size int64, perm uint32, mtime time.Ti
 	if err != nil {
 		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
-	if e := dir.dir.entries[base]; e != nil {
-		old, err := f.getInode(e.ino)
-		if err != nil {
-			return fmt.Errorf("fsnode: sink file %q: %w", name, err)
-		}
-		if old.isDir() {
-			return fmt.Errorf("fsnode: sink file %q: %w", name, syscall.EISDIR)
-		}
-		f.dirRemove(dir, base)
-		f.changeLinks(old, -1, false)
+	if err := f.unlinkReplaced(dir, base); err != nil {
+		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
 	in := f.newInode(syscall.S_IFREG|perm, f.uid, f.gid, 0)
 	in.mu.Lock()

@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"sync/atomic"
 	"time"
 
 	"github.com/hgfs/hgfs/dirstate"
-	"github.com/hgfs/hgfs/internal/batchpool"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 )
@@ -121,62 +119,40 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	stamp := dirstate.TimestampOf(mtime.UnixNano())
 	vdst, virtual := dst.(VirtualSink)
 	virtual = virtual && opt.Virtual
-	n := opt.Writers
-	if n <= 0 {
-		n = 4
-	}
-	var files, nbytes atomic.Int64
-	pool := batchpool.New(n, 2*n, 16, func(i int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err := eachFile(ctx, opt, len(m), func(i int) (int64, error) {
 		e := m[i]
 		// A buffer of its own: a Sink may keep what it is given.
 		fl, err := openFilelog(r, e.Path, &buffer{})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		data, err := repo.FileContent(fl, e)
 		fl.Close()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		w := written{size: int64(len(data)), mtime: stamp}
 		if e.Flags == "l" && fsSymlinks {
 			if err := dst.Symlink(e.Path, string(data), mtime); err != nil {
-				return err
+				return 0, err
 			}
 			w.mode = dirstate.ModeSymlink | 0o777
 		} else if virtual {
 			perm := filePerm(e.Flags, umask)
 			if err := vdst.CreateVirtual(e.Path, w.size, perm, mtime, e.Node); err != nil {
-				return err
+				return 0, err
 			}
 			w.mode = dirstate.ModeRegular | perm
 		} else {
 			perm := filePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
-				return err
+				return 0, err
 			}
 			w.mode = dirstate.ModeRegular | perm
 		}
 		out[i] = w
-		f, b := files.Add(1), nbytes.Add(w.size)
-		if opt.Progress != nil {
-			opt.Progress(int(f), b)
-		}
-		return nil
+		return w.size, nil
 	})
-	for i := range m {
-		if ctx.Err() != nil || pool.Failed() != nil {
-			break
-		}
-		pool.Add(i)
-	}
-	err := pool.Close()
-	if err == nil {
-		err = ctx.Err()
-	}
 	return out, err
 }
 

@@ -12,11 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/hgfs/hgfs/dirstate"
-	"github.com/hgfs/hgfs/internal/batchpool"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 )
@@ -61,44 +59,26 @@ func writeVirtual(ctx context.Context, r *repo.Repo, root string, gets []item, o
 	out := make([]written, len(gets))
 	files := make([]VirtualFile, len(gets))
 	umask := getUmask()
-	var done, nbytes atomic.Int64
-	pool := batchpool.New(writers(opt), 2*writers(opt), 16, func(i int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err := eachFile(ctx, opt, len(gets), func(i int) (int64, error) {
 		g := gets[i]
 		if g.e.Flags == "l" && fsSymlinks {
 			w, err := writeFile(r, root, g, umask)
 			out[i] = w
-			return err
+			return w.size, err
 		}
 		size, err := fileSize(r, g.e)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		perm := filePerm(g.e.Flags, umask)
 		p := filepath.Join(root, filepath.FromSlash(g.e.Path))
 		if err := placeFile(p, perm); err != nil {
-			return err
+			return 0, err
 		}
 		files[i] = VirtualFile{Path: p, Entry: g.e, Size: size}
 		out[i] = written{mode: dirstate.ModeRegular | perm, size: size}
-		f, b := done.Add(1), nbytes.Add(size)
-		if opt.Progress != nil {
-			opt.Progress(int(f), b)
-		}
-		return nil
+		return size, nil
 	})
-	for i := range gets {
-		if ctx.Err() != nil || pool.Failed() != nil {
-			break
-		}
-		pool.Add(i)
-	}
-	err := pool.Close()
-	if err == nil {
-		err = ctx.Err()
-	}
 	if err != nil {
 		return nil, err
 	}

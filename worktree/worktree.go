@@ -408,36 +408,46 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 		return writeVirtual(ctx, r, root, gets, opt)
 	}
 	umask := getUmask()
-	n := writers(opt)
+	err := eachFile(ctx, opt, len(gets), func(i int) (int64, error) {
+		w, err := writeFile(r, root, gets[i], umask)
+		out[i] = w
+		return w.size, err
+	})
+	return out, err
+}
+
+// eachFile runs do for each of the n files of a checkout on the writers'
+// pool (opt.Writers goroutines), stopping at the first error or when ctx
+// ends, and reports each file done and the bytes do says it wrote to
+// opt.Progress.
+func eachFile(ctx context.Context, opt Options, n int, do func(i int) (int64, error)) error {
 	var files, nbytes atomic.Int64
-	type job struct{ i int }
-	pool := batchpool.New(n, 2*n, 16, func(j job) error {
+	w := writers(opt)
+	pool := batchpool.New(w, 2*w, 16, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		g := gets[j.i]
-		w, err := writeFile(r, root, g, umask)
+		size, err := do(i)
 		if err != nil {
 			return err
 		}
-		out[j.i] = w
-		f, b := files.Add(1), nbytes.Add(w.size)
+		f, b := files.Add(1), nbytes.Add(size)
 		if opt.Progress != nil {
 			opt.Progress(int(f), b)
 		}
 		return nil
 	})
-	for i := range gets {
+	for i := range n {
 		if ctx.Err() != nil || pool.Failed() != nil {
 			break
 		}
-		pool.Add(job{i})
+		pool.Add(i)
 	}
 	err := pool.Close()
 	if err == nil {
 		err = ctx.Err()
 	}
-	return out, err
+	return err
 }
 
 // writers is opt.Writers, 4 if unset.
