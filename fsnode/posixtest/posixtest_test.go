@@ -3,6 +3,7 @@
 package posixtest
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -30,4 +31,29 @@ func TestNativeTmpfs(t *testing.T) {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		return OSWith(dir, OSOptions{NoZeroRange: true})
 	})
+}
+
+// TestNativeHooked runs it on the native file system through Hooked with
+// a hook that reads each file back through its descriptor: the wrapper
+// itself changes nothing the cases see.
+func TestNativeHooked(t *testing.T) {
+	calls := 0
+	Run(t, func(t *testing.T) FS {
+		return Hooked(t, OS(t.TempDir()), func(f File) error {
+			calls++
+			st, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			fd := f.(interface{ Fd() uintptr }).Fd()
+			data, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", fd))
+			if err == nil && int64(len(data)) != st.Size {
+				err = fmt.Errorf("read %d bytes, size %d", len(data), st.Size)
+			}
+			return err
+		})
+	})
+	if calls == 0 {
+		t.Error("the hook was never called")
+	}
 }

@@ -63,6 +63,9 @@ func options(fsys FS) OSOptions {
 	if o, ok := fsys.(osOptFS); ok {
 		return o.o
 	}
+	if w, ok := fsys.(interface{ unwrap() FS }); ok {
+		return options(w.unwrap())
+	}
 	return OSOptions{}
 }
 
