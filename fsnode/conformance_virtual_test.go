@@ -34,15 +34,6 @@ func TestConformanceVirtualTinyInline(t *testing.T) {
 	runConformanceVirtual(t, Options{InlineMax: 16, QueueCap: 8, BatchItems: 4})
 }
 
-// virtualCases are the cases that must read a virtual file's revision
-// (resolve) and, for those marked, copy one into the cache.
-var virtualCases = map[string]bool{
-	"CreateReadWrite": false, "WriteAtOffsets": true, "Append": true, "Truncate": true,
-	"LargeFile": true, "UnlinkOpenFile": true, "RenameFile": false, "RenameNoReplace": false,
-	"HardLink": true, "MtimeOnWrite": true, "ManyFiles": false, "Names": false,
-	"OverwriteOpenTarget": false, "RenameDir": false,
-}
-
 func runConformanceVirtual(t *testing.T, opt Options) {
 	opt.CommitInterval = time.Millisecond
 	cases, sets := 0, 0
@@ -120,12 +111,11 @@ func readIno(f *FS, ino Ino, size uint64) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// check fails a case of virtualCases that did not resolve a revision or
+// check fails a case of posixtest.ReadBackCases that did not resolve a revision or
 // copy one into the cache.
 func (vc *virtualCase) check(t *testing.T) {
-	name := path.Base(t.Name())
-	cow, ok := virtualCases[name]
-	if !ok {
+	cow, ok := posixtest.ReadBackCases[path.Base(t.Name())]
+	if !ok || t.Skipped() {
 		return
 	}
 	if vc.sets == 0 || vc.st.calls == 0 {

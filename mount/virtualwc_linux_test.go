@@ -28,25 +28,8 @@ import (
 // all of it holds after a remount.
 func TestVirtualFilesPOSIX(t *testing.T) {
 	m := newMount(t)
-	// The revisions, added by the test while the mount's goroutines read
-	// them.
-	var mu sync.Mutex
-	revs := map[fsnode.VirtualRef][]byte{}
-	resolver := func(r fsnode.VirtualRef) ([]byte, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if d, ok := revs[r]; ok {
-			return d, nil
-		}
-		return nil, fmt.Errorf("no revision %x of %s", r.Node, r.Path)
-	}
-	add := func(path string, data []byte) fsnode.VirtualRef {
-		r := fsnode.VirtualRef{Node: sha1.Sum(append([]byte(path+"\x00"), data...)), Path: path}
-		mu.Lock()
-		revs[r] = data
-		mu.Unlock()
-		return r
-	}
+	revs := newTestRevs()
+	add, resolver := revs.add, revs.resolve
 	m.fsys.SetResolver(resolver) // in place of the mount's repository
 
 	const mapped = 1<<20 + 1000
@@ -200,4 +183,41 @@ func TestVirtualFilesPOSIX(t *testing.T) {
 	m.remount(t)
 	m.fsys.SetResolver(resolver)
 	check("after a remount")
+}
+
+// testRevs is a mount's resolver in tests: file revisions in a map,
+// added by a test while the mount's goroutines read them, with a count
+// of resolutions.
+type testRevs struct {
+	mu    sync.Mutex
+	data  map[fsnode.VirtualRef][]byte
+	calls int
+}
+
+func newTestRevs() *testRevs { return &testRevs{data: map[fsnode.VirtualRef][]byte{}} }
+
+// add stores data as a revision of path and returns its reference.
+func (r *testRevs) add(path string, data []byte) fsnode.VirtualRef {
+	ref := fsnode.VirtualRef{Node: sha1.Sum(append([]byte(path+"\x00"), data...)), Path: path}
+	r.mu.Lock()
+	r.data[ref] = data
+	r.mu.Unlock()
+	return ref
+}
+
+func (r *testRevs) resolve(ref fsnode.VirtualRef) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if d, ok := r.data[ref]; ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("no revision %x of %s", ref.Node, ref.Path)
+}
+
+// resolutions returns how many times resolve was called.
+func (r *testRevs) resolutions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
 }

@@ -30,6 +30,20 @@ func Hooked(t testing.TB, fsys FS, hook Hook) FS {
 	return h
 }
 
+// ReadBackCases names the cases that read a regular file back, through
+// a new open or after a change of its contents, once they have written
+// it (so a Hooked suite's hook has run on it before the read); true
+// marks those that then change the contents of a file the hook has had,
+// through the FS or a native descriptor. Suites over virtual files
+// check that these resolve a revision, and copy one into the cache.
+var ReadBackCases = map[string]bool{
+	"CreateReadWrite": false, "WriteAtOffsets": true, "Append": true, "Truncate": true,
+	"LargeFile": true, "UnlinkOpenFile": true, "RenameFile": false, "RenameNoReplace": false,
+	"RenameExchange": false, "RenameDir": false, "HardLink": true, "MtimeOnWrite": true,
+	"ManyFiles": false, "Names": false, "OverwriteOpenTarget": false, "MknodFile": false,
+	"Fallocate": true,
+}
+
 type hookFS struct {
 	FS
 	t    testing.TB
