@@ -3,12 +3,14 @@
 package mount
 
 import (
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hgfs/hgfs/fsnode/posixtest"
+	"github.com/hgfs/hgfs/internal/mmapload"
 )
 
 // TestConformanceVirtualMount runs fsnode's POSIX suite through the
@@ -194,4 +197,350 @@ func snapshotMount(t *testing.T, mp string) map[string]mountEntry {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// virtualOps are what a program may do to a file that the conformance
+// suite's cases do not, or not through the kernel's own paths: each
+// records what it observes (results, errors, contents as hashes, times
+// as comparisons), and TestVirtualMountOps runs it on an ordinary file
+// and on a virtual one of the same contents and mtime, which must
+// record the same and end the same. The file is f in dir; an op may
+// make other files there.
+var virtualOps = map[string]func(t *testing.T, dir string, rec func(format string, args ...any)){
+	"Pread": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_RDONLY)
+		defer unix.Close(fd)
+		size := fstatT(t, fd).Size
+		for _, at := range []int64{0, 1, size / 2, size - 1, size, size + 10, 4095, 4096, 131072} {
+			buf := make([]byte, 70000)
+			n, err := unix.Pread(fd, buf, at)
+			rec("pread at %d: %d %s %v", at, max(n, 0), hashOf(buf[:max(n, 0)]), err)
+		}
+	},
+	"Seek": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_RDONLY)
+		defer unix.Close(fd)
+		for _, s := range []struct {
+			off    int64
+			whence int
+		}{{0, unix.SEEK_END}, {0, unix.SEEK_DATA}, {0, unix.SEEK_HOLE}, {5, unix.SEEK_DATA}, {1 << 30, unix.SEEK_DATA}, {1 << 30, unix.SEEK_HOLE}} {
+			off, err := unix.Seek(fd, s.off, s.whence)
+			rec("lseek %d %d: %d %v", s.off, s.whence, off, err)
+		}
+	},
+	"AppendAfterSeek": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_WRONLY|unix.O_APPEND)
+		_, err := unix.Seek(fd, 0, unix.SEEK_SET)
+		rec("seek: %v", err)
+		n, err := unix.Write(fd, []byte("appended"))
+		rec("write: %d %v", n, err)
+		off, err := unix.Seek(fd, 0, unix.SEEK_CUR)
+		rec("position: %d %v", off, err)
+		unix.Close(fd)
+	},
+	"TruncateSameSize": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		before := lstatT(t, p)
+		rec("truncate: %v", unix.Truncate(p, before.Size))
+		after := lstatT(t, p)
+		rec("size %d, mtime moved %v", after.Size, after.Mtim != before.Mtim)
+	},
+	"TruncateReaderOpen": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		fd := openFd(t, dir, "f", unix.O_RDONLY)
+		defer unix.Close(fd)
+		buf := make([]byte, 64)
+		n, err := unix.Pread(fd, buf, 0)
+		rec("pread: %d %s %v", n, hashOf(buf[:max(n, 0)]), err)
+		size := lstatT(t, p).Size
+		rec("truncate down: %v", unix.Truncate(p, size/3))
+		n, err = unix.Pread(fd, buf, 0)
+		rec("pread after: %d %s %v", n, hashOf(buf[:max(n, 0)]), err)
+		rec("truncate up: %v", unix.Truncate(p, size+5000))
+		big := make([]byte, size+6000)
+		n, err = unix.Pread(fd, big, 0)
+		rec("pread the hole: %d %s %v", n, hashOf(big[:max(n, 0)]), err)
+	},
+	"CopyFileRange": func(t *testing.T, dir string, rec func(string, ...any)) {
+		src := openFd(t, dir, "f", unix.O_RDWR)
+		defer unix.Close(src)
+		dst := openFd(t, dir, "g", unix.O_RDWR|unix.O_CREAT)
+		defer unix.Close(dst)
+		size := fstatT(t, src).Size
+		n, err := unix.CopyFileRange(src, nil, dst, nil, int(size), 0)
+		rec("to a new file: %d %v", n, err)
+		var in, out int64 = 0, size
+		n, err = unix.CopyFileRange(src, &in, src, &out, int(min(size, 5000)), 0)
+		rec("within the file: %d %v (offsets %d %d)", n, err, in, out)
+		in, out = 0, 1
+		n, err = unix.CopyFileRange(dst, &in, src, &out, 3, 0)
+		rec("into it: %d %v", n, err)
+	},
+	"Sendfile": func(t *testing.T, dir string, rec func(string, ...any)) {
+		src := openFd(t, dir, "f", unix.O_RDONLY)
+		defer unix.Close(src)
+		dst := openFd(t, dir, "g", unix.O_WRONLY|unix.O_CREAT)
+		defer unix.Close(dst)
+		off := int64(1)
+		n, err := unix.Sendfile(dst, src, &off, 1<<20)
+		rec("sendfile: %d %v, offset %d", n, err, off)
+	},
+	"UtimeOmitNow": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		at := unix.NsecToTimespec(time.Unix(1_600_000_000, 123456789).UnixNano())
+		mt := unix.NsecToTimespec(time.Unix(1_500_000_000, 987654321).UnixNano())
+		rec("set: %v", unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{at, mt}, 0))
+		st := lstatT(t, p)
+		rec("times kept: %v %v", st.Atim == at, st.Mtim == mt)
+		before := time.Now().Add(-time.Second)
+		rec("omit, now: %v", unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}, 0))
+		st = lstatT(t, p)
+		rec("atime kept %v, mtime now %v", st.Atim == at, !time.Unix(st.Mtim.Unix()).Before(before))
+	},
+	"Locks": func(t *testing.T, dir string, rec func(string, ...any)) {
+		a := openFd(t, dir, "f", unix.O_RDWR)
+		defer unix.Close(a)
+		b := openFd(t, dir, "f", unix.O_RDWR)
+		defer unix.Close(b)
+		rec("flock: %v", unix.Flock(a, unix.LOCK_EX|unix.LOCK_NB))
+		rec("second flock: %v", unix.Flock(b, unix.LOCK_EX|unix.LOCK_NB))
+		lk := unix.Flock_t{Type: unix.F_WRLCK}
+		rec("fcntl lock: %v", unix.FcntlFlock(uintptr(a), unix.F_SETLK, &lk))
+		n, err := unix.Pwrite(a, []byte("locked"), 2)
+		rec("write under the lock: %d %v", n, err)
+	},
+	"LinkWriteOther": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p, q := filepath.Join(dir, "f"), filepath.Join(dir, "g")
+		rec("link: %v", unix.Link(p, q))
+		before := lstatT(t, p) // cached from here on
+		fd := openFd(t, dir, "g", unix.O_WRONLY)
+		n, err := unix.Pwrite(fd, []byte("XYZ"), 3)
+		rec("write through g: %d %v", n, err)
+		unix.Close(fd)
+		rec("truncate g: %v", unix.Truncate(q, before.Size+2))
+		after := lstatT(t, p)
+		rec("f: size %d nlink %d, mtime moved %v, same inode %v", after.Size, after.Nlink, after.Mtim != before.Mtim, after.Ino == lstatT(t, q).Ino)
+		rec("unlink f: %v", unix.Unlink(p))
+		rec("g: nlink %d", lstatT(t, q).Nlink)
+	},
+	"SetuidWrite": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		rec("chmod: %v", unix.Chmod(p, 0o6755))
+		fd := openFd(t, dir, "f", unix.O_WRONLY)
+		n, err := unix.Pwrite(fd, []byte("w"), 0)
+		rec("write: %d %v", n, err)
+		unix.Close(fd)
+		rec("mode %#o", lstatT(t, p).Mode)
+		rec("truncate: %v", unix.Truncate(p, 1))
+		rec("mode %#o", lstatT(t, p).Mode)
+	},
+	"Fsync": func(t *testing.T, dir string, rec func(string, ...any)) {
+		for _, flag := range []int{unix.O_RDONLY, unix.O_RDWR} {
+			fd := openFd(t, dir, "f", flag)
+			rec("fsync %d: %v, fdatasync: %v", flag, unix.Fsync(fd), unix.Fdatasync(fd))
+			rec("syncfs: %v", unix.Syncfs(fd))
+			unix.Close(fd)
+		}
+	},
+	"Access": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		for _, mode := range []uint32{0o644, 0o000, 0o100, 0o444} {
+			rec("chmod %o: %v", mode, unix.Chmod(p, mode))
+			for mask := uint32(0); mask <= 7; mask++ {
+				rec("access %d: %v", mask, unix.Access(p, mask))
+			}
+		}
+		rec("chmod back: %v", unix.Chmod(p, 0o644))
+	},
+	"Xattrs": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		rec("set: %v", unix.Setxattr(p, "user.a", []byte("alpha"), 0))
+		names, err := posixtest.XattrNames(p)
+		rec("list: %q %v", names, err)
+		buf := make([]byte, 16)
+		n, err := unix.Getxattr(p, "user.a", buf)
+		rec("get: %q %v", buf[:max(n, 0)], err)
+		rec("remove: %v", unix.Removexattr(p, "user.a"))
+		names, err = posixtest.XattrNames(p)
+		rec("list: %q %v", names, err)
+	},
+	"RenameOverOpen": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_RDONLY)
+		defer unix.Close(fd)
+		g := filepath.Join(dir, "g")
+		rec("write g: %v", os.WriteFile(g, []byte("replacement"), 0o644))
+		rec("rename: %v", unix.Rename(g, filepath.Join(dir, "f")))
+		buf := make([]byte, 1<<20)
+		n, err := unix.Pread(fd, buf, 0)
+		rec("the replaced file: %d %s %v, nlink %d", n, hashOf(buf[:max(n, 0)]), err, fstatT(t, fd).Nlink)
+	},
+	"UnlinkOpenWrite": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_RDWR)
+		defer unix.Close(fd)
+		rec("unlink: %v", unix.Unlink(filepath.Join(dir, "f")))
+		n, err := unix.Pwrite(fd, []byte("gone"), 4)
+		rec("pwrite: %d %v", n, err)
+		buf := make([]byte, 1<<20)
+		n, err = unix.Pread(fd, buf, 0)
+		rec("pread: %d %s %v", n, hashOf(buf[:max(n, 0)]), err)
+		rec("ftruncate: %v, size %d, nlink %d", unix.Ftruncate(fd, 7), fstatT(t, fd).Size, fstatT(t, fd).Nlink)
+	},
+	"Fallocate": func(t *testing.T, dir string, rec func(string, ...any)) {
+		fd := openFd(t, dir, "f", unix.O_RDWR)
+		defer unix.Close(fd)
+		for _, a := range []struct {
+			mode     uint32
+			off, len int64
+		}{
+			{unix.FALLOC_FL_KEEP_SIZE, 0, 100},
+			{unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE, 2, 5},
+			{unix.FALLOC_FL_ZERO_RANGE, 8, 3},
+			{0, 100, 70000},
+		} {
+			rec("fallocate %#x %d %d: %v, size %d", a.mode, a.off, a.len, unix.Fallocate(fd, a.mode, a.off, a.len), fstatT(t, fd).Size)
+		}
+	},
+	"StatBlocks": func(t *testing.T, dir string, rec func(string, ...any)) {
+		st := lstatT(t, filepath.Join(dir, "f"))
+		rec("size %d, blocks cover it %v, blksize %d", st.Size, st.Blocks*512 >= st.Size, st.Blksize)
+	},
+	"MmapWriteSync": func(t *testing.T, dir string, rec func(string, ...any)) {
+		mmapChild(t, "writesync", filepath.Join(dir, "f"), "40", "7", "1")
+	},
+	"MmapSeesWrite": func(t *testing.T, dir string, rec func(string, ...any)) {
+		p := filepath.Join(dir, "f")
+		mapped := mapWaitChild(t, p, func() {
+			fd := openFd(t, dir, "f", unix.O_WRONLY)
+			defer unix.Close(fd)
+			size := fstatT(t, fd).Size
+			for _, off := range []int64{0, size / 2, size - 3} {
+				n, err := unix.Pwrite(fd, []byte("pwr"), off)
+				rec("pwrite at %d: %d %v", off, n, err)
+			}
+		})
+		rec("the mapping: %s", hashOf(mapped))
+	},
+	"MmapRead": func(t *testing.T, dir string, rec func(string, ...any)) {
+		rec("the mapping: %s", hashOf(mapWaitChild(t, filepath.Join(dir, "f"), func() {})))
+	},
+}
+
+// readOnlyOps are the virtualOps that leave f's contents alone: on a
+// virtual file they must read its revision without copying it.
+var readOnlyOps = map[string]bool{
+	"Pread": true, "Seek": true, "UtimeOmitNow": true, "Fsync": true, "Access": true, "Xattrs": true,
+	"StatBlocks": true, "MmapRead": true, "Sendfile": true,
+}
+
+// TestVirtualMountOps runs virtualOps on a mount, each on an ordinary
+// file and on a virtual one of the same contents and mtime, small and
+// larger than a few pages: what they record and the files they leave
+// (contents and attributes) must be the same. Then the same after a
+// remount.
+func TestVirtualMountOps(t *testing.T) {
+	m := newMount(t)
+	revs := newTestRevs()
+	m.fsys.SetResolver(revs.resolve)
+	mtime := time.Unix(1_700_000_000, 0)
+	type result struct{ plain, virtual string }
+	var results []result
+	for name, op := range virtualOps {
+		for _, size := range []int64{13, 300_000} {
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) {
+				data := make([]byte, size)
+				for i := range data {
+					data[i] = mmapload.Pattern(int64(i))
+				}
+				var logs [2]string
+				for i, kind := range []string{"plain", "virtual"} {
+					dir := m.path(fmt.Sprintf("%s-%s-%d", kind, name, size))
+					if err := os.Mkdir(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					p := filepath.Join(dir, "f")
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chtimes(p, mtime, mtime); err != nil {
+						t.Fatal(err)
+					}
+					if kind == "virtual" {
+						set := VirtualSet{Ref: revs.add(name, data), Size: uint64(size), Mtime: mtime}
+						if err := unix.Setxattr(p, VirtualXattr, set.Encode(), 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+					var log strings.Builder
+					op(t, dir, func(format string, args ...any) { fmt.Fprintf(&log, format+"\n", args...) })
+					logs[i] = log.String() + describeDir(t, dir)
+					if kind == "virtual" && readOnlyOps[name] {
+						if _, err := unix.Getxattr(p, VirtualXattr, make([]byte, 4200)); err != nil {
+							t.Errorf("%s copied the virtual file into the cache (%s: %v)", name, VirtualXattr, err)
+						}
+					}
+				}
+				if logs[0] != logs[1] {
+					t.Errorf("on an ordinary file:\n%s\non a virtual file:\n%s", logs[0], logs[1])
+				}
+				results = append(results, result{m.path(fmt.Sprintf("plain-%s-%d", name, size)), m.path(fmt.Sprintf("virtual-%s-%d", name, size))})
+			})
+		}
+	}
+	m.remount(t)
+	m.fsys.SetResolver(revs.resolve)
+	for _, r := range results {
+		if p, v := describeDir(t, r.plain), describeDir(t, r.virtual); p != v {
+			t.Errorf("after a remount, %s:\n%s\nand %s:\n%s", r.plain, p, r.virtual, v)
+		}
+	}
+}
+
+// describeDir records the files in dir: name, mode, size, links,
+// contents.
+func describeDir(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		st := lstatT(t, p)
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(&b, "%s: mode %#o size %d nlink %d contents %s %v\n", e.Name(), st.Mode, st.Size, st.Nlink, hashOf(data), err)
+	}
+	return b.String()
+}
+
+func hashOf(b []byte) string {
+	s := sha1.Sum(b)
+	return fmt.Sprintf("%d:%x", len(b), s[:6])
+}
+
+func openFd(t *testing.T, dir, name string, flag int) int {
+	t.Helper()
+	fd, err := unix.Open(filepath.Join(dir, name), flag|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	return fd
+}
+
+func fstatT(t *testing.T, fd int) unix.Stat_t {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func lstatT(t *testing.T, p string) unix.Stat_t {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
