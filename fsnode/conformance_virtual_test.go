@@ -60,7 +60,7 @@ func runConformanceVirtual(t *testing.T, opt Options) {
 	}
 }
 
-// virtualCase is one case's cache and revisions.
+// virtualCase is one case's cache (for its counts) and revisions.
 type virtualCase struct {
 	f    *FS
 	st   *testStore
@@ -70,17 +70,17 @@ type virtualCase struct {
 // hook makes the case's open file virtual: its bytes become a revision
 // of the store, its times are kept (SetVirtual sets the ctime).
 func (vc *virtualCase) hook(pf posixtest.File) error {
-	ino := pf.(*pathFile).ino
-	a, err := vc.f.GetAttr(bg, ino)
+	f, ino := pf.(*pathFile).f, pf.(*pathFile).ino
+	a, err := f.GetAttr(bg, ino)
 	if err != nil {
 		return err
 	}
-	data, err := readIno(vc.f, ino, a.Size)
+	data, err := readIno(f, ino, a.Size)
 	if err != nil {
 		return err
 	}
 	ref := vc.st.add(fmt.Sprintf("ino%d", ino), data)
-	b, err := vc.f.SetVirtual(bg, ino, ref, uint64(len(data)), a.Mtime)
+	b, err := f.SetVirtual(bg, ino, ref, uint64(len(data)), a.Mtime)
 	if err != nil {
 		return err
 	}
@@ -123,6 +123,27 @@ func (vc *virtualCase) check(t *testing.T) {
 	}
 	if m := vc.f.VirtualStats().Materialized; cow && m == 0 {
 		t.Errorf("no virtual file was copied into the cache")
+	}
+}
+
+// TestRandomOpsAgainstKernelVirtual is TestRandomOpsAgainstKernel with
+// the cache's files made virtual after every change and before every
+// close (TestConformanceVirtual's hook): every result and the trees must
+// still agree with the kernel's, through reopens and compactions, with
+// fallocate's modes too.
+func TestRandomOpsAgainstKernelVirtual(t *testing.T) {
+	seeds, steps := []uint64{11, 12, 13, 14}, 600
+	if testing.Short() {
+		seeds, steps = seeds[:1], 150
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			st := newTestStore()
+			runRandomOps(t, seed, steps, st)
+			if st.calls == 0 {
+				t.Error("no virtual file was read")
+			}
+		})
 	}
 }
 

@@ -41,11 +41,14 @@ func TestRandomOpsAgainstKernel(t *testing.T) {
 		seeds, steps = seeds[:2], 150
 	}
 	for _, seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runRandomOps(t, seed, steps) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runRandomOps(t, seed, steps, nil) })
 	}
 }
 
-func runRandomOps(t *testing.T, seed uint64, steps int) {
+// runRandomOps runs steps random operations; a non-nil store makes the
+// cache's files virtual as TestConformanceVirtual does, with their bytes
+// in store.
+func runRandomOps(t *testing.T, seed uint64, steps int, store *testStore) {
 	native := posixtest.OS(t.TempDir())
 	dir := t.TempDir()
 	opt := Options{InlineMax: 64, CommitInterval: 1, QueueCap: 16, BatchItems: 8, DataFileMax: 8 << 10}
@@ -54,6 +57,11 @@ func runRandomOps(t *testing.T, seed uint64, steps int) {
 		t.Fatal(err)
 	}
 	cache := &pathFS{f: f}
+	var cacheFS posixtest.FS = cache
+	if store != nil {
+		f.SetResolver(store.resolve)
+		cacheFS = posixtest.Hooked(t, cache, (&virtualCase{st: store}).hook)
+	}
 	defer func() {
 		if err := cache.f.Close(); err != nil {
 			t.Error(err)
@@ -169,7 +177,7 @@ func runRandomOps(t *testing.T, seed uint64, steps int) {
 		}
 		log = append(log, desc)
 		wantOut, wantErr := op(native)
-		gotOut, gotErr := op(cache)
+		gotOut, gotErr := op(cacheFS)
 		if errnoOf(wantErr) != errnoOf(gotErr) || wantOut != gotOut {
 			t.Fatalf("step %d: %s: kernel (%q, %v), cache (%q, %v)\nhistory:\n%s",
 				step, desc, wantOut, wantErr, gotOut, gotErr, historyTail(log))
@@ -183,12 +191,15 @@ func runRandomOps(t *testing.T, seed uint64, steps int) {
 				if cache.f, err = Open(dir, opt); err != nil {
 					t.Fatal(err)
 				}
+				if store != nil {
+					cache.f.SetResolver(store.resolve)
+				}
 			} else if r.IntN(2) == 0 {
 				if _, err := cache.f.Compact(bg); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if diff := compareTrees(native, cache, "."); diff != "" {
+			if diff := compareTrees(native, cacheFS, "."); diff != "" {
 				t.Fatalf("step %d: trees differ: %s\nhistory:\n%s", step, diff, historyTail(log))
 			}
 		}
