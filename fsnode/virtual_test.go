@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // testStore is a resolver over a map: the contents of each reference,
-// with a count of resolutions.
+// with a count of resolutions. Resolutions may run concurrently with
+// each other and with add; calls is read once they are done.
 type testStore struct {
+	mu    sync.Mutex
 	data  map[VirtualRef][]byte
 	calls int
 }
@@ -20,11 +23,15 @@ func newTestStore() *testStore { return &testStore{data: map[VirtualRef][]byte{}
 
 func (s *testStore) add(path string, data []byte) VirtualRef {
 	ref := VirtualRef{Node: sha1.Sum(append([]byte(path+"\x00"), data...)), Path: path}
+	s.mu.Lock()
 	s.data[ref] = data
+	s.mu.Unlock()
 	return ref
 }
 
 func (s *testStore) resolve(r VirtualRef) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.calls++
 	d, ok := s.data[r]
 	if !ok {
