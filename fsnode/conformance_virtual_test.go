@@ -3,11 +3,8 @@
 package fsnode
 
 import (
-	"bytes"
 	"fmt"
 	"path"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -231,145 +228,32 @@ func (vc *virtualCase) reopen(t *testing.T, dir string) {
 	checkFsck(t, dir)
 }
 
-// TestVirtualConcurrent: reads of a virtual file running while another
-// goroutine copies it into the cache (a write, a truncation, a punched
-// hole) or moves it to another revision. While the change runs, a read
-// is one revision's bytes or the other's, never a mix, and across a
-// copy every byte is the revision's or the change's; a read that starts
-// after the change returned shows it in full; a range no change touches
-// reads the revision's bytes throughout; and no read fails.
+// TestVirtualConcurrent: reads of a virtual file from several
+// goroutines while another copies it into the cache (a write, a
+// truncation, a punched hole) or moves it to another revision
+// (posixtest.RaceChanges).
 func TestVirtualConcurrent(t *testing.T) {
 	f := newTestFS(t, Options{InlineMax: 64})
 	st := newTestStore()
 	f.SetResolver(st.resolve)
-	const size = 200_000
-	revA, revB := make([]byte, size), make([]byte, size)
-	for i := range revA {
-		revA[i], revB[i] = byte(i*7+1), byte(i*13+5)
-	}
+	revA, revB := posixtest.RaceRevisions()
 	refA, refB := st.add("f", revA), st.add("f", revB)
 	ino := createFile(t, f, RootIno, "f", nil).Ino
-	const readers = 4
-	for round := range 24 {
-		if _, err := f.SetVirtual(bg, ino, refA, size, time.Time{}); err != nil {
-			t.Fatal(err)
-		}
-		// during says whether a read at off during the change may be got;
-		// after, whether one once it returned may be.
-		var during, after func(off int, got []byte) bool
-		var change func() error
-		// bytesOK checks each byte of got against may.
-		bytesOK := func(off int, got []byte, may func(i int, b byte) bool) bool {
-			for i, b := range got {
-				if !may(off+i, b) {
-					return false
-				}
-			}
-			return true
-		}
-		isRev := func(rev []byte) func(off int, got []byte) bool {
-			return func(off int, got []byte) bool { return bytes.Equal(got, rev[off:off+len(got)]) }
-		}
-		switch round % 4 {
-		case 0:
-			written := func(i int) bool { return i >= 5000 && i < 5003 }
-			during = func(off int, got []byte) bool {
-				return bytesOK(off, got, func(i int, b byte) bool { return b == revA[i] || written(i) && b == "XYZ"[i-5000] })
-			}
-			after = func(off int, got []byte) bool {
-				return len(got) == min(9000, size-off) && bytesOK(off, got, func(i int, b byte) bool {
-					return !written(i) && b == revA[i] || written(i) && b == "XYZ"[i-5000]
-				})
-			}
-			change = func() error { _, err := f.WriteInode(bg, ino, 5000, []byte("XYZ"), syscall.O_RDWR); return err }
-		case 1:
-			during = isRev(revA)
-			after = func(off int, got []byte) bool { return len(got) == max(0, min(9000, 1000-off)) && isRev(revA)(off, got) }
-			change = func() error {
-				sz := uint64(1000)
-				_, err := f.SetAttr(bg, ino, SetAttr{Size: &sz})
-				return err
-			}
-		case 2:
-			hole := func(i int) bool { return i >= 100_000 && i < 104_096 }
-			during = func(off int, got []byte) bool {
-				return bytesOK(off, got, func(i int, b byte) bool { return b == revA[i] || hole(i) && b == 0 })
-			}
-			after = func(off int, got []byte) bool {
-				return bytesOK(off, got, func(i int, b byte) bool { return !hole(i) && b == revA[i] || hole(i) && b == 0 })
-			}
-			change = func() error { return f.Fallocate(bg, ino, 100_000, 4096, FallocPunchHole|FallocKeepSize) }
-		case 3:
-			during = func(off int, got []byte) bool { return isRev(revA)(off, got) || isRev(revB)(off, got) }
-			after = isRev(revB)
-			change = func() error { _, err := f.SetVirtual(bg, ino, refB, size, time.Time{}); return err }
-		}
-		var changed atomic.Bool
-		stop := make(chan struct{})
-		var started, done sync.WaitGroup
-		errs := make(chan error, readers)
-		for r := range readers {
-			started.Add(1)
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				first := true
-				defer func() {
-					if first {
-						started.Done()
-					}
-				}()
-				buf := make([]byte, 9000)
-				if r == 0 {
-					buf = buf[:100] // a range no change touches: [0, 1000)
-				}
-				for k := 0; ; k++ {
-					off := (k*40_009 + r*17_011) % size
-					if r == 0 {
-						off = k % 900
-					}
-					late := changed.Load()
-					n, err := f.ReadInode(bg, ino, int64(off), buf)
-					if err != nil {
-						errs <- fmt.Errorf("read at %d: %w", off, err)
-						return
-					}
-					if late && !after(off, buf[:n]) {
-						errs <- fmt.Errorf("read at %d after the change: %d bytes, not what it made", off, n)
-						return
-					} else if !late && !during(off, buf[:n]) {
-						errs <- fmt.Errorf("read at %d during the change: %d bytes, neither before nor after", off, n)
-						return
-					}
-					if first {
-						first = false
-						started.Done()
-					}
-					select {
-					case <-stop:
-						return
-					default:
-					}
-				}
-			}()
-		}
-		started.Wait() // every reader has read once: the change meets them reading
-		err := change()
-		changed.Store(true)
-		close(stop)
-		done.Wait()
-		close(errs)
-		for e := range errs {
-			t.Errorf("round %d: %v", round, e)
-		}
-		if err != nil {
-			t.Fatalf("round %d: change: %v", round, err)
-		}
-		got := readAll(t, f, ino)
-		if n := len(got); !after(0, got[:min(n, 9000)]) || n > 9000 && !after(9000, got[9000:min(n, 18000)]) {
-			t.Errorf("round %d: the file after the change is not what it made", round)
-		}
+	setVirtual := func(ref VirtualRef) func() error {
+		return func() error { _, err := f.SetVirtual(bg, ino, ref, posixtest.RaceSize, time.Time{}); return err }
 	}
+	posixtest.RaceChanges(t, 24, posixtest.ChangeRace{
+		Reset: setVirtual(refA),
+		Read:  func(off int64, buf []byte) (int, error) { return f.ReadInode(bg, ino, off, buf) },
+		Write: func(off int64, b []byte) error { _, err := f.WriteInode(bg, ino, off, b, syscall.O_RDWR); return err },
+		Truncate: func(size int64) error {
+			sz := uint64(size)
+			_, err := f.SetAttr(bg, ino, SetAttr{Size: &sz})
+			return err
+		},
+		PunchHole: func(off, n int64) error { return f.Fallocate(bg, ino, off, n, FallocPunchHole|FallocKeepSize) },
+		Move:      setVirtual(refB),
+	})
 	if st.calls == 0 {
 		t.Error("no revision was read")
 	}

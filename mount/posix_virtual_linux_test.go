@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/fsnode/posixtest"
 	"github.com/hgfs/hgfs/internal/mmapload"
 )
@@ -543,4 +544,41 @@ func lstatT(t *testing.T, p string) unix.Stat_t {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestVirtualMountConcurrent: preads of a virtual file through the
+// kernel from several goroutines while another writes it, truncates it,
+// punches a hole in it or moves it to another revision (VirtualXattr)
+// through the same descriptor (posixtest.RaceChanges): the kernel's
+// pages and the daemon's copy on write must agree with every read. A
+// read racing a move may mix the revisions page by page (Torn), as a
+// read racing a write(2) may on any Linux file system; one that starts
+// after the move returned must see only the new revision.
+func TestVirtualMountConcurrent(t *testing.T) {
+	m := newMount(t)
+	revs := newTestRevs()
+	m.fsys.SetResolver(revs.resolve)
+	revA, revB := posixtest.RaceRevisions()
+	refA, refB := revs.add("f", revA), revs.add("f", revB)
+	writeFile(t, m.path("f"), "")
+	fd := openFd(t, m.mp, "f", unix.O_RDWR)
+	defer unix.Close(fd)
+	setVirtual := func(ref fsnode.VirtualRef) func() error {
+		return func() error {
+			set := VirtualSet{Ref: ref, Size: posixtest.RaceSize, Mtime: time.Unix(1_700_000_000, 0)}
+			return unix.Fsetxattr(fd, VirtualXattr, set.Encode(), 0)
+		}
+	}
+	posixtest.RaceChanges(t, 24, posixtest.ChangeRace{
+		Reset:     setVirtual(refA),
+		Read:      func(off int64, buf []byte) (int, error) { return unix.Pread(fd, buf, off) },
+		Write:     func(off int64, b []byte) error { _, err := unix.Pwrite(fd, b, off); return err },
+		Truncate:  func(size int64) error { return unix.Ftruncate(fd, size) },
+		PunchHole: func(off, n int64) error { return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) },
+		Move:      setVirtual(refB),
+		Torn:      true,
+	})
+	if revs.resolutions() == 0 {
+		t.Error("no revision was read")
+	}
 }
