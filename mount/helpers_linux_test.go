@@ -163,7 +163,15 @@ func writeFile(t *testing.T, name, data string) {
 	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if afterWriteFile != nil {
+		afterWriteFile(t, name)
+	}
 }
+
+// afterWriteFile, while set, is called on each file writeFile wrote:
+// TestConformanceVirtualMount makes the files of the mount's POSIX cases
+// virtual there. (No mount test runs in parallel with another.)
+var afterWriteFile func(t *testing.T, name string)
 
 func readFile(t *testing.T, name string) string {
 	t.Helper()

@@ -47,18 +47,42 @@ func TestConformanceVirtualMount(t *testing.T) {
 			revs := newTestRevs()
 			m.fsys.SetResolver(revs.resolve)
 			cases, sets := 0, 0
-			posixtest.Run(t, func(t *testing.T) posixtest.FS {
-				dir := m.path(posixtest.DirName(t))
-				if err := os.Mkdir(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				vc := &mountVirtualCase{revs: revs, calls: revs.resolutions(), copies: m.fsys.VirtualStats().Materialized}
-				t.Cleanup(func() {
-					cases++
-					sets += vc.sets
-					vc.check(t, m)
+			t.Run("Conformance", func(t *testing.T) {
+				posixtest.Run(t, func(t *testing.T) posixtest.FS {
+					dir := m.path(posixtest.DirName(t))
+					if err := os.Mkdir(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					vc := &mountVirtualCase{revs: revs, calls: revs.resolutions(), copies: m.fsys.VirtualStats().Materialized}
+					t.Cleanup(func() {
+						cases++
+						sets += vc.sets
+						vc.check(t, m)
+					})
+					return posixtest.Hooked(t, posixtest.OSWith(dir, b.lacks), vc.hook)
 				})
-				return posixtest.Hooked(t, posixtest.OSWith(dir, b.lacks), vc.hook)
+			})
+			// The mount's own cases, each file made virtual once
+			// writeFile wrote it.
+			t.Run("POSIX", func(t *testing.T) {
+				vc := &mountVirtualCase{revs: revs}
+				afterWriteFile = func(t *testing.T, name string) {
+					if !strings.HasPrefix(name, m.mp+"/") {
+						return // Access's native twin
+					}
+					f, err := os.Open(name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					if err := vc.makeVirtual(int(f.Fd())); err != nil {
+						t.Fatalf("making %s virtual: %v", name, err)
+					}
+				}
+				defer func() { afterWriteFile = nil }()
+				suitePOSIX(t, b, m)
+				cases += len(posixCases)
+				sets += vc.sets
 			})
 			t.Logf("%d cases, %d files made virtual", cases, sets)
 			if sets == 0 {
@@ -99,7 +123,11 @@ type mountVirtualCase struct {
 // bytes (read through /proc/self/fd, which reopens even an unlinked
 // file) become a revision, its mtime is kept.
 func (vc *mountVirtualCase) hook(f posixtest.File) error {
-	fd := int(f.(interface{ Fd() uintptr }).Fd())
+	return vc.makeVirtual(int(f.(interface{ Fd() uintptr }).Fd()))
+}
+
+// makeVirtual makes the file open as fd virtual.
+func (vc *mountVirtualCase) makeVirtual(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
