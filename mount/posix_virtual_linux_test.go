@@ -598,13 +598,15 @@ func TestVirtualMountConcurrent(t *testing.T) {
 		}
 	}
 	posixtest.RaceChanges(t, 24, posixtest.ChangeRace{
-		Reset:     setVirtual(refA),
-		Read:      func(off int64, buf []byte) (int, error) { return unix.Pread(fd, buf, off) },
-		Write:     func(off int64, b []byte) error { _, err := unix.Pwrite(fd, b, off); return err },
-		Truncate:  func(size int64) error { return unix.Ftruncate(fd, size) },
-		PunchHole: func(off, n int64) error { return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) },
-		Move:      setVirtual(refB),
-		Torn:      true,
+		Reset:    setVirtual(refA),
+		Read:     func(off int64, buf []byte) (int, error) { return unix.Pread(fd, buf, off) },
+		Write:    func(off int64, b []byte) error { _, err := unix.Pwrite(fd, b, off); return err },
+		Truncate: func(size int64) error { return unix.Ftruncate(fd, size) },
+		PunchHole: func(off, n int64) error {
+			return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
+		},
+		Move: setVirtual(refB),
+		Torn: true,
 	})
 	if revs.resolutions() == 0 {
 		t.Error("no revision was read")
