@@ -3,6 +3,7 @@ package fsnode
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -27,6 +28,12 @@ import (
 
 const (
 	crashEnvDir = "FSNODE_CRASH_CHILD_DIR"
+	// crashEnvVirtual: the child makes files virtual now and then
+	// (TestCrashVirtual).
+	crashEnvVirtual = "FSNODE_CRASH_VIRTUAL"
+	// crashFrozen is the file TestCrashVirtual's child makes virtual
+	// and syncs before it says READY, and never changes.
+	crashFrozen = "frozen"
 	crashLogs   = 4 // append logs a0..a3
 	crashAtomic = 6 // atomically replaced files t0..t5
 )
@@ -113,7 +120,16 @@ func parseVersion(name string, data []byte) (int, error) {
 	return v, nil
 }
 
-func TestCrash(t *testing.T) {
+func TestCrash(t *testing.T) { runCrash(t, false) }
+
+// TestCrashVirtual is TestCrash with the child making the logs and the
+// atomically replaced files virtual now and then (their revisions are
+// computed from the reference: crashResolve), so that kills land
+// across copies on write too; and one file, made virtual and synced
+// before the first kill, must stay virtual with its contents.
+func TestCrashVirtual(t *testing.T) { runCrash(t, true) }
+
+func runCrash(t *testing.T, virtual bool) {
 	if os.Getenv(crashEnvDir) != "" {
 		t.Skip("in the crash child")
 	}
@@ -131,6 +147,9 @@ func TestCrash(t *testing.T) {
 	for round := range crashRounds(t) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
 		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir)
+		if virtual {
+			cmd.Env = append(cmd.Env, crashEnvVirtual+"=1")
+		}
 		var out bytes.Buffer
 		cmd.Stderr = &out
 		pipe, err := cmd.StdoutPipe()
@@ -162,7 +181,7 @@ func TestCrash(t *testing.T) {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("round %d: child ended by itself (%v):\n%s", round, err, out.String())
 		}
-		verifyCrash(t, round, cache, logPath)
+		verifyCrash(t, round, cache, logPath, virtual)
 		if t.Failed() {
 			t.Logf("child output:\n%s", out.String())
 			return
@@ -170,7 +189,7 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-func verifyCrash(t *testing.T, round int, cache, logPath string) {
+func verifyCrash(t *testing.T, round int, cache, logPath string, virtual bool) {
 	t.Helper()
 	r, err := Fsck(cache, false)
 	if err != nil {
@@ -182,6 +201,20 @@ func verifyCrash(t *testing.T, round int, cache, logPath string) {
 	f, err := Open(cache, Options{})
 	if err != nil {
 		t.Fatalf("round %d: open after crash: %v", round, err)
+	}
+	f.SetResolver(crashResolve)
+	if virtual {
+		a, err := f.LookupPath(bg, crashFrozen)
+		if err != nil {
+			t.Fatalf("round %d: %s: %v", round, crashFrozen, err)
+		}
+		if _, ok, err := f.Virtual(bg, a.Ino); err != nil || !ok {
+			t.Errorf("round %d: %s is not virtual (%v)", round, crashFrozen, err)
+		}
+		if got := must[[]byte](t)(f.ReadFile(bg, crashFrozen)); !bytes.Equal(got, crashVersion(crashFrozen, 7)) {
+			t.Errorf("round %d: %s reads %d bytes, not its revision", round, crashFrozen, len(got))
+		}
+		t.Logf("round %d: %d virtual files", round, f.VirtualStats().Virtual)
 	}
 	have := map[string]int{}
 	for i := range crashLogs {
@@ -269,6 +302,8 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.SetResolver(crashResolve)
+	virtual := os.Getenv(crashEnvVirtual) != ""
 	logf, err := os.OpenFile(filepath.Join(dir, "synced.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -296,9 +331,22 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	if virtual {
+		if _, err := f.LookupPath(bg, crashFrozen); errors.Is(err, syscall.ENOENT) {
+			a := createFile(t, f, RootIno, crashFrozen, nil)
+			data := crashVersion(crashFrozen, 7)
+			must[Attr](t)(f.SetVirtual(bg, a.Ino, crashRef(crashFrozen, 7), uint64(len(data)), time.Time{}))
+			if err := f.Sync(bg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	fmt.Println("READY")
 	var orphan Handle
 	for step := 0; ; step++ {
+		if virtual && rng.IntN(5) == 0 {
+			crashMakeVirtual(t, f, rng, next, logf)
+		}
 		switch op := rng.IntN(12); {
 		case op >= 10: // a small ingest through the sink (bulk mode)
 			crashIngest(t, f, step, rng.IntN(2) == 0, logf)
@@ -476,4 +524,63 @@ func verifyIngests(t *testing.T, round int, f *FS) map[string]int {
 		out["s"+g.Name] = len(files)
 	}
 	return out
+}
+
+// crashRef names revision n of file name of the crash test: n records
+// of append log name, or version n of atomically replaced file name.
+func crashRef(name string, n int) VirtualRef {
+	var r VirtualRef
+	binary.BigEndian.PutUint64(r.Node[:], uint64(n))
+	r.Path = name
+	return r
+}
+
+// crashResolve is the crash test's resolver: it computes the revision
+// a reference (crashRef) names.
+func crashResolve(r VirtualRef) ([]byte, error) {
+	n := int(binary.BigEndian.Uint64(r.Node[:]))
+	switch {
+	case n < 0 || n > 1<<20:
+		return nil, fmt.Errorf("crash revision %d of %s", n, r.Path)
+	case strings.HasPrefix(r.Path, "a"):
+		var b []byte
+		for k := range n {
+			b = append(b, crashRecord(r.Path, k)...)
+		}
+		return b, nil
+	default:
+		return crashVersion(r.Path, n), nil
+	}
+}
+
+// crashMakeVirtual makes an append log or an atomically replaced file
+// virtual at what it holds (next says), sometimes syncing and logging
+// it as synced.
+func crashMakeVirtual(t *testing.T, f *FS, rng *rand.Rand, next map[string]int, logf *os.File) {
+	name, n := fmt.Sprintf("a%d", rng.IntN(crashLogs)), 0
+	if rng.IntN(2) == 0 {
+		name = fmt.Sprintf("t%d", rng.IntN(crashAtomic))
+	}
+	a, err := f.LookupPath(bg, name)
+	if errors.Is(err, syscall.ENOENT) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = next[name]
+	if name[0] == 't' {
+		n-- // the version it holds
+	}
+	data, err := crashResolve(crashRef(name, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must[Attr](t)(f.SetVirtual(bg, a.Ino, crashRef(name, n), uint64(len(data)), time.Time{}))
+	if rng.IntN(4) == 0 {
+		if err := f.Sync(bg); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(logf, "%s %d\n", name, next[name])
+	}
 }
