@@ -3,11 +3,14 @@
 package mount
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -611,4 +614,139 @@ func TestVirtualMountConcurrent(t *testing.T) {
 	if revs.resolutions() == 0 {
 		t.Error("no revision was read")
 	}
+}
+
+// dirtyMapChildEnv makes the test binary a child that dirties pages of
+// a shared mapping and holds them (dirtyMapChild).
+const dirtyMapChildEnv = "HGFS_TEST_DIRTYMAP"
+
+// dirtyMapChild maps args[0] shared and writable, stores 0xEE at each
+// offset of args[1:], says "ready", waits for a line on its standard
+// input, then msyncs and unmaps: pages dirty in the kernel while the
+// parent changes the file.
+func dirtyMapChild(args []string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	f, err := os.OpenFile(args[0], os.O_RDWR, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fail(err)
+	}
+	for _, a := range args[1:] {
+		var off int
+		if _, err := fmt.Sscan(a, &off); err != nil {
+			return fail(err)
+		}
+		m[off] = 0xEE
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fail(err)
+	}
+	if err := unix.Msync(m, unix.MS_SYNC); err != nil {
+		return fail(err)
+	}
+	if err := unix.Munmap(m); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// TestVirtualMountDirtyMapping: a process holds pages of a file dirty
+// in a shared mapping while the file is moved to another revision. As
+// when an ordinary file is rewritten in place (write(2) of the new
+// contents), the new revision is what the file holds afterwards, also
+// once the mapping is synced and gone: the stale dirty pages are not
+// written over it.
+func TestVirtualMountDirtyMapping(t *testing.T) {
+	m := newMount(t)
+	revs := newTestRevs()
+	m.fsys.SetResolver(revs.resolve)
+	revA, revB := posixtest.RaceRevisions()
+	var got [2][]byte
+	for i, kind := range []string{"plain", "virtual"} {
+		p := m.path(kind)
+		if err := os.WriteFile(p, revA, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		move := func() error {
+			return os.WriteFile(p, revB, 0o644) // O_TRUNC, then the new contents
+		}
+		if kind == "virtual" {
+			mtime := time.Unix(1_700_000_000, 0)
+			set := VirtualSet{Ref: revs.add(kind, revA), Size: uint64(len(revA)), Mtime: mtime}
+			if err := unix.Setxattr(p, VirtualXattr, set.Encode(), 0); err != nil {
+				t.Fatal(err)
+			}
+			move = func() error {
+				set := VirtualSet{Ref: revs.add(kind, revB), Size: uint64(len(revB)), Mtime: mtime.Add(time.Second)}
+				return unix.Setxattr(p, VirtualXattr, set.Encode(), 0)
+			}
+		}
+		cmd := exec.Command(os.Args[0], p, "10", "100000", "199999")
+		cmd.Env = append(os.Environ(), dirtyMapChildEnv+"=1")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s: child: %q, %v\n%s", kind, line, err, stderr.String())
+		}
+		if err := move(); err != nil {
+			t.Errorf("%s: moving the file: %v", kind, err)
+		}
+		fmt.Fprintln(stdin)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: child: %v\n%s", kind, err, stderr.String())
+		}
+		if got[i], err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, kind := range []string{"plain", "virtual"} {
+		t.Logf("%s: %d bytes: %s", kind, len(got[i]), describeRevs(got[i], revA, revB))
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		t.Errorf("the virtual file ends differently from the ordinary one")
+	}
+}
+
+// describeRevs says which of revisions a and b each page of got holds.
+func describeRevs(got, a, b []byte) string {
+	var out []string
+	for off := 0; off < len(got); off += 4096 {
+		end := min(off+4096, len(got))
+		var which string
+		switch {
+		case end <= len(b) && bytes.Equal(got[off:end], b[off:end]):
+			which = "B"
+		case end <= len(a) && bytes.Equal(got[off:end], a[off:end]):
+			which = "A"
+		default:
+			which = "?"
+		}
+		if len(out) > 0 && strings.HasSuffix(out[len(out)-1], " "+which) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d %s", off/4096, which))
+	}
+	return strings.Join(out, ", ")
 }

@@ -7,7 +7,9 @@ package mount
 // no attributes and cannot change.
 
 import (
+	"context"
 	"fmt"
+
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
@@ -108,9 +110,7 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 }
 
 // setVirtual answers a set of VirtualXattr: the file becomes the file
-// revision asked for, and the kernel forgets its pages and attributes
-// before the caller returns, so that its next stat and read see the
-// revision.
+// revision asked for (moveVirtual).
 func (r *rawFS) setVirtual(cancel <-chan struct{}, nodeID uint64, data []byte) fuse.Status {
 	if nodeID == fuse.FUSE_ROOT_ID {
 		return r.setVirtualBatch(cancel, data)
@@ -119,13 +119,29 @@ func (r *rawFS) setVirtual(cancel <-chan struct{}, nodeID uint64, data []byte) f
 	if err != nil {
 		return fuse.EINVAL
 	}
-	if _, err := r.fsys.SetVirtual(ctxOf(cancel), r.ino(nodeID), s.Ref, s.Size, s.Mtime); err != nil {
-		return toStatus(err)
-	}
-	if srv := r.kernel.srv.Load(); srv != nil {
+	return toStatus(r.moveVirtual(ctxOf(cancel), nodeID, r.ino(nodeID), s))
+}
+
+// moveVirtual makes the file (nodeID to the kernel, ino to fsnode) the
+// revision s asks for. The kernel writes back and forgets the file's
+// pages first: pages a shared mapping left dirty would otherwise be
+// written over the new revision (as the kernel launders them when it
+// drops them), where a rewrite of an ordinary file replaces them. Then
+// it forgets its pages and attributes again, what it read meanwhile,
+// before the caller returns, so that its next stat and read see the
+// revision.
+func (r *rawFS) moveVirtual(ctx context.Context, nodeID uint64, ino fsnode.Ino, s VirtualSet) error {
+	srv := r.kernel.srv.Load()
+	if srv != nil {
 		srv.InodeNotify(nodeID, 0, -1)
 	}
-	return fuse.OK
+	if _, err := r.fsys.SetVirtual(ctx, ino, s.Ref, s.Size, s.Mtime); err != nil {
+		return err
+	}
+	if srv != nil {
+		srv.InodeNotify(nodeID, 0, -1)
+	}
+	return nil
 }
 
 func (r *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
@@ -150,17 +166,13 @@ func (r *rawFS) setVirtualBatch(cancel <-chan struct{}, data []byte) fuse.Status
 		return fuse.EINVAL
 	}
 	ctx := ctxOf(cancel)
-	srv := r.kernel.srv.Load()
 	for _, s := range sets {
 		a, err := r.fsys.LookupPath(ctx, s.Ref.Path)
 		if err != nil {
 			return toStatus(err)
 		}
-		if _, err := r.fsys.SetVirtual(ctx, a.Ino, s.Ref, s.Size, s.Mtime); err != nil {
+		if err := r.moveVirtual(ctx, r.nodeID(a.Ino), a.Ino, s); err != nil {
 			return toStatus(err)
-		}
-		if srv != nil {
-			srv.InodeNotify(r.nodeID(a.Ino), 0, -1)
 		}
 	}
 	return fuse.OK
