@@ -33,8 +33,9 @@ import (
 // the case's next read, write, truncation, O_TRUNC or O_APPEND open,
 // rename, link, unlink while open, chmod, utimens, extended attribute,
 // fallocate or fsync meets a virtual file whose pages the kernel has
-// dropped. Each case must behave as over ordinary files. Then the whole
-// tree (contents, attributes, which files are virtual) must be the same
+// dropped. Each case must behave as over ordinary files. The mount's
+// own POSIX cases (posixCases) run too, each file made virtual once
+// writeFile wrote it. Then the whole tree (contents, attributes, which files are virtual) must be the same
 // after an unmount and a remount, with fsck clean.
 func TestConformanceVirtualMount(t *testing.T) {
 	for _, b := range backends {
@@ -45,7 +46,10 @@ func TestConformanceVirtualMount(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !info.Virtual {
-				t.Skipf("the %s backend takes no %s", b.name, VirtualXattr)
+				// By design (Info.Virtual): hgfs update writes files
+				// through such a mount instead.
+				t.Logf("the %s backend takes no %s: nothing to run", b.name, VirtualXattr)
+				return
 			}
 			revs := newTestRevs()
 			m.fsys.SetResolver(revs.resolve)
