@@ -294,7 +294,7 @@ func goalOf(g float64) string {
 	if g <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("≤%.2gx", g)
+	return fmt.Sprintf("≤%.3gx", g)
 }
 
 func metOf(ratio, goal float64) string {
