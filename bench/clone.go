@@ -88,44 +88,50 @@ func largeRepo(ctx context.Context, env *Env) (string, error) {
 // The large-revlog store: bigFiles files of bigFileSize incompressible
 // bytes, rewritten bigCommits times, so each filelog is a .i and a
 // bigCommits*bigFileSize .d (full snapshots: the revisions share nothing).
+// The mount's sequential read (mount.go) has a store of its own: one
+// file rewritten seqRevlogCommits times, one .d of 200 MiB.
 const (
-	bigFiles    = 4
-	bigFileSize = 20 << 20
-	bigCommits  = 3
+	bigFiles         = 4
+	bigFileSize      = 20 << 20
+	bigCommits       = 3
+	seqRevlogCommits = 10
 )
 
-// bigRevlogRepo generates the large-revlog store with hg directly (one
-// commit per round, random content from a fixed seed) and caches it.
-func bigRevlogRepo(ctx context.Context, env *Env) (string, error) {
-	name := fmt.Sprintf("bigrevlogs-%dx%dMiBx%d", bigFiles, bigFileSize>>20, bigCommits)
-	return cachedPath(env, name, "v1", func(dir string) error {
-		fmt.Fprintf(os.Stderr, "  generating %s (once; cached in %s)\n", name, env.Cache)
-		if err := runQuiet(exec.Command(env.Hg, "init", dir), env); err != nil {
-			return err
-		}
-		rng := rand.New(rand.NewSource(4))
-		buf := make([]byte, bigFileSize)
-		for c := 0; c < bigCommits; c++ {
-			for i := 0; i < bigFiles; i++ {
-				rng.Read(buf)
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%d.bin", i)), buf, 0o644); err != nil {
+// bigRevlogRepo is the large-revlog store.
+var bigRevlogRepo = revlogRepo(bigFiles, bigCommits)
+
+// revlogRepo is a store of files filelogs of commits full snapshots of
+// bigFileSize bytes each, generated with hg directly (one commit per
+// round, random content from a fixed seed) and cached.
+func revlogRepo(files, commits int) func(ctx context.Context, env *Env) (string, error) {
+	return func(ctx context.Context, env *Env) (string, error) {
+		name := fmt.Sprintf("bigrevlogs-%dx%dMiBx%d", files, bigFileSize>>20, commits)
+		return cachedPath(env, name, "v1", func(dir string) error {
+			fmt.Fprintf(os.Stderr, "  generating %s (once; cached in %s)\n", name, env.Cache)
+			if err := runQuiet(exec.Command(env.Hg, "init", dir), env); err != nil {
+				return err
+			}
+			rng := rand.New(rand.NewSource(4))
+			buf := make([]byte, bigFileSize)
+			for c := 0; c < commits; c++ {
+				for i := 0; i < files; i++ {
+					rng.Read(buf)
+					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%d.bin", i)), buf, 0o644); err != nil {
+						return err
+					}
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				commit := exec.Command(env.Hg, "-R", dir, "commit", "-q", "-A", "-u", "test", "-d", fmt.Sprintf("%d 0", 1700000000+c), "-m", fmt.Sprintf("round %d", c))
+				if err := runQuiet(commit, env); err != nil {
 					return err
 				}
 			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			commit := exec.Command(env.Hg, "-R", dir, "commit", "-q", "-A", "-u", "test", "-d", fmt.Sprintf("%d 0", 1700000000+c), "-m", fmt.Sprintf("round %d", c))
-			if err := runQuiet(commit, env); err != nil {
-				return err
-			}
-		}
-		// The working copy is not part of what is cloned.
-		if err := runQuiet(exec.Command(env.Hg, "-R", dir, "update", "-q", "null"), env); err != nil {
-			return err
-		}
-		return nil
-	})
+			// The working copy is not part of what is cloned.
+			return runQuiet(exec.Command(env.Hg, "-R", dir, "update", "-q", "null"), env)
+		})
+	}
 }
 
 // storeInputs are a store's cached inputs: the repository, its v2 stream
