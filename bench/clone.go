@@ -40,7 +40,9 @@ import (
 //
 // Goals: 0.25x hg's time; the clone from hg serve at most 1.2x the
 // server's send time (against tar -x it has no goal: hg serve's send
-// time bounds it); applying the bundle at most 0.6x tar's. The last
+// time bounds it); applying the bundle at most 0.6x tar's, with the
+// writer's floor beside it (createfloor.go: the tarball's files made
+// from memory on the sink's four writer goroutines). The last
 // goal, peak RSS under 64 MiB whatever the store size, is read from the
 // "hgfs RSS" column. Two floor rows compare the server's send time with
 // hg clone --stream and with tar -x.
@@ -315,7 +317,17 @@ func registerClone(k storeKind, all bool) {
 	{
 		st := &cloneState{}
 		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 0.6, Setup: setup(st, false),
-			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
+			Hgfs: hgfsBundle, Peer: tarX, Check: check(st),
+			// The writer's floor (createfloor.go): no decoding, files
+			// made from memory on the sink's writer count.
+			Floor: func(env *Env, d any) *exec.Cmd {
+				dir, err := fresh(st, "floor", false)
+				if err != nil {
+					return failCmd(err)
+				}
+				return createFloorCmd(env, st.in.tarball, dir)
+			},
+			FloorName: createFloorName})
 	}
 
 	// The floor rows: how long hg serve takes to send the stream hg
