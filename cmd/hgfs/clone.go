@@ -554,8 +554,9 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 
 // Read-ahead of a stream from an HTTP server (HGFS_TUNE's readahead):
 // 128 buffers of 256 KiB, 32 MiB at most. Measured with `go run ./bench
-// -tune readahead -run 'clone --stream from hg serve'`; see
-// internal/tune.
+// -tune readahead -run 'clone --stream from hg serve' -n 5`: the
+// 20,000-file clone 1.32 s against 1.71 s without, hg serve's own send
+// time being 0.97-1.05 s; 5.7 MiB more peak RSS (docs/ARCHITECTURE.md).
 const (
 	readAheadBuffer  = 256 << 10
 	readAheadBuffers = 128
