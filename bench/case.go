@@ -49,6 +49,18 @@ type Case struct {
 	Floor     func(env *Env, data any) *exec.Cmd
 	FloorName string
 	FloorGoal float64
+	// RSSGoal, when set, is the target ratio of the peak RSS, hgfs's /
+	// the peer's (1: at most the peer's), in a row of its own.
+	RSSGoal float64
+	// Figure, when set, parses a figure from each side's output in each
+	// run (e.g. a latency percentile the child measured); its median is
+	// printed in a row of its own, named FigureName, in FigureUnit,
+	// against FigureGoal, a bound on the hgfs side's figure (not a
+	// ratio; 0: no goal).
+	Figure     func(out []byte) (float64, error)
+	FigureName string
+	FigureUnit string
+	FigureGoal float64
 	// ServerFloor, for a Served case, is a command run in each
 	// repetition that prints the CPU time of the work a server cannot
 	// skip (serverfloor.go): the serving table compares the servers'
@@ -146,6 +158,7 @@ type result struct {
 	hgfsRSS, peerRSS int64
 	floor            time.Duration // Floor cases: the floor's median
 	floorRSS         int64
+	fig              [2]float64        // Figure cases: hgfs's and the peer's medians
 	srv              *[2]servedFigures // hgfs, peer (Served cases)
 	serverFloor      time.Duration     // ServerFloor cases: the floor's CPU, mean
 	sys              *[2]syscallCounts // hgfs, peer (Syscalls cases)
@@ -163,6 +176,12 @@ func (r result) name() string {
 		return r.c.Name + " [default]"
 	}
 	return r.c.Name + " [HGFS_TUNE=" + *r.tune + "]"
+}
+
+func medianOf(fs []float64) float64 {
+	s := append([]float64{}, fs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -184,6 +203,7 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 		return res
 	}
 	var ht, pt, ft []time.Duration
+	var hf, pf []float64
 	var srv [2]servedFigures
 	for i := 0; i < n; i++ {
 		hs, err := measure(ctx, env, c.Hgfs(env, data))
@@ -232,6 +252,19 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 				return res
 			}
 		}
+		if c.Figure != nil {
+			h, err := c.Figure(hs.out)
+			if err == nil {
+				var p float64
+				p, err = c.Figure(ps.out)
+				pf = append(pf, p)
+			}
+			if err != nil {
+				res.err = fmt.Errorf("%s: %w", c.FigureName, err)
+				return res
+			}
+			hf = append(hf, h)
+		}
 		if c.Served {
 			// The servers' peak RSS, not the clients'.
 			hs.maxRSS, ps.maxRSS = hs.srv.serverHWM, ps.srv.serverHWM
@@ -253,6 +286,9 @@ func runCase(ctx context.Context, env *Env, c *Case, n int, logf func(string, ..
 	res.hgfs, res.peer = median(ht), median(pt)
 	if c.Floor != nil {
 		res.floor = median(ft)
+	}
+	if c.Figure != nil {
+		res.fig = [2]float64{medianOf(hf), medianOf(pf)}
 	}
 	if c.Served {
 		res.srv = &srv

@@ -13,7 +13,8 @@ import (
 )
 
 // Working-copy checkout, on two stores: "many files" (make bench's large
-// repository, 20,000 files in its working copy: the per-file cost) and
+// repository, -files files in its working copy, 20,000 by default: the
+// per-file cost) and
 // "real history" (the corpus bundle unbundled by hg: distant revisions):
 //
 //   - `hgfs clone --stream URL DEST` against `hg clone --stream URL DEST`,
@@ -210,6 +211,12 @@ func sameWorkingFiles(a, b string) error {
 	if err != nil {
 		return err
 	}
+	return sameFiles(la, a, b)
+}
+
+// sameFiles checks that la, workingFiles of a (read earlier: a may be
+// gone), describes the same files as b holds now.
+func sameFiles(la map[string]string, a, b string) error {
 	lb, err := workingFiles(b)
 	if err != nil {
 		return err

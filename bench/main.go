@@ -67,12 +67,17 @@ func main() {
 	tuneList := flag.String("tune", "", "also run each case with each of these tricks switched from its default (HGFS_TUNE=-trick, or +trick for one off by default), comma-separated or \"all\": "+strings.Join(tune.Names(), ", "))
 	flag.Parse()
 	largeFiles = *files
+	if largeFiles < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -files must be at least 1")
+		os.Exit(2)
+	}
 	if cgClients < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -clients must be at least 1")
 		os.Exit(2)
 	}
 	for _, c := range cases {
 		c.Name = strings.ReplaceAll(c.Name, "{clients}", strconv.Itoa(cgClients))
+		c.Name = strings.ReplaceAll(c.Name, "{files}", filesLabel(largeFiles))
 	}
 	variants, err := tuneVariants(*tuneList)
 	if err != nil {
@@ -131,6 +136,14 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// filesLabel is n files as case names give it: 20k, 250k, 1234.
+func filesLabel(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
 }
 
 // tuneVariants is -tune's HGFS_TUNE values: nil without -tune (the
@@ -238,6 +251,20 @@ func printTable(out *os.File, results []result) (failed bool) {
 			fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", "  the same vs floor: "+r.c.FloorName, r.hgfs.Round(time.Millisecond), r.floor.Round(time.Millisecond),
 				ratio, mib(r.hgfsRSS), mib(r.floorRSS), goalOf(r.c.FloorGoal), metOf(ratio, r.c.FloorGoal))
 		}
+		if r.c.RSSGoal > 0 {
+			ratio := float64(r.hgfsRSS) / float64(max(r.peerRSS, 1))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.3fx\t\t\t%s\t%s\t\n", "  the same, peak RSS", mib(r.hgfsRSS), mib(r.peerRSS),
+				ratio, goalOf(r.c.RSSGoal), metOf(ratio, r.c.RSSGoal))
+		}
+		if r.c.Figure != nil {
+			h, p := r.fig[0], r.fig[1]
+			goal, met := "-", "-"
+			if g := r.c.FigureGoal; g > 0 {
+				goal, met = fmt.Sprintf("≤%g %s", g, r.c.FigureUnit), metOf(h, g)
+			}
+			fmt.Fprintf(w, "%s\t%.1f %s\t%.1f %s\t%.3fx\t\t\t%s\t%s\t\n", "  the same, "+r.c.FigureName, h, r.c.FigureUnit, p, r.c.FigureUnit,
+				h/max(p, 1e-9), goal, met)
+		}
 	}
 	w.Flush()
 	printServed(out, results)
@@ -267,7 +294,7 @@ func goalOf(g float64) string {
 	if g <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("≤%.2gx", g)
+	return fmt.Sprintf("≤%.3gx", g)
 }
 
 func metOf(ratio, goal float64) string {

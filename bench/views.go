@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 )
 
-// The .hgfs/ views (issue 9): `grep -r` over .hgfs/rev/tip of the
-// 20,000-file repository, mounted read-only with `hgfs mount REPO MNT`,
-// against `grep -r` over a real checkout of the same revision on the
-// native disk (its .hg excluded, so both read the same files). First read:
-// a fresh mount each run, so every file is reconstructed from its revlog
-// (goal 3x); second read: one mount, read once before timing (goal 1.5x).
-// The native side reads from the page cache either way (see mount.go).
+// The .hgfs/ views (issue 9): `grep -r` over .hgfs/rev/tip of make
+// bench's large repository (-files, 20,000 by default), mounted
+// read-only with `hgfs mount REPO MNT`, against `grep -r` over a real
+// checkout of the same revision on the native disk (its .hg excluded, so
+// both read the same files). First read: a fresh mount each run, so
+// every file is reconstructed from its revlog (goal 3x); second read:
+// one mount, read once before timing (goal 1.5x). The native side reads
+// from the page cache either way (see mount.go).
 // Both sides print the checksum of the sorted list of matching files,
 // which must agree.
 

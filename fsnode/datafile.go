@@ -72,7 +72,10 @@ func indexHeadroom(diskBytes int64) int64 {
 
 // refreshBudgetLocked reads the disk's free space and sets the budget;
 // it fails with ENOSPC when n more bytes would eat into the headroom.
-// Where the platform reports no free space, nothing is held back.
+// The budget is at most budgetCheck, or n where one reservation is
+// larger (a sink file or a fallocate of more than 64 MiB: without that,
+// any such file failed with ENOSPC on an empty disk). Where the
+// platform reports no free space, nothing is held back.
 func (d *dataFiles) refreshBudgetLocked(n int64) error {
 	st, err := diskStatfs(d.dir)
 	if err != nil {
@@ -84,8 +87,9 @@ func (d *dataFiles) refreshBudgetLocked(n int64) error {
 		unit = int64(st.Bsize)
 	}
 	avail := int64(st.Bavail) * unit
-	d.budget = min(avail-indexHeadroom(int64(st.Blocks)*unit), budgetCheck)
-	if d.budget < n {
+	room := avail - indexHeadroom(int64(st.Blocks)*unit)
+	d.budget = min(room, max(budgetCheck, n))
+	if room < n {
 		return fmt.Errorf("fsnode: %d bytes free on the disk of %s, kept for the index: %w", avail, d.dir, syscall.ENOSPC)
 	}
 	return nil

@@ -309,3 +309,46 @@ func TestUnfinishedIngestDurableAtClose(t *testing.T) {
 	}
 	checkFsck(t, dir)
 }
+
+// TestSinkLargeFile: a sink file larger than the free-space check's
+// interval (budgetCheck) is written in one reservation, on a disk with
+// room for it, and reads back; so is a fallocate of that size.
+func TestSinkLargeFile(t *testing.T) {
+	f := newTestFS(t, Options{})
+	data := make([]byte, budgetCheck+4096)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	s := f.NewSink(bg)
+	w, err := s.Create("big.d", int64(len(data)))
+	if err != nil {
+		t.Fatalf("creating a %d-byte sink file: %v", len(data), err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadFile(bg, "big.d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, not the %d written", len(got), len(data))
+	}
+	a, h, err := f.Create(bg, f.Root(), "reserved", 0o644, os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release(h)
+	if err := f.Fallocate(bg, a.Ino, 0, budgetCheck+4096, 0); err != nil {
+		t.Fatalf("fallocate of %d bytes: %v", budgetCheck+4096, err)
+	}
+	if a, err = f.GetAttr(bg, a.Ino); err != nil || a.Size != budgetCheck+4096 {
+		t.Fatalf("after fallocate: size %d, %v", a.Size, err)
+	}
+}

@@ -128,7 +128,7 @@ func (d *dirFiles) at(rel string) (int, string, error) {
 	d.close()
 	p := filepath.Join(d.root, filepath.FromSlash(dir))
 	fd, err := retry(func() (int, error) {
-		return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return unix.Open(p, dirOpenMode|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return -1, "", &fs.PathError{Op: "open", Path: p, Err: err}

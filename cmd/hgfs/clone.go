@@ -34,6 +34,8 @@ import (
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/internal/readahead"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -525,9 +527,11 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 		return peerError(ctx, err)
 	}
 	defer stream.Body.Close()
+	body, stopAhead := cl.readAhead(peer, stream.Body)
+	defer stopAhead()
 	if plan.Kind == exchange.StreamV2 {
 		_, err = cl.apply(true, map[string]string{}, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
-			return streamclone.ApplyBundle(ctx, stream.Body, s, o)
+			return streamclone.ApplyBundle(ctx, body, s, o)
 		})
 		return applyError(ctx, u, err)
 	}
@@ -543,9 +547,32 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 	}
 	_, err = cl.apply(true, extra, func(s streamclone.Sink, o streamclone.Options) (*streamclone.Result, error) {
 		o.Requirements = plan.Requirements
-		return streamclone.ApplyV1(ctx, stream.Body, s, o)
+		return streamclone.ApplyV1(ctx, body, s, o)
 	})
 	return applyError(ctx, u, err)
+}
+
+// Read-ahead of a stream from an HTTP server (HGFS_TUNE's readahead):
+// 128 buffers of 256 KiB, 32 MiB at most. Measured with `go run ./bench
+// -tune readahead -run 'clone --stream from hg serve' -n 5`: the
+// 20,000-file clone 1.32 s against 1.71 s without, hg serve's own send
+// time being 0.97-1.05 s; 5.7 MiB more peak RSS (docs/ARCHITECTURE.md).
+const (
+	readAheadBuffer  = 256 << 10
+	readAheadBuffers = 128
+)
+
+// readAhead returns what the applier reads a stream response from: body
+// read ahead on a goroutine of its own when the peer is an HTTP server,
+// whose response ends with the stream (an ssh peer's does not: its
+// connection carries the next command's answer), and body itself
+// otherwise; stop ends the read-ahead, before body is closed.
+func (cl *cloner) readAhead(peer wireproto.Peer, body io.Reader) (r io.Reader, stop func()) {
+	if _, ok := peer.(*wireproto.HTTPPeer); !ok || !cl.c.ui.tune.Enabled(tune.ReadAhead) {
+		return body, func() {}
+	}
+	ra := readahead.New(body, readAheadBuffer, readAheadBuffers)
+	return ra, func() { ra.Close() }
 }
 
 func orRevlogv1(reqs []string) []string {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -158,27 +159,45 @@ func TestTuneUnbundleApplyFork(t *testing.T) {
 			t.Fatalf("HGFS_TUNE=%s hgfs unbundle: exit %d\n%s", value, code, stderr)
 		}
 		testenv.Hg(t, repo, "verify", "-q")
-		files := map[string]string{}
-		store := filepath.Join(repo, ".hg", "store")
-		err := filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "undo") {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			files[strings.TrimPrefix(p, store)] = string(b)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
+		stores = append(stores, storeFiles(t, repo, notUndo))
+	}
+	sameStores(t, stores[0], stores[1], "-applyfork")
+}
+
+// TestTuneCloneReadAhead: hgfs clone --stream from hg serve writes the
+// same store with the response read ahead (the default) and read by the
+// applier itself (-readahead), and hg verify accepts it.
+func TestTuneCloneReadAhead(t *testing.T) {
+	url := testenv.Serve(t, testenv.CorpusRepo(t, testenv.CorpusHistory))
+	dir := t.TempDir()
+	var stores []map[string]string
+	for i, value := range []string{"", "-readahead"} {
+		repo := filepath.Join(dir, []string{"default", "tuned"}[i])
+		if _, stderr, code := hgfsTuned(t, value, dir, "clone", "-q", "--stream", "-U", url, repo); code != 0 {
+			t.Fatalf("HGFS_TUNE=%s hgfs clone --stream: exit %d\n%s", value, code, stderr)
 		}
-		stores = append(stores, files)
+		testenv.Hg(t, repo, "verify", "-q")
+		stores = append(stores, storeFiles(t, repo, notUndo))
 	}
-	if len(stores[0]) != len(stores[1]) {
-		t.Errorf("%d store files with the default tricks, %d with -applyfork", len(stores[0]), len(stores[1]))
+	if len(stores[0]) < 100 {
+		t.Fatalf("the clone's store holds %d files", len(stores[0]))
 	}
-	for name, data := range stores[0] {
-		if stores[1][name] != data {
-			t.Errorf("%s differs with -applyfork", name)
+	sameStores(t, stores[0], stores[1], "-readahead")
+}
+
+// notUndo leaves out the undo files of a transaction.
+func notUndo(rel string) bool { return !strings.HasPrefix(path.Base(rel), "undo") }
+
+// sameStores reports every difference between the store written with
+// the default tricks and the one written with tuned (HGFS_TUNE's value).
+func sameStores(t *testing.T, def, tunedStore map[string]string, tuned string) {
+	t.Helper()
+	if len(def) != len(tunedStore) {
+		t.Errorf("%d store files with the default tricks, %d with %s", len(def), len(tunedStore), tuned)
+	}
+	for name, data := range def {
+		if tunedStore[name] != data {
+			t.Errorf("%s differs with %s", name, tuned)
 		}
 	}
 }

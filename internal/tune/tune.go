@@ -73,6 +73,12 @@
 //     GOGC, so that peak RSS stays flat (the 20,000-file store's
 //     checkout grew from 36 to 56 MB with GOGC 400). Off, a checkout
 //     keeps GOGC.
+//   - readahead: a clone's stream from an HTTP server is read on a
+//     goroutine of its own, up to 32 MiB ahead of the applier
+//     (internal/readahead); off, the applier reads the response itself
+//     and the server waits whenever the applier waits for the disk.
+//     On the 20,000-file store the clone took 1.32 s against 1.71 s
+//     (hg serve's send time about 1 s), for 5.7 MiB more peak RSS.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
@@ -107,6 +113,7 @@ const (
 	VerifyGC
 	BufPool
 	CheckoutGC
+	ReadAhead
 	numTricks
 )
 
@@ -122,6 +129,7 @@ var names = [numTricks]string{
 	VerifyGC:      "verifygc",
 	BufPool:       "bufpool",
 	CheckoutGC:    "checkoutgc",
+	ReadAhead:     "readahead",
 }
 
 // String is the trick's name in HGFS_TUNE.
