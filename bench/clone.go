@@ -30,8 +30,10 @@ import (
 //     serve's own send time (the same getbundle request made by curl,
 //     writing to /dev/null; serveSendCmd);
 //   - applying the same v2 stream bundle (`hg bundle -a -t
-//     'none-v2;stream=v2'`): `hgfs clone BUNDLE DEST` against `hg unbundle
-//     BUNDLE` in a repository made by `hg init` before the timer starts.
+//     'none-v2;stream=v2'`): `hgfs clone -U BUNDLE DEST` against `hg
+//     unbundle BUNDLE` in a repository made by `hg init` before the timer
+//     starts (-U: neither hg unbundle nor tar -x of .hg writes a working
+//     copy, and a clone of a bundle checks one out, as hg's does).
 //     For v2 bundles that is what hg itself does (`hg
 //     debugapplystreamclonebundle` only takes packed1); leaving `hg init`
 //     out of hg's time favours hg;
@@ -40,9 +42,7 @@ import (
 //
 // Goals: 0.25x hg's time; the clone from hg serve at most 1.2x the
 // server's send time (against tar -x it has no goal: hg serve's send
-// time bounds it); applying the bundle at most 0.6x tar's, with the
-// writer's floor beside it (createfloor.go: the tarball's files made
-// from memory on the sink's four writer goroutines). The last
+// time bounds it); applying the bundle at most 0.6x tar's. The last
 // goal, peak RSS under 64 MiB whatever the store size, is read from the
 // "hgfs RSS" column. Two floor rows compare the server's send time with
 // hg clone --stream and with tar -x.
@@ -257,7 +257,7 @@ func registerClone(k storeKind, all bool) {
 		if st.hgfs, err = fresh(st, "hgfs", false); err != nil {
 			return failCmd(err)
 		}
-		return hgfsCmd(env, "clone", "-q", st.in.bundle, st.hgfs)
+		return hgfsCmd(env, "clone", "-q", "-U", st.in.bundle, st.hgfs)
 	}
 	tarX := func(env *Env, d any) *exec.Cmd {
 		st := d.(*cloneState)
@@ -317,17 +317,7 @@ func registerClone(k storeKind, all bool) {
 	{
 		st := &cloneState{}
 		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 0.6, Setup: setup(st, false),
-			Hgfs: hgfsBundle, Peer: tarX, Check: check(st),
-			// The writer's floor (createfloor.go): no decoding, files
-			// made from memory on the sink's writer count.
-			Floor: func(env *Env, d any) *exec.Cmd {
-				dir, err := fresh(st, "floor", false)
-				if err != nil {
-					return failCmd(err)
-				}
-				return createFloorCmd(env, st.in.tarball, dir)
-			},
-			FloorName: createFloorName})
+			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
 	}
 
 	// The floor rows: how long hg serve takes to send the stream hg
