@@ -208,20 +208,7 @@ func (vc *virtualCase) reopen(t *testing.T, dir string) {
 	f := closeAndReopen(t, vc.f, dir)
 	f.SetResolver(vc.st.resolve)
 	after := snapshotTree(t, f)
-	for name, b := range before {
-		a, ok := after[name]
-		switch {
-		case !ok:
-			t.Errorf("reopened: %q is gone", name)
-		case a != b:
-			t.Errorf("reopened: %q is %+v, was %+v", name, a, b)
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			t.Errorf("reopened: %q appeared", name)
-		}
-	}
+	posixtest.SameTree(t, "reopened", before, after)
 	if err := f.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}

@@ -99,20 +99,7 @@ func TestConformanceVirtualMount(t *testing.T) {
 			m.remount(t)
 			m.fsys.SetResolver(revs.resolve)
 			after := snapshotMount(t, m.mp)
-			for name, b := range before {
-				a, ok := after[name]
-				switch {
-				case !ok:
-					t.Errorf("remounted: %q is gone", name)
-				case a != b:
-					t.Errorf("remounted: %q is %+v, was %+v", name, a, b)
-				}
-			}
-			for name := range after {
-				if _, ok := before[name]; !ok {
-					t.Errorf("remounted: %q appeared", name)
-				}
-			}
+			posixtest.SameTree(t, "remounted", before, after)
 		})
 	}
 }

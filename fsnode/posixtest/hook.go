@@ -140,3 +140,25 @@ func (f *hookFile) Close() error {
 	f.h.run(f.File, "before close")
 	return f.File.Close()
 }
+
+// SameTree reports, as errors of t prefixed with what (e.g.
+// "remounted"), every name of before that is gone or changed in after
+// and every name that appeared: the check that a tree of files (in the
+// caller's own terms, one value per name) survived a reopen.
+func SameTree[V comparable](t testing.TB, what string, before, after map[string]V) {
+	t.Helper()
+	for name, b := range before {
+		a, ok := after[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: %q is gone", what, name)
+		case a != b:
+			t.Errorf("%s: %q is %+v, was %+v", what, name, a, b)
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			t.Errorf("%s: %q appeared", what, name)
+		}
+	}
+}
