@@ -538,19 +538,30 @@ func (f *FS) Unlink(ctx context.Context, parent Ino, name string) error {
 	if err != nil {
 		return err
 	}
-	e := dir.dir.entries[name]
-	if e == nil {
+	if dir.dir.entries[name] == nil {
 		return syscall.ENOENT
 	}
-	child, err := f.getInode(e.ino)
+	return f.unlinkEntry(dir, name)
+}
+
+// unlinkEntry removes the entry base of dir, if there is one, and a
+// link of its inode: Unlink, and a sink entry replacing a file of its
+// name. A directory is not removed (EISDIR). The caller holds the tree
+// lock for writing.
+func (f *FS) unlinkEntry(dir *inode, base string) error {
+	e := dir.dir.entries[base]
+	if e == nil {
+		return nil
+	}
+	old, err := f.getInode(e.ino)
 	if err != nil {
 		return err
 	}
-	if child.isDir() {
+	if old.isDir() {
 		return syscall.EISDIR
 	}
-	f.dirRemove(dir, name)
-	f.changeLinks(child, -1, false)
+	f.dirRemove(dir, base)
+	f.changeLinks(old, -1, false)
 	return nil
 }
 

@@ -44,26 +44,6 @@ func (s *Sink) parentOf(name string) (Ino, string, error) {
 	return parent, base, err
 }
 
-// unlinkReplaced removes the entry base of dir, which a sink entry of
-// that name replaces; a directory is not replaced (EISDIR). The caller
-// holds the tree lock.
-func (f *FS) unlinkReplaced(dir *inode, base string) error {
-	e := dir.dir.entries[base]
-	if e == nil {
-		return nil
-	}
-	old, err := f.getInode(e.ino)
-	if err != nil {
-		return err
-	}
-	if old.isDir() {
-		return syscall.EISDIR
-	}
-	f.dirRemove(dir, base)
-	f.changeLinks(old, -1, false)
-	return nil
-}
-
 // Symlink makes name (missing parent directories too) a symbolic link
 // to target, replacing a file or symlink of that name, with
 // modification time mtime (the zero time: now).
@@ -90,7 +70,7 @@ func (s *Sink) Symlink(name, target string, mtime time.Time) error {
 	if err != nil {
 		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
 	}
-	if err := f.unlinkReplaced(dir, base); err != nil {
+	if err := f.unlinkEntry(dir, base); err != nil {
 		return fmt.Errorf("fsnode: sink symlink %q: %w", name, err)
 	}
 	in, err := f.mknodeLocked(s.ctx, parent, base, syscall.S_IFLNK|0o777, target, false)

@@ -348,7 +348,7 @@ func (s *Sink) CreateVirtual(name string, size int64, perm uint32, mtime time.Ti
 	if err != nil {
 		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
-	if err := f.unlinkReplaced(dir, base); err != nil {
+	if err := f.unlinkEntry(dir, base); err != nil {
 		return fmt.Errorf("fsnode: sink file %q: %w", name, err)
 	}
 	in := f.newInode(syscall.S_IFREG|perm, f.uid, f.gid, 0)

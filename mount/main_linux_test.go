@@ -21,9 +21,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mmapChildEnv) != "" {
 		os.Exit(mmapload.Main(os.Args[1:]))
 	}
-	if os.Getenv(dirtyMapChildEnv) != "" {
-		os.Exit(dirtyMapChild(os.Args[1:]))
-	}
 	code := m.Run()
 	testenv.RemoveGenerated()
 	os.Exit(code)

@@ -38,6 +38,35 @@ func mmapChildCmd(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// startReadyChild starts cmd (a child that writes "ready\n" once it
+// is set up, then waits for a line on its standard input) and waits for
+// its "ready"; it returns the child's standard input, the rest of its
+// standard output and its standard error so far. A child that fails
+// before it is ready fails the test, named what.
+func startReadyChild(t *testing.T, cmd *exec.Cmd, what string) (io.WriteCloser, *bufio.Reader, *strings.Builder) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(stdout)
+	if line, err := r.ReadString('\n'); err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s: %q, %v\n%s", what, line, err, stderr.String())
+	}
+	return stdin, r, stderr
+}
+
 // suiteMmap: shared mappings of files on the mount. A child writes
 // through a mapping with msync; read(2) then sees those bytes, and so
 // does a remount. A mapping made before a write(2) through another
@@ -118,26 +147,7 @@ func mapWaitChild(t *testing.T, name string, between func()) []byte {
 		t.Fatal(err)
 	}
 	cmd := mmapChildCmd("mapwait", name)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(stdout)
-	line, err := r.ReadString('\n')
-	if err != nil || line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("mapwait child: %q, %v\n%s", line, err, stderr.String())
-	}
+	stdin, r, stderr := startReadyChild(t, cmd, "mapwait child")
 	between()
 	fmt.Fprintln(stdin)
 	data := make([]byte, fi.Size())

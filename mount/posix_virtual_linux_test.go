@@ -3,14 +3,12 @@
 package mount
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -607,49 +605,6 @@ func TestVirtualMountConcurrent(t *testing.T) {
 	}
 }
 
-// dirtyMapChildEnv makes the test binary a child that dirties pages of
-// a shared mapping and holds them (dirtyMapChild).
-const dirtyMapChildEnv = "HGFS_TEST_DIRTYMAP"
-
-// dirtyMapChild maps args[0] shared and writable, stores 0xEE at each
-// offset of args[1:], says "ready", waits for a line on its standard
-// input, then msyncs and unmaps: pages dirty in the kernel while the
-// parent changes the file.
-func dirtyMapChild(args []string) int {
-	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
-	f, err := os.OpenFile(args[0], os.O_RDWR, 0)
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return fail(err)
-	}
-	for _, a := range args[1:] {
-		var off int
-		if _, err := fmt.Sscan(a, &off); err != nil {
-			return fail(err)
-		}
-		m[off] = 0xEE
-	}
-	fmt.Println("ready")
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-		return fail(err)
-	}
-	if err := unix.Msync(m, unix.MS_SYNC); err != nil {
-		return fail(err)
-	}
-	if err := unix.Munmap(m); err != nil {
-		return fail(err)
-	}
-	return 0
-}
-
 // TestVirtualMountDirtyMapping: a process holds pages of a file dirty
 // in a shared mapping while the file is moved to another revision. As
 // when an ordinary file is rewritten in place (write(2) of the new
@@ -681,26 +636,8 @@ func TestVirtualMountDirtyMapping(t *testing.T) {
 				return unix.Setxattr(p, VirtualXattr, set.Encode(), 0)
 			}
 		}
-		cmd := exec.Command(os.Args[0], p, "10", "100000", "199999")
-		cmd.Env = append(os.Environ(), dirtyMapChildEnv+"=1")
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("%s: child: %q, %v\n%s", kind, line, err, stderr.String())
-		}
+		cmd := mmapChildCmd("dirtywait", p, "10", "100000", "199999")
+		stdin, _, stderr := startReadyChild(t, cmd, kind+": dirtywait child")
 		if err := move(); err != nil {
 			t.Errorf("%s: moving the file: %v", kind, err)
 		}
@@ -708,6 +645,7 @@ func TestVirtualMountDirtyMapping(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("%s: child: %v\n%s", kind, err, stderr.String())
 		}
+		var err error
 		if got[i], err = os.ReadFile(p); err != nil {
 			t.Fatal(err)
 		}

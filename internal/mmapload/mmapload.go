@@ -370,6 +370,33 @@ func MapWait(name string, in io.Reader, out io.Writer) error {
 	return errors.Join(err, done())
 }
 
+// DirtyWait maps the whole of name shared and writable, stores 0xEE at
+// each offset of offs (dirtying their pages), writes "ready\n" to out,
+// waits for a line on in, then syncs the mapping and unmaps it: pages
+// held dirty in the kernel while someone else changes the file.
+func DirtyWait(name string, offs []int64, in io.Reader, out io.Writer) error {
+	m, done, err := mapFile(name, true)
+	if err != nil {
+		return err
+	}
+	for _, off := range offs {
+		if off < 0 || off >= int64(len(m)) {
+			done()
+			return fmt.Errorf("%s: offset %d outside its %d bytes", name, off, len(m))
+		}
+		m[off] = 0xEE
+	}
+	if _, err := io.WriteString(out, "ready\n"); err != nil {
+		done()
+		return err
+	}
+	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+		done()
+		return err
+	}
+	return errors.Join(msync(m), done())
+}
+
 // Main runs one workload, named by args[0], and prints its wall time in
 // seconds; it is the body of the child processes the tests and the
 // bench start (see the package comment). The workloads:
@@ -382,6 +409,7 @@ func MapWait(name string, in io.Reader, out io.Writer) error {
 //	  with read(2), untimed)
 //	fsx FILE OPS SEED
 //	mapwait FILE (MapWait on standard input and output, before the time)
+//	dirtywait FILE OFFSET... (DirtyWait on standard input and output)
 //
 // It returns the exit code: 0, 1 when the workload failed (the error is
 // on stderr), 2 for bad arguments.
@@ -435,6 +463,10 @@ func Main(args []string) int {
 	case "mapwait":
 		if _, ok := ints(0); ok {
 			run = func() error { return MapWait(name, os.Stdin, os.Stdout) }
+		}
+	case "dirtywait":
+		if v, ok := ints(len(args) - 2); ok && len(v) > 0 {
+			run = func() error { return DirtyWait(name, v, os.Stdin, os.Stdout) }
 		}
 	case "fsx":
 		if v, ok := ints(2); ok {
