@@ -358,16 +358,22 @@ func MapWait(name string, in io.Reader, out io.Writer) error {
 	for off := 0; off < len(m); off += Page {
 		sum += m[off]
 	}
-	if _, err := io.WriteString(out, "ready\n"); err != nil {
-		done()
-		return err
-	}
-	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+	if err := readyWait(in, out); err != nil {
 		done()
 		return err
 	}
 	_, err = out.Write(m)
 	return errors.Join(err, done())
+}
+
+// readyWait writes "ready\n" to out and waits for a line on in: the
+// waiting workloads' hand-over to the parent process.
+func readyWait(in io.Reader, out io.Writer) error {
+	if _, err := io.WriteString(out, "ready\n"); err != nil {
+		return err
+	}
+	_, err := bufio.NewReader(in).ReadString('\n')
+	return err
 }
 
 // DirtyWait maps the whole of name shared and writable, stores 0xEE at
@@ -386,11 +392,7 @@ func DirtyWait(name string, offs []int64, in io.Reader, out io.Writer) error {
 		}
 		m[off] = 0xEE
 	}
-	if _, err := io.WriteString(out, "ready\n"); err != nil {
-		done()
-		return err
-	}
-	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+	if err := readyWait(in, out); err != nil {
 		done()
 		return err
 	}
