@@ -49,6 +49,11 @@ type Case struct {
 	Floor     func(env *Env, data any) *exec.Cmd
 	FloorName string
 	FloorGoal float64
+	// FloorVsPeer adds a row giving the floor's own time against the
+	// peer's, against Goal: a floor over the goal is a goal no hgfs
+	// built on the floor's premise can meet (the FUSE floor,
+	// fusefloor.go).
+	FloorVsPeer bool
 	// RSSGoal, when set, is the target ratio of the peak RSS, hgfs's /
 	// the peer's (1: at most the peer's), in a row of its own.
 	RSSGoal float64

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -289,6 +290,21 @@ func registerClone(k storeKind, all bool) {
 			Floor: curlServe(st), FloorName: serveSendName, FloorGoal: 1.2,
 			Check: check(st)})
 	}
+	// What the machine allows a clone from hg serve, however well it
+	// overlaps receiving with writing: hg serve sending the stream to
+	// curl while, at the same time and uncoupled, hgfs clone -U applies
+	// the same stream from the bundle file (both sides' CPU and disk
+	// work, on this machine's cores, with no waiting on each other),
+	// against the send alone. A ratio over the clone's goal (1.2x the
+	// send) is a goal no client doing the apply's work here can meet.
+	{
+		st := &cloneState{}
+		register(&Case{Name: "floor: hg serve's stream to curl alongside hgfs clone -U of the bundle, vs the stream alone" + sfx, Goal: 1.2, Setup: setup(st, true),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				return concurrently(serveSendCmd(env, st.in.repo, st.srv), hgfsBundle(env, d))
+			},
+			Peer: curlServe(st)})
+	}
 	if !all {
 		return
 	}
@@ -317,7 +333,15 @@ func registerClone(k storeKind, all bool) {
 	{
 		st := &cloneState{}
 		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 0.6, Setup: setup(st, false),
-			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
+			Hgfs: hgfsBundle, Peer: tarX, Check: check(st),
+			Floor: func(env *Env, d any) *exec.Cmd {
+				dir, err := fresh(st, "floor", true)
+				if err != nil {
+					return failCmd(err)
+				}
+				return exec.Command(env.Self, writeFloorFlag, st.in.tarball, dir)
+			},
+			FloorName: writeFloorName, FloorVsPeer: true})
 	}
 
 	// The floor rows: how long hg serve takes to send the stream hg
@@ -341,6 +365,30 @@ func registerClone(k storeKind, all bool) {
 			Hgfs: curlServe(st), Peer: tarX})
 	}
 }
+
+// concurrently runs a and b at once (b with its own environment), and
+// fails if either does; a's output is the command's, b's is dropped.
+func concurrently(a, b *exec.Cmd) *exec.Cmd {
+	if a.Err != nil {
+		return a
+	}
+	if b.Err != nil {
+		return b
+	}
+	const script = `n=$1; shift
+"${@:1:n}" & p=$!
+shift $n
+"$@" >/dev/null || { wait $p; exit 1; }
+wait $p`
+	args := append(append([]string{"-c", script, "bash", strconv.Itoa(len(a.Args))}, a.Args...), b.Args...)
+	c := exec.Command("bash", args...)
+	c.Env = b.Env
+	return c
+}
+
+// writeFloorName names the floor of applying a stream bundle into a
+// directory (writefloor.go).
+const writeFloorName = "the tarball's files written from memory on GOMAXPROCS threads"
 
 // serveSendName names the floor of the clones from hg serve.
 const serveSendName = "hg serve's stream to curl"

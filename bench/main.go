@@ -250,6 +250,11 @@ func printTable(out *os.File, results []result) (failed bool) {
 			ratio := r.hgfs.Seconds() / r.floor.Seconds()
 			fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", "  the same vs floor: "+r.c.FloorName, r.hgfs.Round(time.Millisecond), r.floor.Round(time.Millisecond),
 				ratio, mib(r.hgfsRSS), mib(r.floorRSS), goalOf(r.c.FloorGoal), metOf(ratio, r.c.FloorGoal))
+			if r.c.FloorVsPeer {
+				ratio := r.floor.Seconds() / r.peer.Seconds()
+				fmt.Fprintf(w, "%s\t%v\t%v\t%.3fx\t%s\t%s\t%s\t%s\t\n", "  the floor vs peer: "+r.c.FloorName, r.floor.Round(time.Millisecond), r.peer.Round(time.Millisecond),
+					ratio, mib(r.floorRSS), mib(r.peerRSS), goalOf(r.c.Goal), metOf(ratio, r.c.Goal))
+			}
 		}
 		if r.c.RSSGoal > 0 {
 			ratio := float64(r.hgfsRSS) / float64(max(r.peerRSS, 1))

@@ -59,12 +59,22 @@ import (
 //     cache through the clone's sink) against `hg clone --stream URL DIR`
 //     into a native directory, both from one hg serve.
 //
+// The rows against native of tar -x, fresh cat, hg clone --stream and hg
+// update each time the FUSE floor too (fusefloor.go): the same command
+// on a mount with hgfs's kernel settings whose daemon keeps everything
+// in memory and does no work, printed against hgfs and against native.
+// A floor over 1.5x native is a goal that no daemon answering the
+// kernel as hgfs does can meet on this machine.
+//
 // The store-only cases clone with -U: their peers have no working copy.
 //
 // Native "first reads" come from the page cache: dropping it would disturb
 // everything else running on the machine. The fresh mount's reads come
 // from the page cache too (the cache's data files); what a fresh mount
 // adds is FUSE and hgfs's own work.
+
+// floorName names the FUSE floor's rows.
+const floorName = "FUSE floor (same protocol, daemon does nothing)"
 
 const (
 	closeChildFlag = "-child-close-latency"
@@ -96,6 +106,7 @@ func registerMountCases() {
 		work         string // the case's scratch directory
 		runHgfs, run int
 		files        map[string]string // the mount's working files (workingFiles)
+		floor        *fuseFloor        // the FUSE floor mounted last (fusefloor.go)
 	}
 	// setupOn prepares a case on store k; setup on the large store.
 	setupOn := func(k storeKind, st *mountState, serve bool) func(ctx context.Context, env *Env) (any, error) {
@@ -119,8 +130,25 @@ func registerMountCases() {
 				st.onFinish(st.srv.stop)
 			}
 			st.onFinish(func() { _ = unmountHgfs(env, st.mnt) })
+			st.onFinish(func() { _ = st.floor.stop(); st.floor = nil })
 			return st, nil
 		}
+	}
+	// floorAt stops st's previous FUSE floor and mounts a fresh one at
+	// st.work/floor, holding tarball's files but skip unless tarball is
+	// "", and returns its mount point. The floors' rows are named
+	// floorName.
+	floorAt := func(env *Env, st *mountState, tarball string, skip ...string) (string, error) {
+		err := st.floor.stop()
+		st.floor = nil
+		if err != nil {
+			return "", err
+		}
+		mp := filepath.Join(st.work, "floor")
+		if st.floor, err = startFuseFloor(env, mp, tarball, skip...); err != nil {
+			return "", err
+		}
+		return mp, exec.Command("sync").Run()
 	}
 	setup := func(st *mountState, serve bool) func(ctx context.Context, env *Env) (any, error) {
 		return setupOn(kind, st, serve)
@@ -237,7 +265,15 @@ func registerMountCases() {
 				}
 				return guarded(env, exec.Command("tar", "-xf", st.in.tarball, "-C", st.mnt), st.mnt)
 			},
-			Peer:  tarPeer(st),
+			Peer: tarPeer(st),
+			Floor: func(env *Env, d any) *exec.Cmd {
+				mp, err := floorAt(env, st, "")
+				if err != nil {
+					return failCmd(err)
+				}
+				return exec.Command("tar", "-xf", st.in.tarball, "-C", mp)
+			},
+			FloorName: floorName, FloorVsPeer: true,
 			Check: peerCheck(st)})
 	}
 
@@ -283,8 +319,8 @@ func registerMountCases() {
 	}
 	// freshRead registers a case timing read (of the repository in dir)
 	// through a fresh mount of st's cache against natively.
-	freshRead := func(name string, goal float64, st *mountState, setup func(ctx context.Context, env *Env) (any, error), read func(dir string) *exec.Cmd) {
-		register(&Case{Name: name, Goal: goal, Setup: setup,
+	freshRead := func(name string, goal float64, st *mountState, setup func(ctx context.Context, env *Env) (any, error), read func(dir string) *exec.Cmd, floor bool) {
+		c := &Case{Name: name, Goal: goal, Setup: setup,
 			Hgfs: func(env *Env, d any) *exec.Cmd {
 				if err := unmountHgfs(env, st.mnt); err != nil {
 					return failCmd(err)
@@ -300,18 +336,31 @@ func registerMountCases() {
 				}
 				return read(st.native)
 			},
-			Check: st.check(sameOutput)})
+			Check: st.check(sameOutput)}
+		if floor {
+			// The floor holds the tarball of the store's .hg: the
+			// cache's files and a few more (caches, undo files).
+			c.Floor = func(env *Env, d any) *exec.Cmd {
+				mp, err := floorAt(env, st, st.in.tarball)
+				if err != nil {
+					return failCmd(err)
+				}
+				return read(mp)
+			}
+			c.FloorName, c.FloorVsPeer = floorName, true
+		}
+		register(c)
 	}
 	{
 		st := &mountState{}
-		freshRead("cat every file, fresh mount vs native", 1.5, st, catSetup(st, false), catAll)
+		freshRead("cat every file, fresh mount vs native", 1.5, st, catSetup(st, false), catAll, true)
 	}
 	// Sequential read of a large revlog's data file. Goal: at least
 	// 0.9x native speed.
 	{
 		st := &mountState{}
 		freshRead(fmt.Sprintf("sequential read of a %d MiB revlog, fresh mount vs native", seqRevlogCommits*bigFileSize>>20),
-			1/0.9, st, catSetupOn(seqKind, st, false), catRevlogData)
+			1/0.9, st, catSetupOn(seqKind, st, false), catRevlogData, false)
 	}
 	{
 		st := &mountState{}
@@ -366,6 +415,14 @@ func registerMountCases() {
 				}
 				return hgCmd(env, "clone", "-q", "--stream", st.srv.url, filepath.Join(st.native, "x"))
 			},
+			Floor: func(env *Env, d any) *exec.Cmd {
+				mp, err := floorAt(env, st, "")
+				if err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "clone", "-q", "--stream", st.srv.url, filepath.Join(mp, "x"))
+			},
+			FloorName: floorName, FloorVsPeer: true,
 			Check: st.check(func(_, _ []byte) error { return sameRevlogs(filepath.Join(st.native, "x"), st.in.repo) })})
 	}
 
@@ -415,6 +472,16 @@ func registerMountCases() {
 				}
 				return hgCmd(env, "-R", st.native, "update", "-q", "tip")
 			},
+			// The floor holds the store's .hg as a -U clone has it: no
+			// dirstate (the tarball's is at tip).
+			Floor: func(env *Env, d any) *exec.Cmd {
+				mp, err := floorAt(env, st, st.in.tarball, ".hg/dirstate")
+				if err != nil {
+					return failCmd(err)
+				}
+				return hgCmd(env, "-R", mp, "update", "-q", "tip")
+			},
+			FloorName: floorName, FloorVsPeer: true,
 			Check: st.check(func(_, _ []byte) error {
 				if st.files == nil {
 					return nil

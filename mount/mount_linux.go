@@ -46,14 +46,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		st := fsys.Stats()
 		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Stats: &st}
 	})
-	mo := mountOptions(opt)
-	cacheMountOptions(mo)
-	if rootOnly(opt) {
-		// See rootOnly: the kernel's checks could only ever pass, and
-		// each one after a directory changed costs a GETATTR.
-		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
-	}
-	srv, err := fuse.NewServer(yieldingIf(opt.Yield, raw), mp, mo)
+	srv, err := NewCacheServer(raw, mp, opt)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
@@ -68,6 +61,23 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	}
 	primeNoOpen(raw.kernel, mp)
 	return s, nil
+}
+
+// NewCacheServer is fuse.NewServer for raw at mountpoint mp with what a
+// cache mount of opt asks of the kernel: its mount options and, with
+// opt.Yield, the yielding request loop. Mount serves fsnode with it; the
+// bench's FUSE floor (bench/fusefloor.go), a file system that keeps
+// everything in memory and does nothing else, does too, so that the
+// kernel sends the floor what it sends hgfs.
+func NewCacheServer(raw fuse.RawFileSystem, mp string, opt Options) (*fuse.Server, error) {
+	mo := mountOptions(opt)
+	cacheMountOptions(mo)
+	if rootOnly(opt) {
+		// See rootOnly: the kernel's checks could only ever pass, and
+		// each one after a directory changed costs a GETATTR.
+		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
+	}
+	return fuse.NewServer(yieldingIf(opt.Yield, raw), mp, mo)
 }
 
 // rootOnly reports whether Options.RootPermissions applies. A daemon

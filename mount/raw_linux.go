@@ -45,6 +45,14 @@ const entryTimeout = time.Second
 // either: the kernel keeps them (see mountOptions).
 const openFlags = fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH
 
+// NodeTimeout and OpenFlags are nodeTimeout and openFlags, for a file
+// system that answers the kernel as cache mounts do (the bench's FUSE
+// floor).
+const (
+	NodeTimeout = nodeTimeout
+	OpenFlags   = openFlags
+)
+
 // rawFS is the adapter: one method per FUSE opcode, each converting its
 // arguments, calling fsnode and mapping the error through toStatus.
 type rawFS struct {
