@@ -333,15 +333,7 @@ func registerClone(k storeKind, all bool) {
 	{
 		st := &cloneState{}
 		register(&Case{Name: "apply v2 stream bundle vs tar -x" + sfx, Goal: 0.6, Setup: setup(st, false),
-			Hgfs: hgfsBundle, Peer: tarX, Check: check(st),
-			Floor: func(env *Env, d any) *exec.Cmd {
-				dir, err := fresh(st, "floor", true)
-				if err != nil {
-					return failCmd(err)
-				}
-				return exec.Command(env.Self, writeFloorFlag, st.in.tarball, dir)
-			},
-			FloorName: writeFloorName, FloorVsPeer: true})
+			Hgfs: hgfsBundle, Peer: tarX, Check: check(st)})
 	}
 
 	// The floor rows: how long hg serve takes to send the stream hg
@@ -385,10 +377,6 @@ wait $p`
 	c.Env = b.Env
 	return c
 }
-
-// writeFloorName names the floor of applying a stream bundle into a
-// directory (writefloor.go).
-const writeFloorName = "the tarball's files written from memory on GOMAXPROCS threads"
 
 // serveSendName names the floor of the clones from hg serve.
 const serveSendName = "hg serve's stream to curl"

@@ -232,8 +232,24 @@ func registerMountCases() {
 			Hgfs:      cloneIntoCache,
 			Peer:      tarPeer(st),
 			Floor:     func(env *Env, d any) *exec.Cmd { return serveSendCmd(env, st.in.repo, st.srv) },
-			FloorName: serveSendName, FloorGoal: 1.1,
+			FloorName: serveSendName, FloorGoal: 1.1, FloorVsPeer: true,
 			Check: peerCheck(st)})
+	}
+	// Its floor as the machine allows it: hg serve sending the stream
+	// to curl while, at the same time and uncoupled, the stream bundle
+	// is ingested into a cache, against the send alone (as clone.go's
+	// "alongside" rows).
+	{
+		st := &mountState{}
+		register(&Case{Name: "floor: hg serve's stream to curl alongside the bundle's ingest into the cache, vs the stream alone", Goal: 1.1, Setup: setup(st, true),
+			Hgfs: func(env *Env, d any) *exec.Cmd {
+				if err := freshCache(env, st); err != nil {
+					return failCmd(err)
+				}
+				return concurrently(serveSendCmd(env, st.in.repo, st.srv),
+					guarded(env, hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt))
+			},
+			Peer: func(env *Env, d any) *exec.Cmd { return serveSendCmd(env, st.in.repo, st.srv) }})
 	}
 
 	// The same ingest from the stream bundle file: the cache's own cost,
@@ -248,7 +264,26 @@ func registerMountCases() {
 				}
 				return guarded(env, hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt)
 			},
-			Peer:  tarPeer(st),
+			Peer: tarPeer(st),
+			// What the cache cannot avoid: the stream's bytes written
+			// once, and what any mounted clone costs (the process, a
+			// new cache, the mount): a clone of an empty repository.
+			Floor: func(env *Env, d any) *exec.Cmd {
+				empty := filepath.Join(st.work, "empty")
+				if _, err := os.Stat(empty); err != nil {
+					if err := runQuiet(hgCmd(env, "init", empty), env); err != nil {
+						return failCmd(err)
+					}
+				}
+				if err := freshCache(env, st); err != nil {
+					return failCmd(err)
+				}
+				c := exec.Command("bash", "-c", `cat "$1" > "$2" && exec "$3" clone -q -U --mount --cache "$4" "$5" "$6"`,
+					"bash", st.in.bundle, filepath.Join(st.work, fmt.Sprint("bytes-", st.run)), env.Hgfs, st.cache, empty, st.mnt)
+				c.Env = env.HgEnv
+				return guarded(env, c, st.mnt)
+			},
+			FloorName: "the bundle's bytes written once, then a clone of an empty repository into a mount", FloorVsPeer: true,
 			Check: peerCheck(st)})
 	}
 

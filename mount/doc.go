@@ -210,6 +210,17 @@
 // cmd/hgfs/tune_linux.go. Mount itself leaves the process's scheduling
 // alone.)
 //
+// What those requests cost by themselves is measured by make bench's
+// FUSE floor (bench/fusefloor.go): a daemon that answers the kernel as
+// this adapter does, with the same settings (NewCacheServer), from maps
+// in memory. On the 20,000-file store (2 CPUs, a virtual machine,
+// 2026-12-03, n=3) tar -x took 7.25 s into the floor against 8.4 s into
+// hgfs and 0.32 s natively; a fresh cat of every file 2.57 s against
+// 3.24 s and 0.67 s; hg clone --stream 19.3 s against 20.2 s and 5.9 s;
+// hg update of the working copy 11.0 s against 12.3 s and 4.7 s. hgfs
+// is within 1.05-1.26x of the floor; the floor itself is 2.3-23x
+// native: on this machine the round trips are the cost.
+//
 // # Memory mappings
 //
 // Shared mappings work as on any FUSE file system without a writeback
