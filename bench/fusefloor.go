@@ -198,8 +198,8 @@ func (fs *memFS) touch(n *memNode) {
 	n.attr.SetTimes(nil, &now, &now)
 }
 
-// loadTar fills the floor with tarball's directories, files and
-// symlinks, but those named in skip.
+// loadTar fills the floor with tarball's directories, files, hard
+// links and symlinks, but those named in skip.
 func (fs *memFS) loadTar(tarball string, skip []string) error {
 	f, err := os.Open(tarball)
 	if err != nil {
@@ -243,12 +243,32 @@ func (fs *memFS) loadTar(tarball string, skip []string) error {
 			}
 			n.attr.Size = uint64(len(n.data))
 			n.attr.Blocks = (n.attr.Size + 511) / 512
+		case tar.TypeLink:
+			target := fs.walk(path.Clean(h.Linkname))
+			if target == nil || target.kids != nil {
+				return fmt.Errorf("%s: hard link to %s, which the tarball has not given as a file", name, h.Linkname)
+			}
+			dir.kids[last] = target.attr.Ino
+			target.attr.Nlink++
 		case tar.TypeSymlink:
 			n := fs.newChild(dir, last, syscall.S_IFLNK|0o777, 0, 0)
 			n.data = []byte(h.Linkname)
 			n.attr.Size = uint64(len(n.data))
 		}
 	}
+}
+
+// walk returns the node at slash-separated name, or nil.
+func (fs *memFS) walk(name string) *memNode {
+	n := fs.nodes[fuse.FUSE_ROOT_ID]
+	for _, p := range strings.Split(name, "/") {
+		ino, ok := n.kids[p]
+		if !ok {
+			return nil
+		}
+		n = fs.nodes[ino]
+	}
+	return n
 }
 
 func (fs *memFS) entry(n *memNode, out *fuse.EntryOut) {
