@@ -558,7 +558,7 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 // 20,000-file clone 1.32 s against 1.71 s without, hg serve's own send
 // time being 0.97-1.05 s; 5.7 MiB more peak RSS (docs/ARCHITECTURE.md).
 // At 250,000 files the buffers fill; 32 of them (8 MiB) cut peak RSS
-// from 162 to 120 MiB but were slower in five alternated clones of five.
+// from 162 to 120 MiB but were slower in each of five alternated pairs.
 const (
 	readAheadBuffer  = 256 << 10
 	readAheadBuffers = 128
