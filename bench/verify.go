@@ -74,7 +74,7 @@ func init() {
 			Floor: func(env *Env, data any) *exec.Cmd {
 				return exec.Command(env.Self, verifyFloorFlag, data.(string))
 			},
-			FloorName: verifyFloorName,
+			FloorName: verifyFloorName, FloorVsPeer: true,
 		}
 	}
 	register(verifyCase("verify (large repo)", func(ctx context.Context, env *Env) (string, error) {
