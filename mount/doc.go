@@ -219,7 +219,9 @@
 // 3.24 s and 0.67 s; hg clone --stream 19.3 s against 20.2 s and 5.9 s;
 // hg update of the working copy 11.0 s against 12.3 s and 4.7 s. hgfs
 // is within 1.05-1.26x of the floor; the floor itself is 2.3-23x
-// native: on this machine the round trips are the cost.
+// native: on this machine the round trips are the cost. At 250,000
+// files (n=2) tar -x took 89-99 s into the floor, 114-116 s into hgfs
+// and 4.6-5.3 s natively.
 //
 // # Memory mappings
 //
