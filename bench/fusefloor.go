@@ -86,7 +86,11 @@ func fuseFloorChild(mp string, args []string) error {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		<-sig
-		_ = srv.Unmount()
+		if srv.Unmount() != nil {
+			// Busy: detach it, so that the request loop ends (and
+			// startFuseFloor's stop returns) once the last user goes.
+			_ = exec.Command("fusermount3", "-u", "-z", mp).Run()
+		}
 	}()
 	fmt.Println("ready")
 	srv.Wait()
@@ -136,7 +140,7 @@ func (f *fuseFloor) stop() error {
 	err := f.cmd.Wait()
 	if err != nil {
 		// A child that could not unmount cleanly leaves a dead mount.
-		_ = exec.Command("fusermount", "-u", "-z", f.mp).Run()
+		_ = exec.Command("fusermount3", "-u", "-z", f.mp).Run()
 	}
 	return err
 }
@@ -553,15 +557,10 @@ func (fs *memFS) GetXAttr(_ <-chan struct{}, h *fuse.InHeader, attr string, dest
 		return 0, fuse.ENOENT
 	}
 	v, ok := n.xattr[attr]
-	switch {
-	case !ok:
+	if !ok {
 		return 0, fuse.ENOATTR
-	case len(dest) == 0:
-		return uint32(len(v)), fuse.OK
-	case len(dest) < len(v):
-		return uint32(len(v)), fuse.ERANGE
 	}
-	return uint32(copy(dest, v)), fuse.OK
+	return mount.XattrReply(v, dest)
 }
 
 func (fs *memFS) ListXAttr(_ <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
@@ -575,13 +574,7 @@ func (fs *memFS) ListXAttr(_ <-chan struct{}, h *fuse.InHeader, dest []byte) (ui
 	for k := range n.xattr {
 		b = append(append(b, k...), 0)
 	}
-	switch {
-	case len(dest) == 0:
-		return uint32(len(b)), fuse.OK
-	case len(dest) < len(b):
-		return uint32(len(b)), fuse.ERANGE
-	}
-	return uint32(copy(dest, b)), fuse.OK
+	return mount.XattrReply(b, dest)
 }
 
 func (fs *memFS) SetXAttr(_ <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {

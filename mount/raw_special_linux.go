@@ -64,18 +64,19 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 		case !ok:
 			return 0, fuse.ENOATTR
 		}
-		return xattrReply(encodeVirtualGet(ref), dest)
+		return XattrReply(encodeVirtualGet(ref), dest)
 	}
 	v, err := r.fsys.Getxattr(ctxOf(cancel), r.ino(h.NodeId), attr)
 	if err != nil {
 		return 0, toStatus(err)
 	}
-	return xattrReply(v, dest)
+	return XattrReply(v, dest)
 }
 
-// xattrReply copies v into dest, the kernel's buffer: its size alone
-// when dest is empty (a size query), ERANGE when it does not fit.
-func xattrReply(v, dest []byte) (uint32, fuse.Status) {
+// XattrReply copies v into dest, the kernel's buffer: its size alone
+// when dest is empty (a size query), ERANGE when it does not fit. The
+// bench's FUSE floor answers with it too.
+func XattrReply(v, dest []byte) (uint32, fuse.Status) {
 	if len(v) > len(dest) {
 		return uint32(len(v)), fuse.ERANGE // go-fuse answers a size query (empty dest) OK
 	}
@@ -94,7 +95,7 @@ func (r *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte)
 	for _, n := range names {
 		list = append(append(list, n...), 0)
 	}
-	return xattrReply(list, dest)
+	return XattrReply(list, dest)
 }
 
 // SetXAttr passes setxattr(2)'s flags (XATTR_CREATE, XATTR_REPLACE) on
