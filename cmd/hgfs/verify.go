@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"os"
-	"runtime/debug"
 
+	"github.com/hgfs/hgfs/internal/gcpace"
 	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/verify"
 )
@@ -36,16 +36,21 @@ revision; the exit status is 1 if any integrity error was found.`,
 	})
 }
 
-// verifyGCPercent is the garbage collector's target for hgfs verify
-// (the verifygc trick; internal/tune says why).
-const verifyGCPercent = 30
+// verifyGCPercent and verifyGCFloor pace the garbage collector for hgfs
+// verify (the verifygc trick; internal/tune says why): each collection
+// lets the heap grow by 30% of the live heap, but by at least 4 MiB, the
+// runtime's own smallest target at the default GOGC.
+const (
+	verifyGCPercent = 30
+	verifyGCFloor   = 4 << 20
+)
 
 func runVerify(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) > 0 {
 		return &usageError{"invalid arguments"}
 	}
 	if c.ui.tune.Enabled(tune.VerifyGC) && os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(verifyGCPercent)
+		defer gcpace.Pace(verifyGCPercent, verifyGCFloor)()
 	}
 	r, err := c.openRepo()
 	if err != nil {

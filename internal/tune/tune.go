@@ -53,13 +53,21 @@
 //     them); on the real-history corpus the filelogs are most of the
 //     work, and reading them ahead keeps the second CPU busy from the
 //     start.
-//   - verifygc: hgfs verify runs with the garbage collector at GOGC=30
-//     (debug.SetGCPercent) unless GOGC is set; off, at the runtime's
-//     default (100). verify allocates a rebuilt text per revision and
-//     drops it at once: on the 30,000-changeset history its peak RSS was
-//     about 74 MB at the default and 55-60 MB at GOGC=50, against hg
-//     verify's 54 MB; at 30 it is 47-50 MB, for CPU within the noise
-//     of a loaded 2-CPU machine (1.5-2.5 s either way).
+//   - verifygc: hgfs verify paces the garbage collector
+//     (internal/gcpace): each collection lets the heap grow by 30% of the
+//     live heap (GOGC=30), but by at least 4 MiB, unless GOGC is set;
+//     off, at the runtime's default (100). verify allocates a rebuilt
+//     text per revision and drops it at once: on the 30,000-changeset
+//     history its peak RSS was about 74 MB at the default and 55-60 MB
+//     at GOGC=50, against hg verify's 54 MB; at 30 it is 47-50 MB. A
+//     plain GOGC=30 collected every 1.2 MB while the live heap was small
+//     (the runtime's smallest target scaled by 0.3): on the real-history
+//     corpus verify took 0.36-0.41 s that way and 0.22-0.26 s with the
+//     4 MiB floor, for peak RSS 26-28 -> 32-35 MB (hg verify's: 36);
+//     the 30,000-changeset history 1.24-1.36 -> 1.10-1.27 s at 45-48 MB,
+//     the 20,000-file store 0.40-0.45 -> 0.33-0.36 s at 40-41 MB. An
+//     8 MiB floor was faster on real history (0.20-0.23 s) but took
+//     38-42 MB, over hg's.
 //   - bufpool: rebuilding a file's text recycles its buffers: one
 //     decompression buffer per delta chain and the hunk lists folding
 //     it (revlog.SetPooling), and a checkout's read buffers for filelog

@@ -1,0 +1,76 @@
+package gcpace
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestGOGC(t *testing.T) {
+	p := &pacer{percent: 30, floor: 4 << 20}
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100},          // no live heap known: the floor over the runtime's 4 MB
+		{1 << 20, 400},    // a small heap gets the floor
+		{8 << 20, 50},     // still the floor
+		{100 << 20, 30},   // a large one gets the share
+		{1 << 10, 10_000}, // bounded
+	} {
+		if got := p.gogc(c.live); got != c.want {
+			t.Errorf("gogc(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// gcPercent reads GOGC without changing it.
+func gcPercent() int {
+	old := debug.SetGCPercent(100)
+	debug.SetGCPercent(old)
+	return old
+}
+
+// TestPace checks that a collection sets GOGC from the live heap, and
+// that stop restores what was there before.
+func TestPace(t *testing.T) {
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	live := make([][]byte, 0, 64)
+	stop := Pace(30, 1<<20)
+	// About 64 MiB live: the share (30%) is over the 1 MiB floor.
+	for range 64 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	runtime.GC()
+	deadline := time.Now().Add(10 * time.Second)
+	share := func() bool { g := gcPercent(); return g >= 30 && g <= 31 } // 30 and the rounding
+	for !share() && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !share() {
+		t.Errorf("GOGC with 64 MiB live = %d, want 30", gcPercent())
+	}
+	runtime.KeepAlive(live)
+	live = nil
+	// A small live heap: the floor (1 MiB) is over 30% of it.
+	deadline = time.Now().Add(10 * time.Second)
+	for gcPercent() <= 31 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := gcPercent(); got <= 31 {
+		t.Errorf("GOGC with a small live heap = %d, want over 30", got)
+	}
+	stop()
+	if got := gcPercent(); got != 77 {
+		t.Errorf("GOGC after stop = %d, want 77", got)
+	}
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	if got := gcPercent(); got != 77 {
+		t.Errorf("GOGC after stop and a collection = %d, want 77", got)
+	}
+}
