@@ -87,6 +87,13 @@ func PatchChain(base []byte, deltas [][]byte) ([]byte, error) {
 	if len(deltas) == 0 {
 		return base, nil
 	}
+	return patchChainInto(nil, base, deltas)
+}
+
+// patchChainInto is PatchChain for at least one delta, building the text
+// in dst's capacity where it fits (a new slice otherwise). dst must alias
+// neither base nor the deltas.
+func patchChainInto(dst, base []byte, deltas [][]byte) ([]byte, error) {
 	p := getPatcher()
 	defer p.put()
 	lists := p.lists[:0]
@@ -107,7 +114,7 @@ func PatchChain(base []byte, deltas [][]byte) ([]byte, error) {
 	}
 	p.lists = lists
 	folded := p.fold(lists)
-	out, err := apply(base, folded, textLen)
+	out, err := apply(dst, base, folded, textLen)
 	p.give(folded)
 	return out, err
 }
@@ -238,11 +245,14 @@ func cut(c, a []hunk, ai, at, offset int, keep bool) ([]hunk, int, int) {
 }
 
 // apply patches base with a sorted hunk list producing outLen bytes.
-func apply(base []byte, hunks []hunk, outLen int) ([]byte, error) {
+func apply(dst, base []byte, hunks []hunk, outLen int) ([]byte, error) {
 	if outLen < 0 {
 		return nil, fmt.Errorf("%w: negative result length %d", ErrBadDelta, outLen)
 	}
-	out := make([]byte, 0, outLen)
+	out := dst[:0]
+	if cap(out) < outLen {
+		out = make([]byte, 0, outLen)
+	}
 	last := 0
 	for _, h := range hunks {
 		if h.start < last || h.end < h.start || h.end > len(base) {

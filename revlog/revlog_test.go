@@ -374,6 +374,21 @@ func FuzzIndex(f *testing.F) {
 		}
 		r.Heads()
 		r.LookupPrefix("ab")
+		// The walk gives what Revision gives, on a revlog opened afresh.
+		direct, err := FromBytes("fuzz.i", index, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.EachRevision(func(rev int, text []byte, err error) error {
+			if rev >= 64 {
+				return errors.New("enough")
+			}
+			want, wantErr := direct.Revision(rev)
+			if (err == nil) != (wantErr == nil) || err == nil && !bytes.Equal(text, want) {
+				t.Fatalf("rev %d: walk %q, %v; Revision %q, %v", rev, text, err, want, wantErr)
+			}
+			return nil
+		})
 	})
 }
 

@@ -608,20 +608,25 @@ func (v *verifier) readContents(ctx context.Context, f string) *contents {
 	defer fl.Close()
 	c.inline, c.revs = fl.Inline(), fl.Len()
 	c.linkrev = make([]int, fl.Len())
-	for i := 0; i < fl.Len(); i++ {
+	// Each text is looked at once and dropped: EachRevision recycles
+	// their buffers (Revision would allocate one per revision).
+	err = fl.EachRevision(func(i int, text []byte, err error) error {
 		if i&255 == 0 && ctx.Err() != nil {
-			return c
+			return ctx.Err()
 		}
 		e := fl.Entry(i)
 		c.linkrev[i] = e.LinkRev
-		text, err := fl.Revision(i)
 		if err != nil {
 			c.bad = append(c.bad, badRev{i, fmt.Sprintf("unpacking %s: %s", e.Node.Short(), hgText(err, "data/"+f))})
-			continue
+			return nil
 		}
 		if meta, _, err := revlog.ParseFileMeta(text); err == nil && meta["copy"] != "" {
 			c.copies = append(c.copies, copySource{i, meta["copy"], meta["copyrev"]})
 		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		c.err = err
 	}
 	return c
 }

@@ -73,7 +73,12 @@
 //     it (revlog.SetPooling), and a checkout's read buffers for filelog
 //     indexes and working files (worktree.SetPooling); off, each is
 //     allocated afresh. Measured: BenchmarkReconstructTip (20 tips of
-//     30-delta chains) 2,061 -> 673 allocations per op.
+//     30-delta chains) 2,061 -> 673 allocations per op. Also hgfs
+//     verify's walk of each filelog (revlog.EachRevision) builds every
+//     text in a buffer of a dropped one: on the 30,000-changeset
+//     history verify allocated 324 MB instead of 848 MB and took
+//     0.84-0.89 s instead of 1.30-1.52 s (alternated runs; real history
+//     0.18-0.25 against 0.24-0.28 s).
 //   - checkoutgc: a checkout whose newest manifest is smaller than
 //     256 KiB runs with GOGC at 400, not 100 (cmd/hgfs checkout.go):
 //     on the real-history store `hgfs update tip` went from 6-7 garbage
