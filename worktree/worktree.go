@@ -175,19 +175,30 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	// What changes: files of the target that are new, differ, or are
 	// dirty (-C); files of the old manifest the target lacks; and with
 	// -C, files added since (hg forgets them, leaving them on disk).
-	fromMap := make(map[string]revlog.ManifestEntry, len(from))
-	for _, e := range from {
-		fromMap[e.Path] = e
-	}
+	// Both manifests are sorted by path: one merge pass pairs them.
 	dirtySet := make(map[string]bool, len(dirty))
 	for _, p := range dirty {
 		dirtySet[p] = true
 	}
-	toSet := make(map[string]bool, len(to))
 	var gets []item
+	var removes []string
+	removed := func(e revlog.ManifestEntry) {
+		if ent, ok := oldMap[e.Path]; ok && ent.WCTracked {
+			removes = append(removes, e.Path)
+		}
+	}
+	fi := 0
 	for _, e := range to {
-		toSet[e.Path] = true
-		o, had := fromMap[e.Path]
+		for fi < len(from) && from[fi].Path < e.Path {
+			removed(from[fi])
+			fi++
+		}
+		var o revlog.ManifestEntry
+		had := fi < len(from) && from[fi].Path == e.Path
+		if had {
+			o = from[fi]
+			fi++
+		}
 		_, tracked := oldMap[e.Path]
 		if had && o.Node == e.Node && o.Flags == e.Flags && tracked && !dirtySet[e.Path] {
 			continue
@@ -197,13 +208,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		flagsOnly := had && o.Node == e.Node && tracked && !dirtySet[e.Path]
 		gets = append(gets, item{e: e, exists: had || tracked || dirtySet[e.Path], flagsOnly: flagsOnly})
 	}
-	var removes []string
-	for _, e := range from {
-		if !toSet[e.Path] {
-			if ent, ok := oldMap[e.Path]; ok && ent.WCTracked {
-				removes = append(removes, e.Path)
-			}
-		}
+	for ; fi < len(from); fi++ {
+		removed(from[fi])
 	}
 
 	if !opt.Clean {
@@ -215,8 +221,9 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if err := os.WriteFile(filepath.Join(hgDir, "updatestate"), []byte(target.String()), 0o666); err != nil {
 		return nil, err
 	}
-	// Files about to change are no longer known clean.
-	if len(old.Entries) > 0 {
+	// Files about to change are no longer known clean (with none, the
+	// dirstate on disk stays as it is until the new one replaces it).
+	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 {
 		touched := make(map[string]bool, len(gets)+len(removes))
 		for _, g := range gets {
 			touched[g.e.Path] = true
