@@ -10,6 +10,9 @@ type textCache struct {
 	maxItems int
 	maxBytes int
 	bytes    int
+	// dropped, if set, is given each text the cache lets go of, and a
+	// text too large to keep (EachRevision recycles their buffers).
+	dropped func([]byte)
 }
 
 type cachedText struct {
@@ -36,22 +39,31 @@ func (c *textCache) get(rev int) ([]byte, bool) {
 
 func (c *textCache) add(rev int, text []byte) {
 	if len(text) > c.maxBytes {
+		c.drop(text)
 		return
 	}
 	for i, e := range c.entries {
 		if e.rev == rev {
 			c.bytes -= len(e.text)
 			c.entries = append(c.entries[:i], c.entries[i+1:]...)
+			c.drop(e.text)
 			break
 		}
 	}
 	for len(c.entries) > 0 && (len(c.entries) >= c.maxItems || c.bytes+len(text) > c.maxBytes) {
 		c.bytes -= len(c.entries[0].text)
+		c.drop(c.entries[0].text)
 		c.entries[0] = cachedText{}
 		c.entries = c.entries[1:]
 	}
 	c.entries = append(c.entries, cachedText{rev: rev, text: text})
 	c.bytes += len(text)
+}
+
+func (c *textCache) drop(text []byte) {
+	if c.dropped != nil {
+		c.dropped(text)
+	}
 }
 
 func (c *textCache) clear() {

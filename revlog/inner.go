@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -219,30 +220,8 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 		}
 		return t, chunk, nil
 	}
-	var base []byte
-	haveBase := false
-	var chain []int
-	for cur := rev; ; {
-		if cur != rev {
-			if t, ok := in.cache.get(cur); ok {
-				base, haveBase = t, true
-				break
-			}
-		}
-		chain = append(chain, cur)
-		dp := in.deltaParent(cur)
-		if dp == NullRev {
-			if int(in.entries[cur].base) != cur {
-				base, haveBase = []byte{}, true // generaldelta delta against null
-			}
-			break
-		}
-		cur = dp
-	}
+	chain, base, haveBase := in.chain(rev, &in.cache)
 	in.mu.Unlock()
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
 
 	stored, stable, err := in.src.readChunks(chain)
 	if err != nil {
@@ -298,6 +277,32 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 	}
 	in.remember(rev, text)
 	return text, chunk, nil
+}
+
+// chain returns the revisions whose chunks rebuild rev, oldest first:
+// back along the delta parents to a full snapshot, or to a revision whose
+// text cache holds (base, haveBase), or to a generaldelta delta against
+// the empty text (base empty, haveBase).
+func (in *inner) chain(rev int, cache *textCache) (chain []int, base []byte, haveBase bool) {
+	for cur := rev; ; {
+		if cur != rev {
+			if t, ok := cache.get(cur); ok {
+				base, haveBase = t, true
+				break
+			}
+		}
+		chain = append(chain, cur)
+		dp := in.deltaParent(cur)
+		if dp == NullRev {
+			if int(in.entries[cur].base) != cur {
+				base, haveBase = []byte{}, true // generaldelta delta against null
+			}
+			break
+		}
+		cur = dp
+	}
+	slices.Reverse(chain)
+	return chain, base, haveBase
 }
 
 // chainBuffer is the buffer one delta chain's chunks are decompressed

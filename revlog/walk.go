@@ -15,8 +15,7 @@ import "errors"
 // history turns into hundreds of MB of garbage (on the generated
 // 30,000-changeset history, 601 of verify's 820 MB allocated).
 func (r *Revlog) EachRevision(fn func(rev int, text []byte, err error) error) error {
-	w := walker{in: &r.inner}
-	defer w.close()
+	w := newWalker(&r.inner)
 	for rev := 0; rev < r.Len(); rev++ {
 		text, err := w.rebuild(rev)
 		if err == errWalkClosed {
@@ -26,66 +25,44 @@ func (r *Revlog) EachRevision(fn func(rev int, text []byte, err error) error) er
 			return ferr
 		}
 		if err == nil {
-			w.keep(rev, text)
+			w.kept.add(rev, text)
 		}
 	}
 	return nil
 }
 
-// walker is EachRevision's state: the texts it keeps as delta bases,
-// most recently used last, and the buffers of texts it dropped.
+// walker is EachRevision's state: the texts it keeps as delta bases
+// (a text cache of its own, bounded as the revlog's), and the buffers of
+// the texts the cache dropped.
 type walker struct {
-	in    *inner
-	kept  []cachedText
-	bytes int
-	free  [][]byte
+	in   *inner
+	kept textCache
+	free [][]byte
 }
 
-// Bounds on what a walker keeps: as the revlog's text cache, at most
-// walkKeep texts and walkKeepBytes bytes as bases, and walkFree dropped
-// buffers.
-const (
-	walkKeep      = defaultCacheItems
-	walkKeepBytes = defaultCacheBytes
-	walkFree      = 4
-)
+// walkFree bounds the dropped buffers a walker holds.
+const walkFree = 4
 
 var errWalkClosed = errors.New("revlog closed")
+
+func newWalker(in *inner) *walker {
+	w := &walker{in: in}
+	w.kept = textCache{maxItems: defaultCacheItems, maxBytes: defaultCacheBytes, dropped: w.drop}
+	return w
+}
 
 // rebuild is inner.revisionChunk with check, for the walk: the chain
 // stops at a kept text instead of a cached one, and the text is built in
 // a recycled buffer. Its errors are revisionChunk's.
 func (w *walker) rebuild(rev int) ([]byte, error) {
 	in := w.in
-	var base []byte
-	haveBase := false
-	var chain []int
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
 		return nil, errWalkClosed
 	}
-	for cur := rev; ; {
-		if cur != rev {
-			if t, ok := w.get(cur); ok {
-				base, haveBase = t, true
-				break
-			}
-		}
-		chain = append(chain, cur)
-		dp := in.deltaParent(cur)
-		if dp == NullRev {
-			if int(in.entries[cur].base) != cur {
-				base, haveBase = []byte{}, true // generaldelta delta against null
-			}
-			break
-		}
-		cur = dp
-	}
+	chain, base, haveBase := in.chain(rev, &w.kept)
 	in.mu.Unlock()
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
 	stored, _, err := in.src.readChunks(chain)
 	if err != nil {
 		return nil, err
@@ -117,36 +94,6 @@ func (w *walker) rebuild(rev int) ([]byte, error) {
 		return nil, err
 	}
 	return text, nil
-}
-
-// get returns the kept text of rev, marking it most recently used.
-func (w *walker) get(rev int) ([]byte, bool) {
-	for i := len(w.kept) - 1; i >= 0; i-- {
-		if w.kept[i].rev == rev {
-			e := w.kept[i]
-			copy(w.kept[i:], w.kept[i+1:])
-			w.kept[len(w.kept)-1] = e
-			return e.text, true
-		}
-	}
-	return nil, false
-}
-
-// keep makes text rev's kept text, dropping the least recently used
-// beyond the bounds; a text over them all is dropped at once.
-func (w *walker) keep(rev int, text []byte) {
-	if len(text) > walkKeepBytes {
-		w.drop(text)
-		return
-	}
-	for len(w.kept) > 0 && (len(w.kept) >= walkKeep || w.bytes+len(text) > walkKeepBytes) {
-		old := w.kept[0]
-		w.kept = w.kept[1:]
-		w.bytes -= len(old.text)
-		w.drop(old.text)
-	}
-	w.kept = append(w.kept, cachedText{rev, text})
-	w.bytes += len(text)
 }
 
 // buffer returns an empty buffer for a text of n bytes: a dropped one
@@ -187,5 +134,3 @@ func (w *walker) drop(text []byte) {
 		w.free[small] = text
 	}
 }
-
-func (w *walker) close() { w.kept, w.free = nil, nil }
