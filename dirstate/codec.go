@@ -1,7 +1,6 @@
 package dirstate
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -28,28 +27,37 @@ func ParseV1(data []byte) (*Dirstate, error) {
 	}
 	copy(d.Parents[0][:], data[:20])
 	copy(d.Parents[1][:], data[20:40])
-	// Each entry takes at least its header: that bounds the slice.
-	d.Entries = make([]Entry, 0, (len(data)-v1ParentsSize)/v1HeaderSize)
-	for pos := v1ParentsSize; pos < len(data); {
+	// A first pass over the headers checks the name lengths and counts
+	// the entries; the names are then cut from one string holding them
+	// all (one allocation, not one per entry).
+	count := 0
+	for pos := v1ParentsSize; pos < len(data); count++ {
 		if len(data)-pos < v1HeaderSize {
 			return nil, corrupt("truncated entry at offset %d", pos)
 		}
-		h := data[pos : pos+v1HeaderSize]
-		n := int64(int32(binary.BigEndian.Uint32(h[13:17])))
+		n := int64(int32(binary.BigEndian.Uint32(data[pos+13 : pos+17])))
 		pos += v1HeaderSize
 		if n < 0 || n > int64(len(data)-pos) {
 			return nil, corrupt("entry at offset %d: name length %d beyond the file", pos-v1HeaderSize, n)
 		}
-		name := data[pos : pos+int(n)]
 		pos += int(n)
-		path, src, hasCopy := bytes.Cut(name, []byte{0})
-		e, err := fromV1(string(path), h[0], binary.BigEndian.Uint32(h[1:5]),
+	}
+	all := string(data)
+	d.Entries = make([]Entry, 0, count)
+	for pos := v1ParentsSize; pos < len(data); {
+		h := data[pos : pos+v1HeaderSize]
+		n := int(int32(binary.BigEndian.Uint32(h[13:17])))
+		pos += v1HeaderSize
+		name := all[pos : pos+n]
+		pos += n
+		path, src, hasCopy := strings.Cut(name, "\x00")
+		e, err := fromV1(path, h[0], binary.BigEndian.Uint32(h[1:5]),
 			int32(binary.BigEndian.Uint32(h[5:9])), int32(binary.BigEndian.Uint32(h[9:13])))
 		if err != nil {
 			return nil, err
 		}
 		if hasCopy {
-			e.Copy = string(src)
+			e.Copy = src
 		}
 		d.Entries = append(d.Entries, e)
 	}
