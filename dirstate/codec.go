@@ -29,22 +29,27 @@ func ParseV1(data []byte) (*Dirstate, error) {
 	copy(d.Parents[1][:], data[20:40])
 	// A first pass over the headers checks the name lengths and counts
 	// the entries; the names are then cut from one string holding them
-	// all (one allocation, not one per entry).
+	// all (one allocation, not one per entry). An entry the first pass
+	// finds cut short is reported after the entries before it, as a
+	// parse in one pass would.
 	count := 0
+	var cut error
 	for pos := v1ParentsSize; pos < len(data); count++ {
 		if len(data)-pos < v1HeaderSize {
-			return nil, corrupt("truncated entry at offset %d", pos)
+			cut = corrupt("truncated entry at offset %d", pos)
+			break
 		}
 		n := int64(int32(binary.BigEndian.Uint32(data[pos+13 : pos+17])))
 		pos += v1HeaderSize
 		if n < 0 || n > int64(len(data)-pos) {
-			return nil, corrupt("entry at offset %d: name length %d beyond the file", pos-v1HeaderSize, n)
+			cut = corrupt("entry at offset %d: name length %d beyond the file", pos-v1HeaderSize, n)
+			break
 		}
 		pos += int(n)
 	}
 	all := string(data)
 	d.Entries = make([]Entry, 0, count)
-	for pos := v1ParentsSize; pos < len(data); {
+	for pos := v1ParentsSize; len(d.Entries) < count; {
 		h := data[pos : pos+v1HeaderSize]
 		n := int(int32(binary.BigEndian.Uint32(h[13:17])))
 		pos += v1HeaderSize
@@ -60,6 +65,9 @@ func ParseV1(data []byte) (*Dirstate, error) {
 			e.Copy = src
 		}
 		d.Entries = append(d.Entries, e)
+	}
+	if cut != nil {
+		return nil, cut
 	}
 	return d, nil
 }

@@ -26,7 +26,8 @@ func manifestError(line int, format string, args ...any) error {
 }
 
 // ParseManifest parses a flat manifest's raw text. Like hg it requires
-// the text to end with a newline and paths to be in sorted order.
+// the text to end with a newline and paths to be in sorted order, each
+// path once.
 func ParseManifest(text []byte) ([]ManifestEntry, error) {
 	if len(text) == 0 {
 		return nil, nil
@@ -45,7 +46,9 @@ func ParseManifest(text []byte) ([]ManifestEntry, error) {
 			return nil, manifestError(line, "no NUL separator")
 		}
 		path, rest := l[:z], l[z+1:]
-		if line > 1 && bytes.Compare(path, prev) < 0 {
+		// hg's C parser (manifest.c find_lines) refuses a path equal to
+		// the one before it too; its pure Python one would take it.
+		if line > 1 && bytes.Compare(path, prev) <= 0 {
 			return nil, manifestError(line, "lines not in sorted order (%q after %q)", path, prev)
 		}
 		prev = path

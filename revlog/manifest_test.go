@@ -31,6 +31,10 @@ func TestParseManifest(t *testing.T) {
 		"unknown flag":     "a\x00" + h1 + "z\n",
 		"not hex":          "a\x00" + "g" + h1[1:] + "\n",
 		"unsorted":         "b\x00" + h1 + "\n" + "a\x00" + h1 + "\n",
+		// hg's C parser refuses a path twice; Update would otherwise
+		// pair the target's entry with one and remove the file for the
+		// other.
+		"path twice": "a\x00" + h1 + "\n" + "a\x00" + h2 + "\n",
 	} {
 		if _, err := ParseManifest([]byte(bad)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v", name, err)

@@ -86,8 +86,21 @@ func (w *walker) rebuild(rev int) ([]byte, error) {
 		// A snapshot: the scratch buffer (or the read buffer it aliases)
 		// is reused, so the text is a copy.
 		text = append(w.buffer(len(base)), base...)
-	} else if text, err = patchChainInto(w.buffer(int(in.entries[rev].rawLen)), base, deltas); err != nil {
-		return nil, in.corrupt(rev, -1, "applying delta chain %v: %w", chain, err)
+	} else {
+		// The index's length sizes the buffer, but it is untrusted: no
+		// chain yields more than its base and every delta's bytes.
+		most := len(base)
+		for _, d := range deltas {
+			most += len(d)
+		}
+		buf := w.buffer(min(max(int(in.entries[rev].rawLen), 0), most))
+		text, err = patchChainInto(buf, base, deltas)
+		if err != nil || cap(buf) > 0 && (cap(text) == 0 || &buf[:1][0] != &text[:1][0]) {
+			w.drop(buf) // not used: the text did not fit, or there is none
+		}
+		if err != nil {
+			return nil, in.corrupt(rev, -1, "applying delta chain %v: %w", chain, err)
+		}
 	}
 	if err := in.checkText(rev, text); err != nil {
 		w.drop(text)
@@ -96,10 +109,11 @@ func (w *walker) rebuild(rev int) ([]byte, error) {
 	return text, nil
 }
 
-// buffer returns an empty buffer for a text of n bytes: a dropped one
-// that holds it, or a new one with a quarter more room, since a file's
-// texts tend to grow along its history and one of exactly n bytes would
-// fit none of the revisions after it.
+// buffer returns an empty buffer for a text of n bytes (n bounded by
+// bytes in memory): a dropped one that holds it, or a new one with a
+// quarter more room (at most 1 MiB more), since a file's texts tend to
+// grow along its history and one of exactly n bytes would fit none of
+// the revisions after it.
 func (w *walker) buffer(n int) []byte {
 	n = max(n, 0)
 	for i, b := range w.free {
@@ -108,10 +122,7 @@ func (w *walker) buffer(n int) []byte {
 			return b[:0]
 		}
 	}
-	if n > MaxTextLen {
-		return nil // apply refuses it
-	}
-	return make([]byte, 0, n+n/4+64)
+	return make([]byte, 0, n+min(n/4, 1<<20)+64)
 }
 
 // drop takes back a text no longer kept, as a buffer to build in. The

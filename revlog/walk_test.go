@@ -2,10 +2,12 @@ package revlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -110,5 +112,30 @@ func TestEachRevisionCorrupt(t *testing.T) {
 	r.Close()
 	if err := r.EachRevision(func(int, []byte, error) error { return nil }); err == nil {
 		t.Error("walk of a closed revlog succeeded")
+	}
+}
+
+// TestEachRevisionUntrustedLength: an index entry claiming a text of
+// 2 GiB (untrusted) must not size the walk's buffer: the walk fails the
+// revision as Revision does, allocating about what Revision allocates.
+func TestEachRevisionUntrustedLength(t *testing.T) {
+	b := build(t, sampleRevs(), false, true)
+	idx := append([]byte(nil), b.index...)
+	binary.BigEndian.PutUint32(idx[1*EntrySize+12:], 0x7fffffff) // rev 1's raw length
+	open := func() (*Revlog, error) { return FromBytes("huge.i", idx, b.data) }
+	allocated := func(f func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		f()
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	var errs int
+	got := allocated(func() { _, errs = eachMatchesRevision(t, open, "huge.i") })
+	if errs == 0 {
+		t.Fatal("the revision with the wrong length did not fail")
+	}
+	if got > 16<<20 {
+		t.Errorf("walking a revlog of %d bytes allocated %d MB", len(idx)+len(b.data), got>>20)
 	}
 }

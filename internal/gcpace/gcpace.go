@@ -21,7 +21,8 @@
 //
 // A sentinel object's finalizer runs once per collection (each run sets
 // a new sentinel); it reads the live heap (runtime/metrics) and sets
-// GOGC so that the next target is live + max(floor, share x live).
+// GOGC so that the next target is live + max(floor, share x live), the
+// runtime's own minimum target (4 MB scaled by GOGC) included.
 package gcpace
 
 import (
@@ -55,13 +56,22 @@ type pacer struct {
 	stopped bool
 }
 
-// gogc is the GOGC that gives a live heap of live bytes its headroom.
+// minHeap is the runtime's smallest heap target at GOGC=100; at another
+// GOGC it is scaled by GOGC/100 (runtime/mgcpacer.go, heapMinimum).
+const minHeap = 4 << 20
+
+// gogc is the GOGC that gives a live heap of live bytes its headroom:
+// head*100/live rounded up, but no more than keeps the runtime's own
+// smallest target (minHeap x GOGC/100) within live + head, which a
+// large GOGC on a small live heap would otherwise raise far past it.
 func (p *pacer) gogc(live uint64) int {
 	if live == 0 {
-		live = 4 << 20 // the runtime's smallest target at GOGC=100
+		live = minHeap
 	}
 	head := max(p.floor, live*uint64(p.percent)/100)
-	return int(min((head*100+live-1)/live, 10_000)) // rounded up
+	g := (head*100 + live - 1) / live
+	g = min(g, (live+head)*100/minHeap)
+	return int(max(g, 1))
 }
 
 type sentinel struct{ _ [16]byte }

@@ -13,11 +13,11 @@ func TestGOGC(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 100},          // no live heap known: the floor over the runtime's 4 MB
-		{1 << 20, 400},    // a small heap gets the floor
-		{8 << 20, 50},     // still the floor
-		{100 << 20, 30},   // a large one gets the share
-		{1 << 10, 10_000}, // bounded
+		{0, 100},        // no live heap known: the floor over the runtime's 4 MB
+		{1 << 20, 125},  // the floor, as the runtime's minimum allows: 4 MiB x 1.25 = 1 + 4 MiB
+		{1 << 10, 100},  // the same: the runtime's 4 MiB minimum is the floor
+		{8 << 20, 50},   // the floor
+		{100 << 20, 30}, // a large heap gets the share
 	} {
 		if got := p.gogc(c.live); got != c.want {
 			t.Errorf("gogc(%d) = %d, want %d", c.live, got, c.want)
@@ -38,8 +38,8 @@ func TestPace(t *testing.T) {
 	before := debug.SetGCPercent(77)
 	defer debug.SetGCPercent(before)
 	live := make([][]byte, 0, 64)
-	stop := Pace(30, 1<<20)
-	// About 64 MiB live: the share (30%) is over the 1 MiB floor.
+	stop := Pace(30, 8<<20)
+	// About 64 MiB live: the share (30%) is over the 8 MiB floor.
 	for range 64 {
 		live = append(live, make([]byte, 1<<20))
 	}
@@ -55,7 +55,7 @@ func TestPace(t *testing.T) {
 	}
 	runtime.KeepAlive(live)
 	live = nil
-	// A small live heap: the floor (1 MiB) is over 30% of it.
+	// A small live heap: the floor (8 MiB) is over 30% of it.
 	deadline = time.Now().Add(10 * time.Second)
 	for gcPercent() <= 31 && time.Now().Before(deadline) {
 		runtime.GC()
