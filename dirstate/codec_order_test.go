@@ -11,7 +11,7 @@ import (
 func TestParseV1FirstErrorFirst(t *testing.T) {
 	data := make([]byte, v1ParentsSize)
 	data = append(data, 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'a') // state 'x', name "a"
-	data = append(data, 1, 2, 3)                                                   // a header cut short
+	data = append(data, 1, 2, 3)                                                  // a header cut short
 	_, err := ParseV1(data)
 	if err == nil || !strings.Contains(err.Error(), "unknown state") {
 		t.Errorf("got %v, want the unknown state", err)
