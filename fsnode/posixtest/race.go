@@ -29,6 +29,14 @@ type ChangeRace struct {
 	// read racing a write(2) does on any Linux file system), instead of
 	// one revision's throughout.
 	Torn bool
+	// TruncZeros: a read during a truncation may show zeros past the new
+	// size where the file's bytes were. Through the kernel's FUSE client
+	// a read the daemon answers short (the daemon has truncated) while
+	// the kernel's size is not yet updated (FUSE_I_SIZE_UNSTABLE until
+	// SETATTR's reply) has the rest of its pages zero-filled
+	// (fs/fuse/file.c fuse_short_read), and the reader copies them out
+	// under the old size. Once the truncation returned, reads are exact.
+	TruncZeros bool
 }
 
 // RaceSize is the revisions' size.
@@ -46,7 +54,8 @@ func RaceRevisions() (a, b []byte) {
 // RaceChanges runs rounds of: Reset, four readers reading, one change.
 // While the change runs, a read is one revision's bytes or the other's,
 // never a mix (unless Torn), and across a write, truncation or hole every byte is the
-// revision's or the change's; a read that starts after the change
+// revision's or the change's (or, with TruncZeros, a zero past the
+// truncation's size); a read that starts after the change
 // returned shows it in full; a range no change touches reads revision
 // A's bytes throughout; no read fails; and the file ends as the change
 // made it. Whether a read meets the change midway is up to the
@@ -92,6 +101,11 @@ func RaceChanges(t *testing.T, rounds int, c ChangeRace) {
 		case 1:
 			what = "truncate"
 			during = isRev(revA)
+			if c.TruncZeros {
+				during = func(off int, got []byte) bool {
+					return bytesOK(off, got, func(i int, b byte) bool { return b == revA[i] || i >= 1000 && b == 0 })
+				}
+			}
 			after = func(off int, got []byte) bool {
 				return off >= 1000 && len(got) == 0 || off+len(got) <= 1000 && isRev(revA)(off, got)
 			}
