@@ -16,7 +16,8 @@ const (
 	v1HeaderSize  = 17
 )
 
-// ParseV1 parses a v1 dirstate. Empty data is an empty dirstate.
+// ParseV1 parses a v1 dirstate. Empty data is an empty dirstate. The
+// entries' paths share one copy of data.
 func ParseV1(data []byte) (*Dirstate, error) {
 	d := &Dirstate{}
 	if len(data) == 0 {

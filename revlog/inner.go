@@ -236,25 +236,9 @@ func (in *inner) revisionChunk(rev int, check, withChunk bool) (text, chunk []by
 		scratch = getChainBuffer()
 		defer putChainBuffer(scratch)
 	}
-	deltas := make([][]byte, 0, len(chain))
-	for i, c := range chain {
-		var d []byte
-		if scratch != nil {
-			d, err = scratch.decompress(in, c, stored[i])
-		} else {
-			d, err = in.decompress(c, stored[i])
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if i == len(chain)-1 {
-			chunk = d // chain ends with rev
-		}
-		if i == 0 && !haveBase {
-			base = d
-			continue
-		}
-		deltas = append(deltas, d)
+	base, deltas, chunk, err := in.unpack(chain, stored, scratch, base, haveBase)
+	if err != nil {
+		return nil, nil, err
 	}
 	text, err = PatchChain(base, deltas)
 	if err != nil {
@@ -303,6 +287,33 @@ func (in *inner) chain(rev int, cache *textCache) (chain []int, base []byte, hav
 	}
 	slices.Reverse(chain)
 	return chain, base, haveBase
+}
+
+// unpack decompresses the stored chunks of chain (as inner.chain gave
+// it, with base and haveBase), into scratch when it is not nil, else
+// each into a buffer of its own, and splits them into the text the
+// deltas apply to and those deltas; last is the chain's last chunk,
+// decompressed (the revision's own).
+func (in *inner) unpack(chain []int, stored [][]byte, scratch *chainBuffer, base []byte, haveBase bool) (_ []byte, deltas [][]byte, last []byte, err error) {
+	deltas = make([][]byte, 0, len(chain))
+	for i, c := range chain {
+		var d []byte
+		if scratch != nil {
+			d, err = scratch.decompress(in, c, stored[i])
+		} else {
+			d, err = in.decompress(c, stored[i])
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		last = d
+		if i == 0 && !haveBase {
+			base = d
+			continue
+		}
+		deltas = append(deltas, d)
+	}
+	return base, deltas, last, nil
 }
 
 // chainBuffer is the buffer one delta chain's chunks are decompressed

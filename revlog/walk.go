@@ -69,17 +69,9 @@ func (w *walker) rebuild(rev int) ([]byte, error) {
 	}
 	scratch := getChainBuffer()
 	defer putChainBuffer(scratch)
-	deltas := make([][]byte, 0, len(chain))
-	for i, c := range chain {
-		d, err := scratch.decompress(in, c, stored[i])
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 && !haveBase {
-			base = d
-			continue
-		}
-		deltas = append(deltas, d)
+	base, deltas, _, err := in.unpack(chain, stored, scratch, base, haveBase)
+	if err != nil {
+		return nil, err
 	}
 	var text []byte
 	if len(deltas) == 0 {

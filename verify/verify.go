@@ -564,9 +564,7 @@ func (v *verifier) files(ctx context.Context, storeFiles map[string]bool, fileli
 		}
 		v.emit(append(ps, res.ps...))
 		revisions += res.revisions
-		mu.Lock()
-		results[i] = nil
-		mu.Unlock()
+		results[i] = nil // no worker writes it again
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
