@@ -21,42 +21,42 @@ import (
 
 // createFile creates p (it must not exist) with permissions perm less
 // the umask, writes data and reports what fstat says of the result.
-func createFile(p string, perm uint32, data []byte) (written, error) {
+func createFile(p string, perm uint32, data []byte) (Written, error) {
 	fd, err := retry(func() (int, error) {
 		return unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, perm)
 	})
 	if err != nil {
-		return written{}, &fs.PathError{Op: "open", Path: p, Err: err}
+		return Written{}, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
 	w, err := writeFd(fd, data)
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return written{}, &fs.PathError{Op: "write", Path: p, Err: err}
+		return Written{}, &fs.PathError{Op: "write", Path: p, Err: err}
 	}
 	return w, nil
 }
 
-func writeFd(fd int, data []byte) (written, error) {
+func writeFd(fd int, data []byte) (Written, error) {
 	for rest := data; len(rest) > 0; {
 		n, err := unix.Write(fd, rest)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return written{}, err
+			return Written{}, err
 		}
 		rest = rest[n:]
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return written{}, err
+		return Written{}, err
 	}
-	return written{
-		mode:  dirstate.ModeRegular | uint32(st.Mode)&0o777,
-		size:  st.Size,
-		mtime: dirstate.TimestampOf(st.Mtim.Nano()),
+	return Written{
+		Mode:  dirstate.ModeRegular | uint32(st.Mode)&0o777,
+		Size:  st.Size,
+		Mtime: dirstate.TimestampOf(st.Mtim.Nano()),
 	}, nil
 }
 

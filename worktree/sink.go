@@ -83,10 +83,10 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 	for i, e := range to {
 		w := written[i]
 		var mt *dirstate.Timestamp
-		if !dirstate.Ambiguous(w.mtime, now) {
-			mt = &w.mtime
+		if !dirstate.Ambiguous(w.Mtime, now) {
+			mt = &w.Mtime
 		}
-		nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
+		nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.Mode, w.Size, mt))
 	}
 	files, err := dirstate.Encode(nd, r.Store.Requirements.Has("dirstate-v2"))
 	if err != nil {
@@ -107,8 +107,8 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 
 // writeSink has the writers reconstruct every file of m and write it
 // into dst with modification time mtime; results are by index of m.
-func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst Sink, mtime time.Time, opt Options) ([]written, error) {
-	out := make([]written, len(m))
+func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst Sink, mtime time.Time, opt Options) ([]Written, error) {
+	out := make([]Written, len(m))
 	if len(m) == 0 {
 		return out, nil
 	}
@@ -131,27 +131,27 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 		if err != nil {
 			return 0, err
 		}
-		w := written{size: int64(len(data)), mtime: stamp}
+		w := Written{Size: int64(len(data)), Mtime: stamp}
 		if e.Flags == "l" && fsSymlinks {
 			if err := dst.Symlink(e.Path, string(data), mtime); err != nil {
 				return 0, err
 			}
-			w.mode = dirstate.ModeSymlink | 0o777
+			w.Mode = dirstate.ModeSymlink | 0o777
 		} else if virtual {
 			perm := filePerm(e.Flags, umask)
-			if err := vdst.CreateVirtual(e.Path, w.size, perm, mtime, e.Node); err != nil {
+			if err := vdst.CreateVirtual(e.Path, w.Size, perm, mtime, e.Node); err != nil {
 				return 0, err
 			}
-			w.mode = dirstate.ModeRegular | perm
+			w.Mode = dirstate.ModeRegular | perm
 		} else {
 			perm := filePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
 				return 0, err
 			}
-			w.mode = dirstate.ModeRegular | perm
+			w.Mode = dirstate.ModeRegular | perm
 		}
 		out[i] = w
-		return w.size, nil
+		return w.Size, nil
 	})
 	return out, err
 }

@@ -33,6 +33,19 @@ type VirtualFile struct {
 // user.hgfs.virtual attribute), and returns the mtime they then have.
 type SetVirtualFunc func(root string, files []VirtualFile) (time.Time, error)
 
+// DaemonFunc has the daemon of the mount holding the working copy move
+// it to changeset target inside its cache, discarding uncommitted
+// changes if clean, new files getting hg's modes under umask (package
+// mount's UpdateXattr), under the wlock Update holds. It returns what
+// Update would: the counts and the target's branch, or an error
+// wrapping ErrDirty naming the changed files; one wrapping ErrDeclined
+// when the daemon leaves the update to Update (having changed nothing).
+type DaemonFunc func(target revlog.Node, clean bool, umask uint32) (*Result, error)
+
+// ErrDeclined is wrapped by a DaemonFunc's error when the daemon did
+// not take the update.
+var ErrDeclined = errors.New("the mount's daemon declined the update")
+
 // fileSize is the size of file revision e's content (without copy
 // metadata), as the working file will report it. Only the length is
 // kept, so the read buffer goes back to the pool on return.
@@ -55,28 +68,28 @@ func fileSize(r *repo.Repo, e revlog.ManifestEntry) (int64, error) {
 // writers learn each regular file's size and make sure a regular file
 // (linked once) with hg's permission bits is at its path, then
 // opt.SetVirtual makes them all virtual at once; symlinks are written.
-func writeVirtual(ctx context.Context, r *repo.Repo, root string, gets []item, opt Options) ([]written, error) {
-	out := make([]written, len(gets))
+func writeVirtual(ctx context.Context, r *repo.Repo, root string, gets []Change, opt Options) ([]Written, error) {
+	out := make([]Written, len(gets))
 	files := make([]VirtualFile, len(gets))
 	umask := getUmask()
 	err := eachFile(ctx, opt, len(gets), func(i int) (int64, error) {
 		g := gets[i]
-		if g.e.Flags == "l" && fsSymlinks {
+		if g.Entry.Flags == "l" && fsSymlinks {
 			w, err := writeFile(r, root, g, umask)
 			out[i] = w
-			return w.size, err
+			return w.Size, err
 		}
-		size, err := fileSize(r, g.e)
+		size, err := fileSize(r, g.Entry)
 		if err != nil {
 			return 0, err
 		}
-		perm := filePerm(g.e.Flags, umask)
-		p := filepath.Join(root, filepath.FromSlash(g.e.Path))
+		perm := filePerm(g.Entry.Flags, umask)
+		p := filepath.Join(root, filepath.FromSlash(g.Entry.Path))
 		if err := placeFile(p, perm); err != nil {
 			return 0, err
 		}
-		files[i] = VirtualFile{Path: p, Entry: g.e, Size: size}
-		out[i] = written{mode: dirstate.ModeRegular | perm, size: size}
+		files[i] = VirtualFile{Path: p, Entry: g.Entry, Size: size}
+		out[i] = Written{Mode: dirstate.ModeRegular | perm, Size: size}
 		return size, nil
 	})
 	if err != nil {
@@ -97,7 +110,7 @@ func writeVirtual(ctx context.Context, r *repo.Repo, root string, gets []item, o
 		return nil, err
 	}
 	for _, i := range idx {
-		out[i].mtime = dirstate.TimestampOf(mtime.UnixNano())
+		out[i].Mtime = dirstate.TimestampOf(mtime.UnixNano())
 	}
 	return out, nil
 }

@@ -45,6 +45,10 @@ type Options struct {
 	// through it instead of writing them (a mount's virtual working
 	// copy; virtual.go).
 	SetVirtual SetVirtualFunc
+	// Daemon, if set, asks the daemon of the mount holding the working
+	// copy to do the whole update in its cache first (virtual.go); the
+	// update goes through the files when it declines.
+	Daemon DaemonFunc
 }
 
 // Result counts what an update did, as hg's summary line does.
@@ -125,6 +129,12 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 		return nil, err
 	}
 	defer unlock()
+	if opt.Daemon != nil && !v2 {
+		res, err := opt.Daemon(r.Node(rev), opt.Clean, getUmask())
+		if !errors.Is(err, ErrDeclined) {
+			return res, err
+		}
+	}
 
 	old, err := dirstate.Read(hgDir, v2)
 	if err != nil {
@@ -172,46 +182,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	}
 	target := r.Node(rev)
 
-	// What changes: files of the target that are new, differ, or are
-	// dirty (-C); files of the old manifest the target lacks; and with
-	// -C, files added since (hg forgets them, leaving them on disk).
-	// Both manifests are sorted by path: one merge pass pairs them.
-	dirtySet := make(map[string]bool, len(dirty))
-	for _, p := range dirty {
-		dirtySet[p] = true
-	}
-	var gets []item
-	var removes []string
-	removed := func(e revlog.ManifestEntry) {
-		if ent, ok := oldMap[e.Path]; ok && ent.WCTracked {
-			removes = append(removes, e.Path)
-		}
-	}
-	fi := 0
-	for _, e := range to {
-		for fi < len(from) && from[fi].Path < e.Path {
-			removed(from[fi])
-			fi++
-		}
-		var o revlog.ManifestEntry
-		had := fi < len(from) && from[fi].Path == e.Path
-		if had {
-			o = from[fi]
-			fi++
-		}
-		_, tracked := oldMap[e.Path]
-		if had && o.Node == e.Node && o.Flags == e.Flags && tracked && !dirtySet[e.Path] {
-			continue
-		}
-		// Only the flags changed: hg's "update permissions" (ACTION_EXEC),
-		// recorded possibly dirty.
-		flagsOnly := had && o.Node == e.Node && tracked && !dirtySet[e.Path]
-		gets = append(gets, item{e: e, exists: had || tracked || dirtySet[e.Path], flagsOnly: flagsOnly})
-	}
-	for ; fi < len(from); fi++ {
-		removed(from[fi])
-	}
-
+	gets, removes := Changes(from, to, oldMap, dirty)
 	if !opt.Clean {
 		if err := checkUntracked(r, root, gets); err != nil {
 			return nil, err
@@ -226,7 +197,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 {
 		touched := make(map[string]bool, len(gets)+len(removes))
 		for _, g := range gets {
-			touched[g.e.Path] = true
+			touched[g.Entry.Path] = true
 		}
 		for _, p := range removes {
 			touched[p] = true
@@ -263,30 +234,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
-	nd.Parents[0] = target
-	wi := 0
-	for _, e := range to {
-		if wi < len(gets) && gets[wi].e.Path == e.Path {
-			w, flagsOnly := written[wi], gets[wi].flagsOnly
-			wi++
-			if flagsOnly {
-				nd.Entries = append(nd.Entries, dirstate.Entry{Path: e.Path, WCTracked: true, P1Tracked: true})
-				continue
-			}
-			var mt *dirstate.Timestamp
-			if m, ok := recordable(w.mtime, now, nanos); ok {
-				mt = &m
-			}
-			nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.mode, w.size, mt))
-			continue
-		}
-		if o, ok := oldMap[e.Path]; ok && o.MaybeClean() {
-			nd.Entries = append(nd.Entries, *o)
-		} else {
-			nd.Entries = append(nd.Entries, dirstate.Entry{Path: e.Path, WCTracked: true, P1Tracked: true})
-		}
-	}
+	nd := NextDirstate(target, to, gets, written, oldMap, now, nanos)
 	if err := dirstate.WriteBranch(hgDir, cs.Branch()); err != nil {
 		return nil, err
 	}
@@ -323,26 +271,26 @@ func (e *UntrackedError) Error() string {
 // the ones the update writes (one equal to it is taken as it is
 // rewritten, as hg does). A working directory holding only .hg (a new
 // clone's) has none, and is not looked at file by file.
-func checkUntracked(r *repo.Repo, root string, gets []item) error {
+func checkUntracked(r *repo.Repo, root string, gets []Change) error {
 	if ents, err := os.ReadDir(root); err == nil && len(ents) <= 1 {
 		return nil
 	}
 	var differ []string
 	for _, g := range gets {
-		if g.exists {
+		if g.Exists {
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(g.e.Path)))
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(g.Entry.Path)))
 		if err != nil || fi.IsDir() {
 			continue
 		}
 		isLink := fi.Mode()&fs.ModeSymlink != 0
-		same, err := sameContent(r, root, g.e, isLink)
+		same, err := sameContent(r, root, g.Entry, isLink)
 		if err != nil {
 			return err
 		}
-		if !same || fsSymlinks && isLink != (g.e.Flags == "l") {
-			differ = append(differ, g.e.Path)
+		if !same || fsSymlinks && isLink != (g.Entry.Flags == "l") {
+			differ = append(differ, g.Entry.Path)
 		}
 	}
 	if len(differ) > 0 {
@@ -364,13 +312,6 @@ func firstN(s []string, n int) []string {
 // holding its target, and exec bits are neither set nor compared.
 var fsSymlinks, fsExec = runtime.GOOS != "windows", runtime.GOOS != "windows"
 
-// item is a file to write.
-type item struct {
-	e         revlog.ManifestEntry
-	exists    bool // something may be at its path already
-	flagsOnly bool // a clean file whose flags alone change
-}
-
 // fileStat is what lstat says of a working file that the dirty check
 // needs (dirFiles.lstat).
 type fileStat struct {
@@ -388,17 +329,10 @@ func (s fileStat) mode() uint32 {
 	return dirstate.ModeRegular | s.perm
 }
 
-// written is what lstat said of a file just written.
-type written struct {
-	mode  uint32
-	size  int64
-	mtime dirstate.Timestamp
-}
-
 // write creates the directories the files need, then has the writers
 // reconstruct and write every file; results are by index of gets.
-func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Options) ([]written, error) {
-	out := make([]written, len(gets))
+func write(ctx context.Context, r *repo.Repo, root string, gets []Change, opt Options) ([]Written, error) {
+	out := make([]Written, len(gets))
 	if len(gets) == 0 {
 		return out, nil
 	}
@@ -407,7 +341,7 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 	}
 	made := map[string]bool{"": true, ".": true}
 	for _, g := range gets {
-		if err := mkdirs(root, path.Dir(g.e.Path), made); err != nil {
+		if err := mkdirs(root, path.Dir(g.Entry.Path), made); err != nil {
 			return nil, err
 		}
 	}
@@ -418,7 +352,7 @@ func write(ctx context.Context, r *repo.Repo, root string, gets []item, opt Opti
 	err := eachFile(ctx, opt, len(gets), func(i int) (int64, error) {
 		w, err := writeFile(r, root, gets[i], umask)
 		out[i] = w
-		return w.size, err
+		return w.Size, err
 	})
 	return out, err
 }
@@ -495,36 +429,36 @@ func mkdirs(root, dir string, made map[string]bool) error {
 }
 
 // writeFile reconstructs one file and writes it.
-func writeFile(r *repo.Repo, root string, g item, umask uint32) (written, error) {
+func writeFile(r *repo.Repo, root string, g Change, umask uint32) (Written, error) {
 	buf := getBuffer() // the content may alias it until it is written
 	defer putBuffer(buf)
-	fl, err := openFilelog(r, g.e.Path, buf)
+	fl, err := openFilelog(r, g.Entry.Path, buf)
 	if err != nil {
-		return written{}, err
+		return Written{}, err
 	}
-	data, err := repo.FileContent(fl, g.e)
+	data, err := repo.FileContent(fl, g.Entry)
 	fl.Close()
 	if err != nil {
-		return written{}, err
+		return Written{}, err
 	}
-	p := filepath.Join(root, filepath.FromSlash(g.e.Path))
-	if g.exists {
+	p := filepath.Join(root, filepath.FromSlash(g.Entry.Path))
+	if g.Exists {
 		if err := removeExisting(p); err != nil {
-			return written{}, err
+			return Written{}, err
 		}
 	}
-	if g.e.Flags == "l" && fsSymlinks {
+	if g.Entry.Flags == "l" && fsSymlinks {
 		if err := os.Symlink(string(data), p); err != nil {
-			return written{}, err
+			return Written{}, err
 		}
 		fi, err := os.Lstat(p)
 		if err != nil {
-			return written{}, err
+			return Written{}, err
 		}
-		return written{mode: dirstate.ModeOf(fi), size: int64(len(data)), mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
+		return Written{Mode: dirstate.ModeOf(fi), Size: int64(len(data)), Mtime: dirstate.TimestampOf(fi.ModTime().UnixNano())}, nil
 	}
 	perm := 0o666 &^ umask
-	if g.e.Flags == "x" && fsExec {
+	if g.Entry.Flags == "x" && fsExec {
 		// util.setflags: x where r is, less the umask.
 		perm |= (perm & 0o444) >> 2 &^ umask
 	}
@@ -667,13 +601,8 @@ func entryDirty(r *repo.Repo, root string, files *dirFiles, parent []revlog.Mani
 	if fsExec && !fi.link && (fi.perm&0o100 != 0) != (m.Flags == "x") {
 		return true, nil
 	}
-	if e.HasModeSize {
-		if int64(e.Size) != fi.size&dirstate.RangeMask && int64(e.Size) != fi.size {
-			return true, nil
-		}
-		if e.HasMtime && mtimeEqual(e.Mtime, fi.mtime) {
-			return false, nil
-		}
+	if clean, dirty := StatSays(e, fi.size, fi.mtime); clean || dirty {
+		return dirty, nil
 	}
 	same, err := sameContent(r, root, m, fi.link)
 	if err != nil || !same {
