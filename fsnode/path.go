@@ -40,33 +40,41 @@ func (f *FS) resolve(p string) (Ino, error) {
 	}
 	ino := RootIno
 	for _, name := range parts {
-		dir, err := f.getInode(ino)
+		if ino, err = f.childLocked(ino, name); err != nil {
+			return 0, err
+		}
+	}
+	return ino, nil
+}
+
+// childLocked finds name in directory ino, loading the directory if
+// needed; f.tree as for resolve.
+func (f *FS) childLocked(ino Ino, name string) (Ino, error) {
+	dir, err := f.getInode(ino)
+	if err != nil {
+		return 0, err
+	}
+	if !dir.isDir() {
+		return 0, syscall.ENOTDIR
+	}
+	if dir.dir == nil {
+		f.tree.RUnlock()
+		f.tree.Lock()
+		err = f.loadDir(dir)
+		f.tree.Unlock()
+		f.tree.RLock()
 		if err != nil {
 			return 0, err
 		}
-		if !dir.isDir() {
-			return 0, syscall.ENOTDIR
-		}
-		if dir.dir == nil {
-			f.tree.RUnlock()
-			f.tree.Lock()
-			err = f.loadDir(dir)
-			f.tree.Unlock()
-			f.tree.RLock()
-			if err != nil {
-				return 0, err
-			}
-			if dir, err = f.getInode(ino); err != nil || dir.dir == nil {
-				return 0, syscall.ENOENT
-			}
-		}
-		e := dir.dir.entries[name]
-		if e == nil {
+		if dir, err = f.getInode(ino); err != nil || dir.dir == nil {
 			return 0, syscall.ENOENT
 		}
-		ino = e.ino
 	}
-	return ino, nil
+	e := dir.dir.entries[name]
+	if e == nil {
+		return 0, syscall.ENOENT
+	}
+	return e.ino, nil
 }
 
 // LookupPath returns the attributes of the inode at path p.

@@ -26,6 +26,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -397,4 +398,58 @@ func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
 		*raised = true
 	}
 	return b.Put(k, ref)
+}
+
+// PathState is what LookupStates says of one path: its inode's
+// attributes and, for a virtual file, its reference; Err is the lookup's
+// error (ENOENT, ENOTDIR).
+type PathState struct {
+	Attr    Attr
+	Ref     VirtualRef
+	Virtual bool
+	Err     error
+}
+
+// LookupStates calls fn with the state of the inode at each of n paths
+// (path(i), as LookupPath takes them), without kernel references. One
+// read lock of the tree is held throughout (fn must not call back into
+// f) and each path is resolved from the directory of the one before when
+// they share it, so that sorted paths cost a directory lookup each: the
+// daemon's hgfs update checks every tracked file this way.
+func (f *FS) LookupStates(n int, path func(i int) string, fn func(i int, s PathState)) {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	lastDir, dirIno, dirErr := "", RootIno, error(nil)
+	for i := range n {
+		p := strings.TrimPrefix(path(i), "/")
+		dir, name := splitDir(p)
+		if dir != lastDir || i == 0 {
+			lastDir = dir
+			dirIno, dirErr = f.resolve(dir)
+		}
+		var st PathState
+		ino := Ino(0)
+		switch {
+		case dirErr != nil:
+			st.Err = dirErr
+		case name == "" || name == "." || name == "..":
+			st.Err = syscall.EINVAL
+		default:
+			if st.Err = checkName(name); st.Err == nil {
+				ino, st.Err = f.childLocked(dirIno, name)
+			}
+		}
+		if st.Err == nil {
+			var in *inode
+			if in, st.Err = f.getInode(ino); st.Err == nil {
+				in.mu.RLock()
+				st.Attr = in.attrLocked()
+				if in.vref != nil {
+					st.Ref, st.Virtual = *in.vref, true
+				}
+				in.mu.RUnlock()
+			}
+		}
+		fn(i, st)
+	}
 }

@@ -225,3 +225,66 @@ func cacheVersion2(t testing.TB, f *FS) uint32 {
 	}
 	return f.virt.version.Load()
 }
+
+// TestLookupStates: the batched lookup says of each path what LookupPath
+// and Virtual say, in any order of the paths (sorted ones reuse the
+// directory before), for virtual and ordinary files, directories,
+// missing names, names under a file and invalid paths.
+func TestLookupStates(t *testing.T) {
+	dir := t.TempDir()
+	f := must[*FS](t)(Create(dir, Options{CommitInterval: time.Millisecond}))
+	defer f.Close()
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.Sink()
+	mtime := time.Unix(1700000000, 0)
+	for _, p := range []string{"a/v1", "a/v2", "a/b/v3", "top"} {
+		data := []byte("content of " + p)
+		if err := s.CreateVirtual(p, int64(len(data)), 0o644, mtime, st.add(p, data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteFile(bg, "a/plain", []byte("bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"a/plain", "a/v1", "a/v2", "a/b/v3", "a/b", "a/missing", "a/v1/under", "nodir/x", "top", "", "a/../top", "a/b/v3", "a/v1"}
+	got := map[int]PathState{}
+	f.LookupStates(len(paths), func(i int) string { return paths[i] }, func(i int, s PathState) { got[i] = s })
+	if len(got) != len(paths) {
+		t.Fatalf("%d states for %d paths", len(got), len(paths))
+	}
+	for i, p := range paths {
+		g := got[i]
+		a, err := f.LookupPath(bg, p)
+		if p == "" {
+			// LookupPath's "" is the root; a path to look up names a file.
+			if g.Err == nil {
+				t.Errorf("%q: no error", p)
+			}
+			continue
+		}
+		if (err == nil) != (g.Err == nil) || err != nil && err.Error() != g.Err.Error() {
+			t.Errorf("%q: error %v, LookupPath's %v", p, g.Err, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if g.Attr != a {
+			t.Errorf("%q: attributes %+v, LookupPath's %+v", p, g.Attr, a)
+		}
+		ref, virtual, err := f.Virtual(bg, a.Ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Virtual != virtual || g.Ref != ref {
+			t.Errorf("%q: virtual %t %v, Virtual's %t %v", p, g.Virtual, g.Ref, virtual, ref)
+		}
+	}
+	if !got[1].Virtual || got[0].Virtual {
+		t.Errorf("a/v1 virtual %t, a/plain virtual %t", got[1].Virtual, got[0].Virtual)
+	}
+}
