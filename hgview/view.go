@@ -411,6 +411,29 @@ func (v *View) lookupChangeset(sym string) (*Node, error) {
 	return &Node{Ino: hashIno("cs", sym, cs.hex), kind: kindChangeset, cs: cs}, nil
 }
 
+// ChangesetManifest returns the manifest of changeset node, parsed and
+// cached as a changeset's tree under rev/ is, and the changeset's
+// branch: what a mount's daemon needs to move a working copy from one
+// changeset to another (package mount). A node the repository does not
+// have is ErrUnknownRevision.
+func (v *View) ChangesetManifest(node revlog.Node) ([]revlog.ManifestEntry, string, error) {
+	s, err := v.current()
+	if err != nil {
+		return nil, "", err
+	}
+	defer v.release(s)
+	rev, ok := s.rev(node)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s", ErrUnknownRevision, node)
+	}
+	c, err := s.r.Changeset(rev)
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := v.manifest(&changeset{manifest: c.Manifest})
+	return m, c.Branch(), err
+}
+
 // manifest returns the parsed manifest of a changeset, cached.
 func (v *View) manifest(cs *changeset) ([]revlog.ManifestEntry, error) {
 	if cs.manifest.IsNull() {

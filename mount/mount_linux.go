@@ -42,9 +42,10 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{fsys: fsys, mountpoint: mp, done: make(chan struct{})}
-	raw := newRawFS(fsys, func() any {
+	var raw *rawFS
+	raw = newRawFS(fsys, func() any {
 		st := fsys.Stats()
-		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Stats: &st}
+		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Updates: raw.updates.Load(), Stats: &st}
 	})
 	srv, err := NewCacheServer(raw, mp, opt)
 	if err != nil {

@@ -80,7 +80,10 @@ type Info struct {
 	ReadOnly   bool   `json:"readonly"`
 	// Virtual: the mount takes VirtualXattr (the go-fuse adapter), so
 	// hgfs update makes files virtual instead of writing them.
-	Virtual bool          `json:"virtual,omitempty"`
+	Virtual bool `json:"virtual,omitempty"`
+	// Updates counts the hgfs updates the daemon did in the cache
+	// (UpdateXattr) since it started.
+	Updates int64         `json:"updates,omitempty"`
 	Stats   *fsnode.Stats `json:"stats,omitempty"`
 }
 

@@ -4,12 +4,15 @@ package mount
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/revlog"
 )
 
 // Kernel cache lifetimes of cache nodes. The cache changes only through
@@ -62,6 +65,10 @@ type rawFS struct {
 	root   fsnode.Ino
 	virt   *virtualDir
 	kernel *kernel
+
+	updating sync.Mutex           // one UpdateXattr request at a time
+	updates  atomic.Int64         // UpdateXattr requests done
+	checked  map[revlog.Node]bool // changesets whose manifest passed worktree.Check (under updating)
 }
 
 var _ fuse.RawFileSystem = (*rawFS)(nil)

@@ -9,6 +9,7 @@ package mount
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -55,6 +56,9 @@ func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Sta
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
 	if r.virt.owns(h.NodeId) {
 		return 0, fuse.ENOATTR
+	}
+	if strings.HasPrefix(attr, UpdateXattr) {
+		return r.updateXattr(h, attr, dest)
 	}
 	if attr == VirtualXattr {
 		ref, ok, err := r.fsys.Virtual(ctxOf(cancel), r.ino(h.NodeId))

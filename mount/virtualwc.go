@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/revlog"
 )
 
 // VirtualXattr is the control channel's attribute name.
@@ -94,4 +95,114 @@ func ParseVirtualBatch(v []byte) ([]VirtualSet, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// UpdateXattr prefixes the name of the attribute read from a cache
+// mount's root to have its daemon move the virtual working copy at the
+// root (hgfs update): UpdateXattr + "NODEHEX.UMASK.FLAGS", where UMASK
+// is the caller's in octal and FLAGS "C" for -C (discard changes) or
+// "-". The daemon does the whole update in the cache, with no request
+// through the kernel per file, or declines it (the reply says why, and
+// the caller updates through the mount's files as before). The value
+// read is the reply (UpdateReply). A read, not a set: the kernel holds
+// the root's lock during setxattr(2), and the daemon invalidates names
+// in the root's directory entries as it changes them. The attribute is
+// never listed and never stored.
+const UpdateXattr = "user.hgfs.update."
+
+// UpdateRequest is what hgfs update asks of the daemon.
+type UpdateRequest struct {
+	Target revlog.Node // the changeset to move to
+	Umask  uint32      // the caller's: new files and directories get 0666 and 0777 without it
+	Clean  bool        // discard uncommitted changes (hg update -C)
+}
+
+// Name returns the attribute name that asks for q.
+func (q UpdateRequest) Name() string {
+	flags := "-"
+	if q.Clean {
+		flags = "C"
+	}
+	return fmt.Sprintf("%s%x.%o.%s", UpdateXattr, q.Target[:], q.Umask&0o777, flags)
+}
+
+// ParseUpdateRequest parses an attribute name that starts with
+// UpdateXattr.
+func ParseUpdateRequest(name string) (UpdateRequest, error) {
+	var q UpdateRequest
+	f := strings.Split(strings.TrimPrefix(name, UpdateXattr), ".")
+	if len(f) != 3 || len(f[0]) != 2*revlog.NodeLen || (f[2] != "-" && f[2] != "C") {
+		return q, fmt.Errorf("%s: want NODEHEX.UMASK.FLAGS", UpdateXattr)
+	}
+	if _, err := hex.Decode(q.Target[:], []byte(f[0])); err != nil {
+		return q, fmt.Errorf("%s: node: %w", UpdateXattr, err)
+	}
+	u, err := strconv.ParseUint(f[1], 8, 32)
+	if err != nil || u > 0o777 {
+		return q, fmt.Errorf("%s: umask %q", UpdateXattr, f[1])
+	}
+	q.Umask, q.Clean = uint32(u), f[2] == "C"
+	return q, nil
+}
+
+// UpdateReply is the daemon's answer to an UpdateRequest: done (the
+// counts hg's summary line gives and the target's branch), declined
+// (Declined says why), or refused for uncommitted changes (Dirty, the
+// first paths in order and whether there were more).
+type UpdateReply struct {
+	Updated, Removed int
+	Branch           string
+	Declined         string
+	Dirty            []string
+	MoreDirty        bool
+}
+
+// Encode returns the reply's value: "ok UPDATED REMOVED BRANCH",
+// "declined REASON", or "dirty MORE" and a line per path.
+func (p UpdateReply) Encode() []byte {
+	switch {
+	case p.Declined != "":
+		return []byte("declined " + p.Declined)
+	case len(p.Dirty) > 0:
+		out := fmt.Appendf(nil, "dirty %t", p.MoreDirty)
+		for _, d := range p.Dirty {
+			out = append(append(out, '\n'), d...)
+		}
+		return out
+	}
+	return fmt.Appendf(nil, "ok %d %d %s", p.Updated, p.Removed, p.Branch)
+}
+
+// ParseUpdateReply parses the value read from an UpdateXattr name.
+func ParseUpdateReply(v []byte) (UpdateReply, error) {
+	var p UpdateReply
+	s := string(v)
+	bad := fmt.Errorf("%s: unknown reply %q", UpdateXattr, s)
+	switch {
+	case strings.HasPrefix(s, "declined "):
+		p.Declined = strings.TrimPrefix(s, "declined ")
+		return p, nil
+	case strings.HasPrefix(s, "dirty "):
+		lines := strings.Split(s, "\n")
+		more, err := strconv.ParseBool(strings.TrimPrefix(lines[0], "dirty "))
+		if err != nil || len(lines) < 2 {
+			return p, bad
+		}
+		p.Dirty, p.MoreDirty = lines[1:], more
+		return p, nil
+	case strings.HasPrefix(s, "ok "):
+		f := strings.SplitN(strings.TrimPrefix(s, "ok "), " ", 3)
+		if len(f) != 3 {
+			return p, bad
+		}
+		var err1, err2 error
+		p.Updated, err1 = strconv.Atoi(f[0])
+		p.Removed, err2 = strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			return p, bad
+		}
+		p.Branch = f[2]
+		return p, nil
+	}
+	return p, bad
 }

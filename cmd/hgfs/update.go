@@ -104,11 +104,11 @@ func runUpdate(ctx context.Context, c *cmdContext, args []string) error {
 			return lookupAbort(err)
 		}
 	}
-	setVirtual, err := mountVirtual(c, r.Root)
+	setVirtual, daemon, err := mountVirtual(c, r.Root)
 	if err != nil {
 		return err
 	}
-	if err := runCheckout(ctx, c, r, target, worktree.Options{Clean: c.opts.Bool("clean"), Check: c.opts.Bool("check"), SetVirtual: setVirtual}); err != nil {
+	if err := runCheckout(ctx, c, r, target, worktree.Options{Clean: c.opts.Bool("clean"), Check: c.opts.Bool("check"), SetVirtual: setVirtual, Daemon: daemon}); err != nil {
 		return err
 	}
 	if err := updateActiveBookmark(c, r, rev, active); err != nil {

@@ -7,13 +7,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
@@ -48,14 +51,24 @@ func (s virtualSink) CreateVirtual(name string, size int64, perm uint32, mtime t
 // clone's checkout into a mount gives them, so that the dirstate
 // records them all and hg status reads none back (a later write moves
 // the mtime past it).
-func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
+//
+// With it comes, unless HGFS_TUNE switches daemonupdate off, how hgfs
+// update asks the mount's daemon to do the whole update in its cache
+// (mount.UpdateXattr, read from the mount's root).
+func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, worktree.DaemonFunc, error) {
 	on, err := virtualCheckout(c)
 	if err != nil || !on || !xattrVirtual {
-		return nil, err
+		return nil, nil, err
 	}
 	info, err := mount.ReadInfo(root)
 	if err != nil || info.Kind != "cache" || !info.Virtual || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
-		return nil, nil
+		return nil, nil, nil
+	}
+	var daemon worktree.DaemonFunc
+	if c.ui.tune.Enabled(tune.DaemonUpdate) {
+		daemon = func(target revlog.Node, clean bool, umask uint32) (*worktree.Result, error) {
+			return daemonUpdate(c, root, mount.UpdateRequest{Target: target, Umask: umask, Clean: clean})
+		}
 	}
 	mtime := time.Unix(time.Now().Unix()-1, 0)
 	return func(root string, files []worktree.VirtualFile) (time.Time, error) {
@@ -79,7 +92,39 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, error) {
 			done += n
 		}
 		return mtime, nil
-	}, nil
+	}, daemon, nil
+}
+
+// daemonUpdate sends q to the daemon of the mount at root and returns
+// its answer as worktree.Update would (worktree.DaemonFunc).
+func daemonUpdate(c *cmdContext, root string, q mount.UpdateRequest) (*worktree.Result, error) {
+	buf := make([]byte, mount.MaxVirtualBatch)
+	n, err := getXattr(root, q.Name(), buf)
+	if errors.Is(err, errNoXattr) {
+		// An older daemon, or one without views: no such attribute.
+		c.ui.debugf("the mount's daemon did not take the update: %v\n", err)
+		return nil, fmt.Errorf("%w: %v", worktree.ErrDeclined, err)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "update through the mount's daemon", Path: root, Err: err}
+	}
+	p, err := mount.ParseUpdateReply(buf[:n])
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Declined != "":
+		c.ui.debugf("the mount's daemon declined the update: %s\n", p.Declined)
+		return nil, fmt.Errorf("%w: %s", worktree.ErrDeclined, p.Declined)
+	case len(p.Dirty) > 0:
+		paths := p.Dirty
+		if p.MoreDirty {
+			paths = append(paths, "...")
+		}
+		return nil, fmt.Errorf("%w: %s", worktree.ErrDirty, strings.Join(paths, ", "))
+	}
+	c.ui.debugf("the mount's daemon updated the working copy\n")
+	return &worktree.Result{Updated: p.Updated, Removed: p.Removed, Branch: p.Branch}, nil
 }
 
 // checkVirtual is hgfs fsck's check of the virtual files fsnode's fsck

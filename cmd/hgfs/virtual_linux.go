@@ -13,3 +13,10 @@ func setXattr(p, name string, value []byte) error {
 		}
 	}
 }
+
+// getXattr reads attribute name of p into buf, once: an update request
+// is not repeated (the daemon does not stop one midway for a signal).
+// errNoXattr is the error of a name no file has.
+func getXattr(p, name string, buf []byte) (int, error) { return unix.Getxattr(p, name, buf) }
+
+const errNoXattr = unix.ENODATA

@@ -8,3 +8,7 @@ import "errors"
 const xattrVirtual = false
 
 func setXattr(string, string, []byte) error { return errors.ErrUnsupported }
+
+func getXattr(string, string, []byte) (int, error) { return 0, errors.ErrUnsupported }
+
+var errNoXattr = errors.ErrUnsupported

@@ -1,0 +1,547 @@
+//go:build linux
+
+package mount
+
+// hgfs update inside the daemon (UpdateXattr): the working copy at the
+// root of a cache mount moves to another changeset without a request
+// through the kernel per file. The daemon has what a process starting
+// hgfs update lacks: both manifests parsed in hgview's cache, and
+// knowledge of which files are virtual and name their revision (those
+// are clean without a look at their bytes). It reads the dirstate from
+// the cache, checks every tracked file, applies the plan worktree.Update
+// would (worktree.Changes and NextDirstate: the same files written and
+// removed, the same dirstate), and invalidates what the kernel cached of
+// each name and inode it changed. Its cost is the dirstate's and the
+// materialized files', not the tree's.
+//
+// It declines, before changing anything, whatever the update through the
+// files handles with more care: a dirstate-v2 working copy (the caller
+// does not ask), a merge in progress, added, removed or merged files,
+// symlinks, untracked files where the target has a file, something other
+// than a regular file where one is written, an unknown parent. The
+// caller then updates through the files as before, holding the same
+// wlock, which it took before asking.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/hgfs/hgfs/dirstate"
+	"github.com/hgfs/hgfs/fsnode"
+	"github.com/hgfs/hgfs/hgview"
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/worktree"
+)
+
+// maxReplyDirty bounds the dirty paths a reply names (hg's message
+// names five).
+const maxReplyDirty = 5
+
+// declined is an update the daemon leaves to the caller, and why.
+type declined string
+
+func (d declined) Error() string { return string(d) }
+
+// updateXattr answers a read of an UpdateXattr name on the root.
+func (r *rawFS) updateXattr(h *fuse.InHeader, name string, dest []byte) (uint32, fuse.Status) {
+	if h.NodeId != fuse.FUSE_ROOT_ID || r.virt.c.views == nil {
+		return 0, fuse.ENOATTR
+	}
+	if len(dest) == 0 {
+		// A size query would run the update twice: callers read into a
+		// buffer of MaxVirtualBatch bytes at once.
+		return 0, fuse.ERANGE
+	}
+	q, err := ParseUpdateRequest(name)
+	if err != nil {
+		return 0, fuse.EINVAL
+	}
+	r.updating.Lock()
+	defer r.updating.Unlock()
+	// Not cancelled by an interrupt of the request: an update stopped
+	// midway would leave more to repair than one that finishes, which
+	// takes milliseconds.
+	u := &daemonUpdate{r: r, ctx: fsnode.WithCaller(context.Background(), h.Uid, h.Gid), q: q}
+	reply, err := u.run()
+	var d declined
+	switch {
+	case errors.As(err, &d):
+		reply = UpdateReply{Declined: string(d)}
+	case err != nil:
+		return 0, toStatus(err)
+	}
+	return XattrReply(reply.Encode(), dest)
+}
+
+// daemonUpdate is one update request being answered.
+type daemonUpdate struct {
+	r   *rawFS
+	ctx context.Context
+	q   UpdateRequest
+	v   *hgview.View
+	hg  fsnode.Attr // .hg
+}
+
+func (u *daemonUpdate) run() (UpdateReply, error) {
+	start := time.Now()
+	fsys := u.r.fsys
+	v, err := u.r.virt.c.views.view()
+	if err != nil {
+		return UpdateReply{}, declined(fmt.Sprintf("no repository: %v", err))
+	}
+	u.v = v
+	if u.hg, err = fsys.LookupPath(u.ctx, ".hg"); err != nil || !u.hg.IsDir() {
+		return UpdateReply{}, declined("no .hg directory")
+	}
+	old := &dirstate.Dirstate{}
+	data, err := fsys.ReadFile(u.ctx, ".hg/dirstate")
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+	case err != nil:
+		return UpdateReply{}, err
+	default:
+		if old, err = dirstate.ParseV1(data); err != nil {
+			return UpdateReply{}, declined(err.Error())
+		}
+	}
+	if old.Parents[1] != revlog.NullNode {
+		return UpdateReply{}, declined("a merge is in progress")
+	}
+	if u.q.Target == revlog.NullNode {
+		return UpdateReply{}, declined("the target is the null revision")
+	}
+	to, branch, err := v.ChangesetManifest(u.q.Target)
+	if err != nil {
+		return UpdateReply{}, declined(err.Error())
+	}
+	if err := u.r.checkManifest(u.q.Target, to); err != nil {
+		return UpdateReply{}, declined(err.Error())
+	}
+	var from []revlog.ManifestEntry
+	if p1 := old.Parents[0]; p1 != revlog.NullNode {
+		if from, _, err = v.ChangesetManifest(p1); err != nil {
+			return UpdateReply{}, declined(err.Error())
+		}
+	}
+
+	dirty, err := u.dirty(old, from)
+	if err != nil {
+		return UpdateReply{}, err
+	}
+	if len(dirty) > 0 && !u.q.Clean {
+		n := min(len(dirty), maxReplyDirty)
+		return UpdateReply{Dirty: dirty[:n], MoreDirty: len(dirty) > n}, nil
+	}
+	oldMap := old.Map()
+	gets, removes := worktree.Changes(from, to, oldMap, dirty)
+	if err := u.checkPlan(gets, removes); err != nil {
+		return UpdateReply{}, err
+	}
+
+	// From here on the working copy changes: an error leaves it as an
+	// interrupted hg update does, with .hg/updatestate naming the target.
+	if err := u.writeHg("updatestate", []byte(u.q.Target.String())); err != nil {
+		return UpdateReply{}, err
+	}
+	if err := u.remove(removes); err != nil {
+		return UpdateReply{}, err
+	}
+	// The mtime a clone's checkout gives (cmd/hgfs mountVirtual): the
+	// second before the update began, so that the dirstate records
+	// every file and hg status reads none back.
+	mtime := time.Unix(start.Unix()-1, 0)
+	written, err := u.write(gets, mtime)
+	if err != nil {
+		return UpdateReply{}, err
+	}
+	now := dirstate.TimestampOf(time.Now().UnixNano())
+	nd := worktree.NextDirstate(u.q.Target, to, gets, written, oldMap, now, false)
+	files, err := dirstate.Encode(nd, false)
+	if err != nil {
+		return UpdateReply{}, err
+	}
+	if err := u.writeHg("branch", dirstate.BranchFile(branch)); err != nil {
+		return UpdateReply{}, err
+	}
+	for _, f := range files {
+		if err := u.writeHg(f.Name, f.Data); err != nil {
+			return UpdateReply{}, err
+		}
+	}
+	if err := fsys.Unlink(u.ctx, u.hg.Ino, "updatestate"); err != nil {
+		return UpdateReply{}, err
+	}
+	u.forgetName(u.hg.Ino, "updatestate")
+	u.r.updates.Add(1)
+	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
+}
+
+// dirty lists the tracked files with uncommitted changes, sorted, as
+// hg status would find them; it declines entries it does not judge.
+// A virtual file naming its path's revision in the parent is clean
+// without a look at its bytes; a materialized one is judged by its size
+// and mtime against its entry (worktree.StatSays), else by its content.
+func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry) ([]string, error) {
+	var look []lookAt
+	// The walk runs on every core, a run of entries each.
+	n := len(old.Entries)
+	parts := make([]walked, max(1, min(runtime.GOMAXPROCS(0), n/4096)))
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := k*n/len(parts), (k+1)*n/len(parts)
+			parts[k] = u.walkEntries(old.Entries[lo:hi], from)
+		}()
+	}
+	wg.Wait()
+	var dirty []string
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+		dirty = append(dirty, p.dirty...)
+		look = append(look, p.look...)
+	}
+	for _, l := range look {
+		e := l.e
+		clean, isDirty := worktree.StatSays(e, int64(l.a.Size), dirstate.TimestampOf(l.a.Mtime.UnixNano()))
+		if clean {
+			continue
+		}
+		if !isDirty {
+			same, err := u.sameContent(e.Path, l.node)
+			if err != nil {
+				return nil, err
+			}
+			isDirty = !same
+		}
+		if isDirty {
+			dirty = append(dirty, e.Path)
+		}
+	}
+	sort.Strings(dirty)
+	return dirty, nil
+}
+
+// lookAt is a materialized file (or one naming another revision) the
+// dirty check must judge by its size and mtime or its content.
+type lookAt struct {
+	e    *dirstate.Entry
+	node revlog.Node
+	a    fsnode.Attr
+}
+
+// walked is what walkEntries found.
+type walked struct {
+	dirty []string
+	look  []lookAt
+	err   error
+}
+
+// walkEntries is the dirty check's walk of entries (a run of the
+// dirstate's) under one lock of the cache's tree: the dirty files it
+// finds and the files left to judge.
+func (u *daemonUpdate) walkEntries(entries []dirstate.Entry, from []revlog.ManifestEntry) (p walked) {
+	// Both the entries (as hgfs writes them; hg's order is its own) and
+	// the manifest are usually sorted: the parent's entry is then the
+	// next one, else it is searched for.
+	fi := -1
+	u.r.fsys.LookupStates(len(entries), func(i int) string { return entries[i].Path }, func(i int, st fsnode.PathState) {
+		if p.err != nil {
+			return
+		}
+		e := &entries[i]
+		if !e.MaybeClean() {
+			p.err = declined("the dirstate has added, removed or merged files")
+			return
+		}
+		var m revlog.ManifestEntry
+		ok := false
+		if fi >= 0 && fi < len(from) && from[fi].Path == e.Path {
+			m, ok = from[fi], true
+			fi++
+		} else if m, ok = repo.FindEntry(from, e.Path); ok {
+			fi = sort.Search(len(from), func(j int) bool { return from[j].Path > e.Path })
+		}
+		switch {
+		case !ok:
+			p.dirty = append(p.dirty, e.Path)
+		case m.Flags == "l":
+			p.err = declined("the working copy has symlinks")
+		case st.Err != nil && !errors.Is(st.Err, syscall.ENOENT) && !errors.Is(st.Err, syscall.ENOTDIR):
+			p.err = st.Err
+		case st.Err != nil,
+			st.Attr.Mode&syscall.S_IFMT != syscall.S_IFREG,
+			(st.Attr.Mode&0o100 != 0) != (m.Flags == "x"):
+			p.dirty = append(p.dirty, e.Path)
+		case st.Virtual && st.Ref.Path == e.Path && st.Ref.Node == m.Node:
+		default:
+			// Materialized, or naming another revision: judged after
+			// the walk, which holds the tree's lock.
+			p.look = append(p.look, lookAt{e, m.Node, st.Attr})
+		}
+	})
+	return p
+}
+
+// sameContent compares the working file p with its revision node.
+func (u *daemonUpdate) sameContent(p string, node revlog.Node) (bool, error) {
+	want, err := u.v.FileRevision(p, node)
+	if err != nil {
+		return false, err
+	}
+	got, err := u.r.fsys.ReadFile(u.ctx, p)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(got, want), nil
+}
+
+// checkPlan declines, before anything changes, a plan whose files the
+// daemon would not write as the update through the files would: a
+// symlink to write, something but a regular file linked once where one
+// is rewritten or removed, anything where a new file goes (hg compares
+// untracked files), a file where a directory is needed.
+func (u *daemonUpdate) checkPlan(gets []worktree.Change, removes []string) error {
+	fsys := u.r.fsys
+	for _, g := range gets {
+		if g.Entry.Flags == "l" {
+			return declined("the target has symlinks")
+		}
+		a, err := fsys.LookupPath(u.ctx, g.Entry.Path)
+		switch {
+		case err == nil && !g.Exists:
+			return declined("an untracked file is in the way of " + g.Entry.Path)
+		case err == nil && (a.Mode&syscall.S_IFMT != syscall.S_IFREG || a.Nlink != 1):
+			return declined("not a regular file: " + g.Entry.Path)
+		case err == nil:
+			continue
+		case !errors.Is(err, syscall.ENOENT):
+			return declined(fmt.Sprintf("%s: %v", g.Entry.Path, err))
+		}
+		for dir := path.Dir(g.Entry.Path); dir != "."; dir = path.Dir(dir) {
+			a, err := fsys.LookupPath(u.ctx, dir)
+			if err == nil && !a.IsDir() {
+				return declined("not a directory: " + dir)
+			}
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, syscall.ENOENT) {
+				return declined(fmt.Sprintf("%s: %v", dir, err))
+			}
+		}
+	}
+	for _, p := range removes {
+		a, err := fsys.LookupPath(u.ctx, p)
+		if err == nil && a.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			return declined("not a regular file: " + p)
+		}
+	}
+	return nil
+}
+
+// remove unlinks the files the target lacks, then the directories that
+// leaves empty, deepest first (as worktree's removeFiles).
+func (u *daemonUpdate) remove(removes []string) error {
+	fsys := u.r.fsys
+	dirs := map[string]bool{}
+	for _, p := range removes {
+		parent, name := path.Split(p)
+		dirIno, err := u.dirIno(parent)
+		if err != nil {
+			return err
+		}
+		if err := fsys.Unlink(u.ctx, dirIno, name); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return err
+		}
+		u.forgetName(dirIno, name)
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	order := make([]string, 0, len(dirs))
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if di, dj := strings.Count(order[i], "/"), strings.Count(order[j], "/"); di != dj {
+			return di > dj
+		}
+		return order[i] < order[j]
+	})
+	for _, d := range order {
+		parent, name := path.Split(d)
+		dirIno, err := u.dirIno(parent)
+		if err != nil {
+			continue
+		}
+		if fsys.Rmdir(u.ctx, dirIno, name) == nil {
+			u.forgetName(dirIno, name)
+		}
+	}
+	return nil
+}
+
+// write makes every file of gets show its revision: an existing one
+// keeps its inode (moveVirtual, which invalidates what the kernel
+// cached of it), a new one is created with its directories; each gets
+// hg's permission bits under the caller's umask and the mtime given.
+func (u *daemonUpdate) write(gets []worktree.Change, mtime time.Time) ([]worktree.Written, error) {
+	fsys := u.r.fsys
+	out := make([]worktree.Written, len(gets))
+	for i, g := range gets {
+		content, err := u.v.FileRevision(g.Entry.Path, g.Entry.Node)
+		if err != nil {
+			return nil, err
+		}
+		size := int64(len(content))
+		perm := uint32(0o666)
+		if g.Entry.Flags == "x" {
+			perm = 0o777
+		}
+		perm &^= u.q.Umask
+		a, err := fsys.LookupPath(u.ctx, g.Entry.Path)
+		switch {
+		case err == nil:
+			if a.Mode&0o7777 != perm {
+				if _, err := fsys.SetAttr(u.ctx, a.Ino, fsnode.SetAttr{Mode: &perm}); err != nil {
+					return nil, err
+				}
+			}
+		case errors.Is(err, syscall.ENOENT):
+			if a, err = u.create(g.Entry.Path, perm); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+		s := VirtualSet{Ref: fsnode.VirtualRef{Node: g.Entry.Node, Path: g.Entry.Path}, Size: uint64(size), Mtime: mtime}
+		if err := u.r.moveVirtual(u.ctx, u.r.nodeID(a.Ino), a.Ino, s); err != nil {
+			return nil, err
+		}
+		out[i] = worktree.Written{Mode: dirstate.ModeRegular | perm, Size: size, Mtime: dirstate.TimestampOf(mtime.UnixNano())}
+	}
+	return out, nil
+}
+
+// create makes an empty regular file at p, and the directories above it
+// that are missing (0777 under the umask).
+func (u *daemonUpdate) create(p string, perm uint32) (fsnode.Attr, error) {
+	fsys := u.r.fsys
+	parent := u.r.root
+	dir, name := path.Split(p)
+	for _, c := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if c == "" {
+			continue
+		}
+		a, err := fsys.Mkdir(u.ctx, parent, c, 0o777&^u.q.Umask)
+		switch {
+		case err == nil:
+			fsys.Forget(a.Ino, 1)
+			u.forgetName(parent, c)
+		case errors.Is(err, syscall.EEXIST):
+			dirIno, err := u.child(parent, c)
+			if err != nil {
+				return fsnode.Attr{}, err
+			}
+			a.Ino = dirIno
+		default:
+			return fsnode.Attr{}, err
+		}
+		parent = a.Ino
+	}
+	a, err := fsys.CreateInode(u.ctx, parent, name, syscall.S_IFREG|perm, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL)
+	if err != nil {
+		return fsnode.Attr{}, err
+	}
+	fsys.Forget(a.Ino, 1)
+	u.forgetName(parent, name)
+	return a, nil
+}
+
+// child returns the inode of directory entry name of dir.
+func (u *daemonUpdate) child(dir fsnode.Ino, name string) (fsnode.Ino, error) {
+	a, err := u.r.fsys.Lookup(u.ctx, dir, name)
+	if err != nil {
+		return 0, err
+	}
+	u.r.fsys.Forget(a.Ino, 1)
+	if !a.IsDir() {
+		return 0, syscall.ENOTDIR
+	}
+	return a.Ino, nil
+}
+
+// dirIno returns the inode of directory dir ("" or ending in "/" from
+// path.Split) under the root.
+func (u *daemonUpdate) dirIno(dir string) (fsnode.Ino, error) {
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return u.r.root, nil
+	}
+	a, err := u.r.fsys.LookupPath(u.ctx, dir)
+	if err != nil {
+		return 0, err
+	}
+	return a.Ino, nil
+}
+
+// writeHg replaces .hg/NAME with data: written beside it and renamed
+// over it, as hg's atomictemp files are, so that a crash leaves the old
+// or the new one.
+func (u *daemonUpdate) writeHg(name string, data []byte) error {
+	fsys := u.r.fsys
+	tmp := name + ".hgfs-update"
+	perm := 0o666 &^ u.q.Umask
+	if err := fsys.WriteFile(u.ctx, ".hg/"+tmp, data, syscall.S_IFREG|perm); err != nil {
+		return err
+	}
+	if err := fsys.Rename(u.ctx, u.hg.Ino, tmp, u.hg.Ino, name, 0); err != nil {
+		return err
+	}
+	u.forgetName(u.hg.Ino, tmp)
+	u.forgetName(u.hg.Ino, name)
+	return nil
+}
+
+// forgetName has the kernel drop what it cached of name in directory
+// dir (its dentry, positive or negative): the daemon changed it behind
+// the kernel's back. A directory the kernel never looked up has none.
+func (u *daemonUpdate) forgetName(dir fsnode.Ino, name string) {
+	if srv := u.r.kernel.srv.Load(); srv != nil {
+		srv.EntryNotify(u.r.nodeID(dir), name)
+	}
+}
+
+// checkManifest is worktree.Check of changeset node's manifest m,
+// remembered for the next updates to the same changeset (3 ms a check
+// on 20,000 files, which the daemon's update otherwise spends each
+// time); r.updating is held.
+func (r *rawFS) checkManifest(node revlog.Node, m []revlog.ManifestEntry) error {
+	if r.checked[node] {
+		return nil
+	}
+	if err := worktree.Check(m); err != nil {
+		return err
+	}
+	if r.checked == nil || len(r.checked) >= 64 {
+		r.checked = map[revlog.Node]bool{}
+	}
+	r.checked[node] = true
+	return nil
+}
