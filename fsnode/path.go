@@ -54,27 +54,35 @@ func (f *FS) childLocked(ino Ino, name string) (Ino, error) {
 	if err != nil {
 		return 0, err
 	}
+	child, _, err := f.childOfLocked(dir, name)
+	return child, err
+}
+
+// childOfLocked is childLocked of the directory's inode; it also
+// returns the directory's inode, which loading it may have replaced.
+func (f *FS) childOfLocked(dir *inode, name string) (Ino, *inode, error) {
+	ino := dir.ino
 	if !dir.isDir() {
-		return 0, syscall.ENOTDIR
+		return 0, dir, syscall.ENOTDIR
 	}
 	if dir.dir == nil {
 		f.tree.RUnlock()
 		f.tree.Lock()
-		err = f.loadDir(dir)
+		err := f.loadDir(dir)
 		f.tree.Unlock()
 		f.tree.RLock()
 		if err != nil {
-			return 0, err
+			return 0, dir, err
 		}
 		if dir, err = f.getInode(ino); err != nil || dir.dir == nil {
-			return 0, syscall.ENOENT
+			return 0, dir, syscall.ENOENT
 		}
 	}
 	e := dir.dir.entries[name]
 	if e == nil {
-		return 0, syscall.ENOENT
+		return 0, dir, syscall.ENOENT
 	}
-	return e.ino, nil
+	return e.ino, dir, nil
 }
 
 // LookupPath returns the attributes of the inode at path p.

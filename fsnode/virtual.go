@@ -419,13 +419,18 @@ type PathState struct {
 func (f *FS) LookupStates(n int, path func(i int) string, fn func(i int, s PathState)) {
 	f.tree.RLock()
 	defer f.tree.RUnlock()
-	lastDir, dirIno, dirErr := "", RootIno, error(nil)
+	lastDir, dirIn, dirErr := "", (*inode)(nil), error(nil)
 	for i := range n {
 		p := strings.TrimPrefix(path(i), "/")
 		dir, name := splitDir(p)
+		// The directory's inode is kept from one path to the next
+		// (childOfLocked returns it again, reloaded if it had to be).
 		if dir != lastDir || i == 0 {
 			lastDir = dir
-			dirIno, dirErr = f.resolve(dir)
+			var dirIno Ino
+			if dirIno, dirErr = f.resolve(dir); dirErr == nil {
+				dirIn, dirErr = f.getInode(dirIno)
+			}
 		}
 		var st PathState
 		ino := Ino(0)
@@ -436,7 +441,9 @@ func (f *FS) LookupStates(n int, path func(i int) string, fn func(i int, s PathS
 			st.Err = syscall.EINVAL
 		default:
 			if st.Err = checkName(name); st.Err == nil {
-				ino, st.Err = f.childLocked(dirIno, name)
+				if ino, dirIn, st.Err = f.childOfLocked(dirIn, name); dirIn == nil {
+					dirErr = syscall.ENOENT // gone while it was loaded
+				}
 			}
 		}
 		if st.Err == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -92,6 +93,30 @@ func (r *Repo) readOptional(name string) ([]byte, error) {
 	return b, err
 }
 
+// dirstateHead is how much of the dirstate readDirstateParents reads:
+// a v1 file's parents are its first 40 bytes, and a v2 docket (about
+// 110 bytes) fits whole. A 20,000-file working copy's v1 dirstate is a
+// megabyte, which every command resolving "." would otherwise read.
+const dirstateHead = 4096
+
+// readHead is readOptional of at most the first n bytes.
+func (r *Repo) readHead(name string, n int) ([]byte, error) {
+	f, err := r.hg.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	m, err := io.ReadFull(f, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return b[:m], err
+}
+
 func (r *Repo) loadMeta() (*meta, error) {
 	m := &meta{}
 	n := r.cl.Len()
@@ -145,7 +170,7 @@ func (r *Repo) loadMeta() (*meta, error) {
 // (dirstate.ParseDocket).
 func (r *Repo) readDirstateParents() ([2]revlog.Node, error) {
 	var p [2]revlog.Node
-	b, err := r.readOptional("dirstate")
+	b, err := r.readHead("dirstate", dirstateHead)
 	if err != nil {
 		return p, err
 	}
