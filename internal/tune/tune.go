@@ -97,7 +97,10 @@
 //     (package mount's UpdateXattr), which has both manifests parsed
 //     and knows which files are virtual; off, the update goes through
 //     the mount's files (a stat of every tracked file, both manifests
-//     and the dirstate read and written through the kernel). MEASURED
+//     and the dirstate read and written through the kernel). On the
+//     20,000-file store, hgfs update 0 -> tip (61 files) took 30-39 ms
+//     against 81-121 ms through the files (alternated runs, with
+//     another job on the machine), and at tip 24-41 ms.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
