@@ -49,7 +49,8 @@ Prints the daemon's pid and source, and for a cache mount the background
 committer's counters (inodes waiting to commit, index and group commits)
 and the data files' (their count, live and dead data, compactions), the
 virtual working copy's (files naming their revision, files copied into
-the cache on their first write since mounted), byte
+the cache on their first write since mounted, hgfs updates the daemon
+did itself), byte
 counts in hg's units with the exact count in parentheses. The figures come
 from MOUNTPOINT/.hgfs/stats, a file the mount serves (and keeps out of
 directory listings); -T json (or --json) prints it as it is, for scripts.`,
@@ -89,6 +90,9 @@ func runStats(ctx context.Context, c *cmdContext, args []string) error {
 	c.ui.write("mountpoint: %s\n", info.Mountpoint)
 	c.ui.write("source: %s (%s)\n", info.Source, info.Kind)
 	c.ui.write("pid: %d\n", info.Pid)
+	if info.Virtual {
+		c.ui.write("hgfs updates done by the daemon: %d\n", info.Updates)
+	}
 	if info.Stats == nil {
 		return nil
 	}

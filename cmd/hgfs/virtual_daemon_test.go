@@ -131,6 +131,9 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 	same("clone")
 	readAll()
 	update(true, "", "0")
+	if out, code := hgfs("", "stats", mp); code != 0 || !strings.Contains(out, "\nhgfs updates done by the daemon: 1\n") {
+		t.Errorf("hgfs stats: exit %d\n%s", code, out)
+	}
 	readAll()
 	update(true, "", "1")
 	readAll()
