@@ -411,11 +411,14 @@ type PathState struct {
 }
 
 // LookupStates calls fn with the state of the inode at each of n paths
-// (path(i), as LookupPath takes them), without kernel references. One
-// read lock of the tree is held throughout (fn must not call back into
-// f) and each path is resolved from the directory of the one before when
-// they share it, so that sorted paths cost a directory lookup each: the
-// daemon's hgfs update checks every tracked file this way.
+// (path(i), as LookupPath takes them), without kernel references. A
+// read lock of the tree is held throughout, given up only while a
+// directory is loaded, as resolve does (fn must not call back into f:
+// the states are each what the tree held when its path was looked up,
+// not one snapshot), and each path is resolved from the directory of
+// the one before when they share it, so that sorted paths cost a
+// directory lookup each: the daemon's hgfs update checks every tracked
+// file this way.
 func (f *FS) LookupStates(n int, path func(i int) string, fn func(i int, s PathState)) {
 	f.tree.RLock()
 	defer f.tree.RUnlock()

@@ -17,8 +17,8 @@ package mount
 // It declines, before changing anything, whatever the update through the
 // files handles with more care: a dirstate-v2 working copy (the caller
 // does not ask), a merge in progress, added, removed or merged files,
-// symlinks, untracked files where the target has a file, something other
-// than a regular file where one is written, an unknown parent. The
+// untracked files where the target has a file, something other than a
+// file or a symlink where one is written, an unknown parent. The
 // caller then updates through the files as before, holding the same
 // wlock, which it took before asking.
 
@@ -75,12 +75,14 @@ func (r *rawFS) updateXattr(h *fuse.InHeader, name string, dest []byte) (uint32,
 	// takes milliseconds.
 	u := &daemonUpdate{r: r, ctx: fsnode.WithCaller(context.Background(), h.Uid, h.Gid), q: q}
 	reply, err := u.run()
+	u.forgetDirs()
 	var d declined
 	switch {
 	case errors.As(err, &d):
 		reply = UpdateReply{Declined: string(d)}
 	case err != nil:
-		return 0, toStatus(err)
+		// In words, as the update through the files would say it.
+		reply = UpdateReply{Failed: err.Error()}
 	}
 	return XattrReply(reply.Encode(), dest)
 }
@@ -92,6 +94,9 @@ type daemonUpdate struct {
 	q   UpdateRequest
 	v   *hgview.View
 	hg  fsnode.Attr // .hg
+
+	dirs     map[fsnode.Ino]bool // directories whose entries changed
+	boundary dirstate.Timestamp  // the time before the dirty check (worktree.Fixup)
 }
 
 func (u *daemonUpdate) run() (UpdateReply, error) {
@@ -155,6 +160,15 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.writeHg("updatestate", []byte(u.q.Target.String())); err != nil {
 		return UpdateReply{}, err
 	}
+	// Files about to change are no longer known clean, as the update
+	// through the files marks them: a file rewritten in the second the
+	// last update recorded keeps that mtime and maybe its size, and an
+	// update stopped midway must not leave it claimed clean.
+	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 {
+		if err := u.writeDirstate(worktree.MarkTouched(old, gets, removes)); err != nil {
+			return UpdateReply{}, err
+		}
+	}
 	if err := u.remove(removes); err != nil {
 		return UpdateReply{}, err
 	}
@@ -168,17 +182,11 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	}
 	now := dirstate.TimestampOf(time.Now().UnixNano())
 	nd := worktree.NextDirstate(u.q.Target, to, gets, written, oldMap, now, false)
-	files, err := dirstate.Encode(nd, false)
-	if err != nil {
-		return UpdateReply{}, err
-	}
 	if err := u.writeHg("branch", dirstate.BranchFile(branch)); err != nil {
 		return UpdateReply{}, err
 	}
-	for _, f := range files {
-		if err := u.writeHg(f.Name, f.Data); err != nil {
-			return UpdateReply{}, err
-		}
+	if err := u.writeDirstate(nd); err != nil {
+		return UpdateReply{}, err
 	}
 	if err := fsys.Unlink(u.ctx, u.hg.Ino, "updatestate"); err != nil {
 		return UpdateReply{}, err
@@ -190,10 +198,13 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 
 // dirty lists the tracked files with uncommitted changes, sorted, as
 // hg status would find them; it declines entries it does not judge.
-// A virtual file naming its path's revision in the parent is clean
-// without a look at its bytes; a materialized one is judged by its size
-// and mtime against its entry (worktree.StatSays), else by its content.
+// Each file is judged as worktree's dirty check judges it: by its size
+// and mtime against its entry (worktree.StatSays), else by its content,
+// recording what the content vouched for (worktree.Fixup); a virtual file
+// naming its path's revision in the parent has that content without a
+// look at its bytes.
 func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry) ([]string, error) {
+	u.boundary = dirstate.TimestampOf(time.Now().UnixNano())
 	var look []lookAt
 	// The walk runs on every core, a run of entries each.
 	n := len(old.Entries)
@@ -217,21 +228,23 @@ func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry
 		look = append(look, p.look...)
 	}
 	for _, l := range look {
-		e := l.e
-		clean, isDirty := worktree.StatSays(e, int64(l.a.Size), dirstate.TimestampOf(l.a.Mtime.UnixNano()))
-		if clean {
+		e, mode := l.e, dirstate.ModeRegular|l.a.Mode&0o777
+		var same bool
+		var err error
+		if l.a.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+			mode = dirstate.ModeSymlink | l.a.Mode&0o777
+			same, err = u.sameLink(l.a.Ino, e.Path, l.node)
+		} else {
+			same, err = u.sameContent(e.Path, l.node)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			dirty = append(dirty, e.Path)
 			continue
 		}
-		if !isDirty {
-			same, err := u.sameContent(e.Path, l.node)
-			if err != nil {
-				return nil, err
-			}
-			isDirty = !same
-		}
-		if isDirty {
-			dirty = append(dirty, e.Path)
-		}
+		worktree.Fixup(e, mode, int64(l.a.Size), dirstate.TimestampOf(l.a.Mtime.UnixNano()), u.boundary)
 	}
 	sort.Strings(dirty)
 	return dirty, nil
@@ -269,6 +282,10 @@ func (u *daemonUpdate) walkEntries(entries []dirstate.Entry, from []revlog.Manif
 			p.err = declined("the dirstate has added, removed or merged files")
 			return
 		}
+		if reserved(e.Path) {
+			p.err = declined("the dirstate names the mount's " + VirtualDirName)
+			return
+		}
 		var m revlog.ManifestEntry
 		ok := false
 		if fi >= 0 && fi < len(from) && from[fi].Path == e.Path {
@@ -280,19 +297,32 @@ func (u *daemonUpdate) walkEntries(entries []dirstate.Entry, from []revlog.Manif
 		switch {
 		case !ok:
 			p.dirty = append(p.dirty, e.Path)
-		case m.Flags == "l":
-			p.err = declined("the working copy has symlinks")
 		case st.Err != nil && !errors.Is(st.Err, syscall.ENOENT) && !errors.Is(st.Err, syscall.ENOTDIR):
 			p.err = st.Err
-		case st.Err != nil,
-			st.Attr.Mode&syscall.S_IFMT != syscall.S_IFREG,
-			(st.Attr.Mode&0o100 != 0) != (m.Flags == "x"):
+		case st.Err != nil:
 			p.dirty = append(p.dirty, e.Path)
-		case st.Virtual && st.Ref.Path == e.Path && st.Ref.Node == m.Node:
+		case (st.Attr.Mode&syscall.S_IFMT == syscall.S_IFLNK) != (m.Flags == "l"),
+			m.Flags != "l" && st.Attr.Mode&syscall.S_IFMT != syscall.S_IFREG,
+			m.Flags != "l" && (st.Attr.Mode&0o100 != 0) != (m.Flags == "x"):
+			p.dirty = append(p.dirty, e.Path)
 		default:
-			// Materialized, or naming another revision: judged after
-			// the walk, which holds the tree's lock.
-			p.look = append(p.look, lookAt{e, m.Node, st.Attr})
+			// As hg status (and worktree's dirty check): the size and
+			// mtime against the entry, else the content, and what the
+			// content vouched for recorded (worktree.Fixup).
+			size, mtime := int64(st.Attr.Size), dirstate.TimestampOf(st.Attr.Mtime.UnixNano())
+			clean, isDirty := worktree.StatSays(e, size, mtime)
+			switch {
+			case clean:
+			case isDirty:
+				p.dirty = append(p.dirty, e.Path)
+			case m.Flags != "l" && st.Virtual && st.Ref.Path == e.Path && st.Ref.Node == m.Node:
+				// The parent's revision itself, without a look.
+				worktree.Fixup(e, dirstate.ModeRegular|st.Attr.Mode&0o777, size, mtime, u.boundary)
+			default:
+				// Materialized, a symlink, or naming another revision:
+				// judged after the walk, which holds the tree's lock.
+				p.look = append(p.look, lookAt{e, m.Node, st.Attr})
+			}
 		}
 	})
 	return p
@@ -311,22 +341,46 @@ func (u *daemonUpdate) sameContent(p string, node revlog.Node) (bool, error) {
 	return bytes.Equal(got, want), nil
 }
 
+// reserved reports whether working file p is under the name the mount
+// reserves at its root (its control directory, which the mount refuses
+// to create or change through the kernel; the daemon writes the cache
+// directly, so it must refuse too).
+func reserved(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return first == VirtualDirName
+}
+
+// sameLink compares the target of symlink ino with revision node of p.
+func (u *daemonUpdate) sameLink(ino fsnode.Ino, p string, node revlog.Node) (bool, error) {
+	want, err := u.v.FileRevision(p, node)
+	if err != nil {
+		return false, err
+	}
+	got, err := u.r.fsys.Readlink(u.ctx, ino)
+	if errors.Is(err, syscall.ENOENT) {
+		return false, nil
+	}
+	return got == string(want), err
+}
+
 // checkPlan declines, before anything changes, a plan whose files the
-// daemon would not write as the update through the files would: a
-// symlink to write, something but a regular file linked once where one
-// is rewritten or removed, anything where a new file goes (hg compares
-// untracked files), a file where a directory is needed.
+// daemon would not write as the update through the files would: where a
+// file is written, something but a symlink or a regular file linked
+// once; anything where a new file goes (hg compares untracked files); a
+// file where a directory is needed; something but a file or a symlink
+// where one is removed.
 func (u *daemonUpdate) checkPlan(gets []worktree.Change, removes []string) error {
 	fsys := u.r.fsys
 	for _, g := range gets {
-		if g.Entry.Flags == "l" {
-			return declined("the target has symlinks")
+		if reserved(g.Entry.Path) {
+			return declined("the target has a file in the mount's " + VirtualDirName)
 		}
 		a, err := fsys.LookupPath(u.ctx, g.Entry.Path)
+		typ := a.Mode & syscall.S_IFMT
 		switch {
 		case err == nil && !g.Exists:
 			return declined("an untracked file is in the way of " + g.Entry.Path)
-		case err == nil && (a.Mode&syscall.S_IFMT != syscall.S_IFREG || a.Nlink != 1):
+		case err == nil && typ != syscall.S_IFLNK && (typ != syscall.S_IFREG || a.Nlink != 1):
 			return declined("not a regular file: " + g.Entry.Path)
 		case err == nil:
 			continue
@@ -347,8 +401,11 @@ func (u *daemonUpdate) checkPlan(gets []worktree.Change, removes []string) error
 		}
 	}
 	for _, p := range removes {
+		if reserved(p) {
+			return declined("a file to remove is in the mount's " + VirtualDirName)
+		}
 		a, err := fsys.LookupPath(u.ctx, p)
-		if err == nil && a.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		if typ := a.Mode & syscall.S_IFMT; err == nil && typ != syscall.S_IFREG && typ != syscall.S_IFLNK {
 			return declined("not a regular file: " + p)
 		}
 	}
@@ -410,12 +467,39 @@ func (u *daemonUpdate) write(gets []worktree.Change, mtime time.Time) ([]worktre
 			return nil, err
 		}
 		size := int64(len(content))
-		perm := uint32(0o666)
-		if g.Entry.Flags == "x" {
-			perm = 0o777
-		}
-		perm &^= u.q.Umask
 		a, err := fsys.LookupPath(u.ctx, g.Entry.Path)
+		isLink := err == nil && a.Mode&syscall.S_IFMT == syscall.S_IFLNK
+		if g.FlagsOnly && g.Entry.Flags != "l" && err == nil && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			// The exec flag alone: a chmod, as hg's util.setflags (the
+			// entry is recorded possibly dirty, whatever out says).
+			perm := a.Mode & 0o7777
+			if next := worktree.ExecPerm(perm, g.Entry.Flags == "x", u.q.Umask); next != perm {
+				if _, err := fsys.SetAttr(u.ctx, a.Ino, fsnode.SetAttr{Mode: &next}); err != nil {
+					return nil, err
+				}
+				u.forgetInode(a.Ino)
+			}
+			continue
+		}
+		if g.Entry.Flags == "l" || isLink {
+			// A symlink is made anew, as hg writes one, and so is a
+			// regular file where one was.
+			if err == nil {
+				if err := u.unlink(g.Entry.Path); err != nil {
+					return nil, err
+				}
+			}
+			if g.Entry.Flags == "l" {
+				w, err := u.symlink(g.Entry.Path, string(content))
+				if err != nil {
+					return nil, err
+				}
+				out[i] = w
+				continue
+			}
+			err = syscall.ENOENT
+		}
+		perm := worktree.FilePerm(g.Entry.Flags, u.q.Umask)
 		switch {
 		case err == nil:
 			if a.Mode&0o7777 != perm {
@@ -439,9 +523,56 @@ func (u *daemonUpdate) write(gets []worktree.Change, mtime time.Time) ([]worktre
 	return out, nil
 }
 
+// unlink removes the file at p.
+func (u *daemonUpdate) unlink(p string) error {
+	dir, name := path.Split(p)
+	dirIno, err := u.dirIno(dir)
+	if err != nil {
+		return err
+	}
+	if err := u.r.fsys.Unlink(u.ctx, dirIno, name); err != nil {
+		return err
+	}
+	u.forgetName(dirIno, name)
+	return nil
+}
+
+// symlink makes a symlink to target at p, and the directories above it
+// that are missing, and returns what its dirstate entry records.
+func (u *daemonUpdate) symlink(p, target string) (worktree.Written, error) {
+	parent, name, err := u.mkdirs(p)
+	if err != nil {
+		return worktree.Written{}, err
+	}
+	a, err := u.r.fsys.Symlink(u.ctx, parent, name, target)
+	if err != nil {
+		return worktree.Written{}, err
+	}
+	u.r.fsys.Forget(a.Ino, 1)
+	u.forgetName(parent, name)
+	return worktree.Written{Mode: dirstate.ModeSymlink | 0o777, Size: int64(len(target)), Mtime: dirstate.TimestampOf(a.Mtime.UnixNano())}, nil
+}
+
 // create makes an empty regular file at p, and the directories above it
 // that are missing (0777 under the umask).
 func (u *daemonUpdate) create(p string, perm uint32) (fsnode.Attr, error) {
+	fsys := u.r.fsys
+	parent, name, err := u.mkdirs(p)
+	if err != nil {
+		return fsnode.Attr{}, err
+	}
+	a, err := fsys.CreateInode(u.ctx, parent, name, syscall.S_IFREG|perm, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL)
+	if err != nil {
+		return fsnode.Attr{}, err
+	}
+	fsys.Forget(a.Ino, 1)
+	u.forgetName(parent, name)
+	return a, nil
+}
+
+// mkdirs makes the directories above p that are missing (0777 under
+// the umask) and returns the inode of p's directory and p's last name.
+func (u *daemonUpdate) mkdirs(p string) (fsnode.Ino, string, error) {
 	fsys := u.r.fsys
 	parent := u.r.root
 	dir, name := path.Split(p)
@@ -457,21 +588,15 @@ func (u *daemonUpdate) create(p string, perm uint32) (fsnode.Attr, error) {
 		case errors.Is(err, syscall.EEXIST):
 			dirIno, err := u.child(parent, c)
 			if err != nil {
-				return fsnode.Attr{}, err
+				return 0, "", err
 			}
 			a.Ino = dirIno
 		default:
-			return fsnode.Attr{}, err
+			return 0, "", err
 		}
 		parent = a.Ino
 	}
-	a, err := fsys.CreateInode(u.ctx, parent, name, syscall.S_IFREG|perm, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL)
-	if err != nil {
-		return fsnode.Attr{}, err
-	}
-	fsys.Forget(a.Ino, 1)
-	u.forgetName(parent, name)
-	return a, nil
+	return parent, name, nil
 }
 
 // child returns the inode of directory entry name of dir.
@@ -501,6 +626,20 @@ func (u *daemonUpdate) dirIno(dir string) (fsnode.Ino, error) {
 	return a.Ino, nil
 }
 
+// writeDirstate replaces the dirstate with d (v1).
+func (u *daemonUpdate) writeDirstate(d *dirstate.Dirstate) error {
+	files, err := dirstate.Encode(d, false)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := u.writeHg(f.Name, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeHg replaces .hg/NAME with data: written beside it and renamed
 // over it, as hg's atomictemp files are, so that a crash leaves the old
 // or the new one.
@@ -525,6 +664,32 @@ func (u *daemonUpdate) writeHg(name string, data []byte) error {
 func (u *daemonUpdate) forgetName(dir fsnode.Ino, name string) {
 	if srv := u.r.kernel.srv.Load(); srv != nil {
 		srv.EntryNotify(u.r.nodeID(dir), name)
+	}
+	if u.dirs == nil {
+		u.dirs = map[fsnode.Ino]bool{}
+	}
+	u.dirs[dir] = true
+}
+
+// forgetInode has the kernel drop what it cached of inode ino's
+// attributes.
+func (u *daemonUpdate) forgetInode(ino fsnode.Ino) {
+	if srv := u.r.kernel.srv.Load(); srv != nil {
+		srv.InodeNotify(u.r.nodeID(ino), -1, 0)
+	}
+}
+
+// forgetDirs has the kernel drop the attributes it cached of every
+// directory whose entries changed (its link count, size and times): a
+// name's invalidation refreshes its directory only where the kernel had
+// an entry for the name.
+func (u *daemonUpdate) forgetDirs() {
+	srv := u.r.kernel.srv.Load()
+	if srv == nil {
+		return
+	}
+	for dir := range u.dirs {
+		srv.InodeNotify(u.r.nodeID(dir), -1, 0)
 	}
 }
 

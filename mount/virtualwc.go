@@ -147,20 +147,25 @@ func ParseUpdateRequest(name string) (UpdateRequest, error) {
 
 // UpdateReply is the daemon's answer to an UpdateRequest: done (the
 // counts hg's summary line gives and the target's branch), declined
-// (Declined says why), or refused for uncommitted changes (Dirty, the
-// first paths in order and whether there were more).
+// (Declined says why), refused for uncommitted changes (Dirty, the first
+// paths in order and whether there were more), or failed (Failed, the
+// error in words; the working copy is then as an interrupted update
+// leaves it).
 type UpdateReply struct {
 	Updated, Removed int
 	Branch           string
 	Declined         string
 	Dirty            []string
 	MoreDirty        bool
+	Failed           string
 }
 
 // Encode returns the reply's value: "ok UPDATED REMOVED BRANCH",
-// "declined REASON", or "dirty MORE" and a line per path.
+// "declined REASON", "failed ERROR", or "dirty MORE" and a line per path.
 func (p UpdateReply) Encode() []byte {
 	switch {
+	case p.Failed != "":
+		return []byte("failed " + p.Failed)
 	case p.Declined != "":
 		return []byte("declined " + p.Declined)
 	case len(p.Dirty) > 0:
@@ -179,6 +184,9 @@ func ParseUpdateReply(v []byte) (UpdateReply, error) {
 	s := string(v)
 	bad := fmt.Errorf("%s: unknown reply %q", UpdateXattr, s)
 	switch {
+	case strings.HasPrefix(s, "failed "):
+		p.Failed = strings.TrimPrefix(s, "failed ")
+		return p, nil
 	case strings.HasPrefix(s, "declined "):
 		p.Declined = strings.TrimPrefix(s, "declined ")
 		return p, nil

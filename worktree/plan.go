@@ -68,6 +68,41 @@ func Changes(from, to []revlog.ManifestEntry, old map[string]*dirstate.Entry, di
 	return gets, removes
 }
 
+// MarkTouched returns old with the mtimes of the files an update is
+// about to write or remove forgotten: the dirstate written before any
+// of them changes, so that an update stopped midway leaves none claimed
+// clean (a file rewritten in the second its entry records may keep its
+// mtime and size).
+func MarkTouched(old *dirstate.Dirstate, gets []Change, removes []string) *dirstate.Dirstate {
+	touched := make(map[string]bool, len(gets)+len(removes))
+	for _, g := range gets {
+		touched[g.Entry.Path] = true
+	}
+	for _, p := range removes {
+		touched[p] = true
+	}
+	marked := &dirstate.Dirstate{Parents: old.Parents, Entries: make([]dirstate.Entry, 0, len(old.Entries))}
+	for _, e := range old.Entries {
+		if touched[e.Path] {
+			e.HasMtime = false
+		}
+		marked.Entries = append(marked.Entries, e)
+	}
+	return marked
+}
+
+// Fixup records in e, a clean-able entry whose file was found clean by
+// its content, the file's mode, size and mtime, when that mtime is
+// reliable against boundary (the time before the file was looked at):
+// hg status's fixup (context._checklookup), so that the next look
+// needs no content.
+func Fixup(e *dirstate.Entry, mode uint32, size int64, mtime, boundary dirstate.Timestamp) {
+	if mt, ok := dirstate.Reliable(mtime, boundary); ok {
+		e.HasModeSize, e.Mode, e.Size = true, mode, int32(size&dirstate.RangeMask)
+		e.HasMtime, e.Mtime = true, mt
+	}
+}
+
 // NextDirstate is the dirstate after an update to target (whose
 // manifest is to) wrote gets (written[i] is what gets[i] became):
 // written files clean unless their mtime is too close to now (with

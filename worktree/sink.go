@@ -138,13 +138,13 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 			}
 			w.Mode = dirstate.ModeSymlink | 0o777
 		} else if virtual {
-			perm := filePerm(e.Flags, umask)
+			perm := FilePerm(e.Flags, umask)
 			if err := vdst.CreateVirtual(e.Path, w.Size, perm, mtime, e.Node); err != nil {
 				return 0, err
 			}
 			w.Mode = dirstate.ModeRegular | perm
 		} else {
-			perm := filePerm(e.Flags, umask)
+			perm := FilePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
 				return 0, err
 			}
@@ -156,10 +156,10 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	return out, err
 }
 
-// filePerm is the permission bits hg gives a new file of manifest
+// FilePerm is the permission bits hg gives a new file of manifest
 // flags: 0666 less the umask, and with "x" the exec bits where the read
 // bits are, less the umask (util.setflags).
-func filePerm(flags string, umask uint32) uint32 {
+func FilePerm(flags string, umask uint32) uint32 {
 	perm := 0o666 &^ umask
 	if flags == "x" && fsExec {
 		perm |= (perm & 0o444) >> 2 &^ umask

@@ -79,11 +79,14 @@ func writeVirtual(ctx context.Context, r *repo.Repo, root string, gets []Change,
 			out[i] = w
 			return w.Size, err
 		}
+		if done, err := setExec(root, g, umask); done || err != nil {
+			return 0, err
+		}
 		size, err := fileSize(r, g.Entry)
 		if err != nil {
 			return 0, err
 		}
-		perm := filePerm(g.Entry.Flags, umask)
+		perm := FilePerm(g.Entry.Flags, umask)
 		p := filepath.Join(root, filepath.FromSlash(g.Entry.Path))
 		if err := placeFile(p, perm); err != nil {
 			return 0, err

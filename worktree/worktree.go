@@ -131,6 +131,9 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	defer unlock()
 	if opt.Daemon != nil && !v2 {
 		res, err := opt.Daemon(r.Node(rev), opt.Clean, getUmask())
+		if err == nil {
+			writeWCache(hgDir)
+		}
 		if !errors.Is(err, ErrDeclined) {
 			return res, err
 		}
@@ -195,21 +198,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	// Files about to change are no longer known clean (with none, the
 	// dirstate on disk stays as it is until the new one replaces it).
 	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 {
-		touched := make(map[string]bool, len(gets)+len(removes))
-		for _, g := range gets {
-			touched[g.Entry.Path] = true
-		}
-		for _, p := range removes {
-			touched[p] = true
-		}
-		marked := &dirstate.Dirstate{Parents: old.Parents, Entries: make([]dirstate.Entry, 0, len(old.Entries))}
-		for _, e := range old.Entries {
-			if touched[e.Path] {
-				e.HasMtime = false
-			}
-			marked.Entries = append(marked.Entries, e)
-		}
-		if err := dirstate.Write(hgDir, marked, v2); err != nil {
+		if err := dirstate.Write(hgDir, MarkTouched(old, gets, removes), v2); err != nil {
 			return nil, err
 		}
 	}
@@ -430,6 +419,9 @@ func mkdirs(root, dir string, made map[string]bool) error {
 
 // writeFile reconstructs one file and writes it.
 func writeFile(r *repo.Repo, root string, g Change, umask uint32) (Written, error) {
+	if done, err := setExec(root, g, umask); done || err != nil {
+		return Written{}, err
+	}
 	buf := getBuffer() // the content may alias it until it is written
 	defer putBuffer(buf)
 	fl, err := openFilelog(r, g.Entry.Path, buf)
@@ -471,6 +463,38 @@ func writeFile(r *repo.Repo, root string, g Change, umask uint32) (Written, erro
 		}
 	}
 	return w, err
+}
+
+// setExec is hg's update of a file whose exec flag alone changes
+// (util.setflags): the regular file there keeps its bytes and gains x
+// where it has r, less the umask, or loses every x; done is false where
+// g is another change (the file is rewritten).
+func setExec(root string, g Change, umask uint32) (done bool, err error) {
+	if !g.FlagsOnly || g.Entry.Flags == "l" || !fsExec {
+		return false, nil
+	}
+	p := filepath.Join(root, filepath.FromSlash(g.Entry.Path))
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, nil
+	}
+	perm := uint32(fi.Mode().Perm())
+	if next := ExecPerm(perm, g.Entry.Flags == "x", umask); next != perm {
+		return true, os.Chmod(p, fs.FileMode(next))
+	}
+	return true, nil
+}
+
+// ExecPerm is util.setflags's new permission bits for a file of bits
+// perm made executable (x where r is, less the umask) or not (no x).
+func ExecPerm(perm uint32, exec bool, umask uint32) uint32 {
+	switch {
+	case exec && perm&0o100 == 0:
+		return perm | (perm&0o444)>>2&^umask
+	case !exec && perm&0o100 != 0:
+		return perm & 0o666
+	}
+	return perm
 }
 
 // openFilelog opens path's filelog, reading its index with readWhole
@@ -608,10 +632,7 @@ func entryDirty(r *repo.Repo, root string, files *dirFiles, parent []revlog.Mani
 	if err != nil || !same {
 		return !same, err
 	}
-	if mt, ok := dirstate.Reliable(fi.mtime, boundary); ok {
-		e.HasModeSize, e.Mode, e.Size = true, fi.mode(), int32(fi.size&dirstate.RangeMask)
-		e.HasMtime, e.Mtime = true, mt
-	}
+	Fixup(e, fi.mode(), fi.size, fi.mtime, boundary)
 	return false, nil
 }
 

@@ -113,6 +113,8 @@ func daemonUpdate(c *cmdContext, root string, q mount.UpdateRequest) (*worktree.
 		return nil, err
 	}
 	switch {
+	case p.Failed != "":
+		return nil, errors.New(p.Failed)
 	case p.Declined != "":
 		c.ui.debugf("the mount's daemon declined the update: %s\n", p.Declined)
 		return nil, fmt.Errorf("%w: %s", worktree.ErrDeclined, p.Declined)

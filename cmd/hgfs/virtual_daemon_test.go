@@ -15,7 +15,8 @@ import (
 
 // TestVirtualDaemonUpdate: hgfs update on a mounted virtual working
 // copy is done by the mount's daemon (mount.UpdateXattr) when the
-// working copy lets it, and otherwise, as with HGFS_TUNE=-daemonupdate,
+// working copy lets it (files becoming symlinks, symlinks files, exec
+// bits, directories made and emptied included), and otherwise, as with HGFS_TUNE=-daemonupdate,
 // through the mount's files: both end as hg update natively does (the
 // working files, hg status, hg debugstate), and refuse uncommitted
 // changes with the same message. What the kernel had cached of the
@@ -43,10 +44,24 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	symlink := func(target, name string) {
+		t.Helper()
+		p := filepath.Join(src, filepath.FromSlash(name))
+		os.Remove(p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write(src, "a", "a at 0\n")
 	write(src, "d/b", "b\n")
 	write(src, "d/e/c", "c\n")
 	write(src, "empty", "")
+	write(src, "f2l", "a file, then a link\n")
+	symlink("a", "l1")
+	symlink("b", "d/l2")
 	hg.Run(t, src, "commit", "-q", "-A", "-m", "zero", "-u", "t", "-d", "0 0")
 	write(src, "a", "a at 1, longer\n")
 	if err := os.Chmod(filepath.Join(src, "d", "b"), 0o755); err != nil {
@@ -54,6 +69,11 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 	}
 	hg.Run(t, src, "rm", "-q", "d/e/c")
 	write(src, "n/m/new", "new\n")
+	symlink("d/b", "l1")
+	os.Remove(filepath.Join(src, "d", "l2"))
+	write(src, "d/l2", "a link, then a file\n")
+	symlink("a", "f2l")
+	symlink("../../a", "n/m/link")
 	hg.Run(t, src, "commit", "-q", "-A", "-m", "one", "-u", "t", "-d", "1 0")
 
 	ref := filepath.Join(dir, "ref")
@@ -122,8 +142,9 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 		t.Helper()
 		// Fill the kernel's caches: names (and missing names), attributes
 		// and pages.
-		for _, p := range []string{"a", "d/b", "d/e/c", "n/m/new", "empty"} {
+		for _, p := range []string{"a", "d/b", "d/e/c", "n/m/new", "empty", "f2l", "l1", "d/l2", "n/m/link"} {
 			os.ReadFile(filepath.Join(mp, p))
+			os.Readlink(filepath.Join(mp, p))
 		}
 		os.ReadDir(filepath.Join(mp, "d"))
 	}
