@@ -160,11 +160,17 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.writeHg("updatestate", []byte(u.q.Target.String())); err != nil {
 		return UpdateReply{}, err
 	}
+	// The mtime a clone's checkout gives (cmd/hgfs mountVirtual): the
+	// second before the update began, so that the dirstate records
+	// every file and hg status reads none back.
+	mtime := time.Unix(start.Unix()-1, 0)
 	// Files about to change are no longer known clean, as the update
-	// through the files marks them: a file rewritten in the second the
-	// last update recorded keeps that mtime and maybe its size, and an
-	// update stopped midway must not leave it claimed clean.
-	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 {
+	// through the files marks them before it changes any: an update
+	// stopped midway must not leave a rewritten file claimed clean. Only
+	// an entry recording an mtime from that second on can be fooled (a
+	// rewritten file gets that mtime, a new symlink a later one), so the
+	// mark, a dirstate written in full, is left out when none does.
+	if len(old.Entries) > 0 && len(gets)+len(removes) > 0 && recordsSince(oldMap, gets, mtime.Unix()) {
 		if err := u.writeDirstate(worktree.MarkTouched(old, gets, removes)); err != nil {
 			return UpdateReply{}, err
 		}
@@ -172,10 +178,6 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.remove(removes); err != nil {
 		return UpdateReply{}, err
 	}
-	// The mtime a clone's checkout gives (cmd/hgfs mountVirtual): the
-	// second before the update began, so that the dirstate records
-	// every file and hg status reads none back.
-	mtime := time.Unix(start.Unix()-1, 0)
 	written, err := u.write(gets, mtime)
 	if err != nil {
 		return UpdateReply{}, err
@@ -194,6 +196,18 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	u.forgetName(u.hg.Ino, "updatestate")
 	u.r.updates.Add(1)
 	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
+}
+
+// recordsSince reports whether an entry of a file gets rewrites records
+// an mtime in second sec or later.
+func recordsSince(old map[string]*dirstate.Entry, gets []worktree.Change, sec int64) bool {
+	since := dirstate.TimestampOf(sec * 1e9).Sec // as entries record it
+	for _, g := range gets {
+		if e, ok := old[g.Entry.Path]; ok && e.HasMtime && e.Mtime.Sec >= since {
+			return true
+		}
+	}
+	return false
 }
 
 // dirty lists the tracked files with uncommitted changes, sorted, as
