@@ -475,7 +475,9 @@ func setExec(root string, g Change, umask uint32) (done bool, err error) {
 	}
 	p := filepath.Join(root, filepath.FromSlash(g.Entry.Path))
 	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil || !fi.Mode().IsRegular() || links(fi) > 1 {
+		// hg copies a file linked elsewhere before its chmod, so that
+		// the other name keeps its mode: a rewrite does the same.
 		return false, nil
 	}
 	perm := uint32(fi.Mode().Perm())
