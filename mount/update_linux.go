@@ -154,6 +154,14 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.checkPlan(gets, removes); err != nil {
 		return UpdateReply{}, err
 	}
+	// Every file's revision is rebuilt before anything changes, as the
+	// update through the files sizes them all first: a damaged filelog
+	// fails the update with the working copy untouched. Only sizes and
+	// link targets are kept (hgview's cache holds the texts it can).
+	sizes, targets, err := u.revisions(gets)
+	if err != nil {
+		return UpdateReply{}, err
+	}
 
 	// From here on the working copy changes: an error leaves it as an
 	// interrupted hg update does, with .hg/updatestate naming the target.
@@ -178,7 +186,7 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.remove(removes); err != nil {
 		return UpdateReply{}, err
 	}
-	written, err := u.write(gets, mtime)
+	written, err := u.write(gets, sizes, targets, mtime)
 	if err != nil {
 		return UpdateReply{}, err
 	}
@@ -468,19 +476,33 @@ func (u *daemonUpdate) remove(removes []string) error {
 	return nil
 }
 
+// revisions rebuilds the revision of every file of gets and returns
+// their sizes and, for symlinks, their targets (by index of gets).
+func (u *daemonUpdate) revisions(gets []worktree.Change) ([]int64, map[int]string, error) {
+	sizes := make([]int64, len(gets))
+	targets := map[int]string{}
+	for i, g := range gets {
+		content, err := u.v.FileRevision(g.Entry.Path, g.Entry.Node)
+		if err != nil {
+			return nil, nil, err
+		}
+		sizes[i] = int64(len(content))
+		if g.Entry.Flags == "l" {
+			targets[i] = string(content)
+		}
+	}
+	return sizes, targets, nil
+}
+
 // write makes every file of gets show its revision: an existing one
 // keeps its inode (moveVirtual, which invalidates what the kernel
 // cached of it), a new one is created with its directories; each gets
 // hg's permission bits under the caller's umask and the mtime given.
-func (u *daemonUpdate) write(gets []worktree.Change, mtime time.Time) ([]worktree.Written, error) {
+func (u *daemonUpdate) write(gets []worktree.Change, sizes []int64, targets map[int]string, mtime time.Time) ([]worktree.Written, error) {
 	fsys := u.r.fsys
 	out := make([]worktree.Written, len(gets))
 	for i, g := range gets {
-		content, err := u.v.FileRevision(g.Entry.Path, g.Entry.Node)
-		if err != nil {
-			return nil, err
-		}
-		size := int64(len(content))
+		size := sizes[i]
 		a, err := fsys.LookupPath(u.ctx, g.Entry.Path)
 		isLink := err == nil && a.Mode&syscall.S_IFMT == syscall.S_IFLNK
 		if g.FlagsOnly && g.Entry.Flags != "l" && err == nil && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
@@ -504,7 +526,7 @@ func (u *daemonUpdate) write(gets []worktree.Change, mtime time.Time) ([]worktre
 				}
 			}
 			if g.Entry.Flags == "l" {
-				w, err := u.symlink(g.Entry.Path, string(content))
+				w, err := u.symlink(g.Entry.Path, targets[i])
 				if err != nil {
 					return nil, err
 				}
