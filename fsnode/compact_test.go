@@ -235,7 +235,7 @@ func TestAutoCompact(t *testing.T) {
 	t.Logf("before: %d live, %d dead bytes in %d data files, %d on disk", st.LiveBytes, st.DeadBytes, st.DataFiles, cacheSize(t, f.dir))
 	// The compactor may have run already, in a pause of the writes on a
 	// busy machine: what it reclaimed was dead too.
-	if st.DeadBytes+st.ReclaimedBytes < 20<<20 {
+	if st.DeadBytes+int64(st.ReclaimedBytes) < 20<<20 {
 		t.Fatalf("only %d dead bytes before compaction (%d reclaimed)", st.DeadBytes, st.ReclaimedBytes)
 	}
 	waitFor(t, "the compactor", func() bool { return f.Stats().Compactions > 0 && !f.due() })
