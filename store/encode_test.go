@@ -380,6 +380,9 @@ func FuzzHybridEncode(f *testing.F) {
 	f.Add("data/"+strings.Repeat("A.", 100), false)
 	f.Fuzz(func(t *testing.T, s string, dotencode bool) {
 		e := HybridEncode(s, dotencode)
+		if full := hybridEncode(s, dotencode); e != full {
+			t.Fatalf("HybridEncode(%q, %v) = %q, the full encoding %q (plainStorePath %v)", s, dotencode, e, full, plainStorePath(s))
+		}
 		if err := checkEncodedBytes(e); err != nil {
 			t.Fatalf("HybridEncode(%q, %v) = %q: %v", s, dotencode, e, err)
 		}
@@ -433,5 +436,14 @@ func BenchmarkHybridEncode(b *testing.B) {
 				HybridEncode(p, true)
 			}
 		})
+	}
+}
+
+func BenchmarkPlainStorePath(b *testing.B) {
+	p := "data/f/039/file3998.txt.i"
+	for b.Loop() {
+		if !plainStorePath(p) {
+			b.Fatal("not plain")
+		}
 	}
 }
