@@ -37,8 +37,23 @@ type Sink interface {
 // mode and mtime are the file's as the mount reports them.
 type VirtualSink interface {
 	Sink
-	CreateVirtual(name string, size int64, perm uint32, mtime time.Time, node revlog.Node) error
+	// CreateVirtuals makes each of files virtual, in order.
+	CreateVirtuals(files []NewVirtual) error
 }
+
+// NewVirtual is a file CreateVirtuals makes: its name, the size, mode
+// and mtime the mount reports, and its file revision.
+type NewVirtual struct {
+	Name  string
+	Size  int64
+	Perm  uint32
+	Mtime time.Time
+	Node  revlog.Node
+}
+
+// virtualBatch is how many files one CreateVirtuals call makes: one
+// lock of the cache's tree each (fsnode.Sink.CreateVirtuals).
+const virtualBatch = 512
 
 // CheckoutSink checks out changeset rev of r, a repository without a
 // working copy (a new clone's, whose store the sink holds), into dst:
@@ -119,6 +134,14 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	stamp := dirstate.TimestampOf(mtime.UnixNano())
 	vdst, virtual := dst.(VirtualSink)
 	virtual = virtual && opt.Virtual
+	// Virtual files are sized by the writers and made afterwards in
+	// batches, in manifest order: made one at a time, each of the
+	// 20,000 files of the bench's checkout took the cache's tree lock
+	// against the writers reading filelogs through the same tree.
+	var isVirtual []bool
+	if virtual {
+		isVirtual = make([]bool, len(m))
+	}
 	err := eachFile(ctx, opt, len(m), func(i int) (int64, error) {
 		e := m[i]
 		// A buffer of its own: a Sink may keep what it is given.
@@ -138,11 +161,8 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 			}
 			w.Mode = dirstate.ModeSymlink | 0o777
 		} else if virtual {
-			perm := FilePerm(e.Flags, umask)
-			if err := vdst.CreateVirtual(e.Path, w.Size, perm, mtime, e.Node); err != nil {
-				return 0, err
-			}
-			w.Mode = dirstate.ModeRegular | perm
+			w.Mode = dirstate.ModeRegular | FilePerm(e.Flags, umask)
+			isVirtual[i] = true
 		} else {
 			perm := FilePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
@@ -153,7 +173,29 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 		out[i] = w
 		return w.Size, nil
 	})
-	return out, err
+	if err != nil || !virtual {
+		return out, err
+	}
+	batch := make([]NewVirtual, 0, virtualBatch)
+	for i, e := range m {
+		if !isVirtual[i] {
+			continue
+		}
+		batch = append(batch, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode &^ dirstate.ModeRegular, Mtime: mtime, Node: e.Node})
+		if len(batch) == cap(batch) {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			if err := vdst.CreateVirtuals(batch); err != nil {
+				return out, err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		return out, vdst.CreateVirtuals(batch)
+	}
+	return out, nil
 }
 
 // FilePerm is the permission bits hg gives a new file of manifest

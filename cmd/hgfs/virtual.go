@@ -38,8 +38,12 @@ type virtualSink struct{ *fsnode.Sink }
 
 var _ worktree.VirtualSink = virtualSink{}
 
-func (s virtualSink) CreateVirtual(name string, size int64, perm uint32, mtime time.Time, node revlog.Node) error {
-	return s.Sink.CreateVirtual(name, size, perm, mtime, fsnode.VirtualRef{Node: node, Path: name})
+func (s virtualSink) CreateVirtuals(files []worktree.NewVirtual) error {
+	nv := make([]fsnode.NewVirtual, len(files))
+	for i, v := range files {
+		nv[i] = fsnode.NewVirtual{Name: v.Name, Size: v.Size, Perm: v.Perm, Mtime: v.Mtime, Ref: fsnode.VirtualRef{Node: v.Node, Path: v.Name}}
+	}
+	return s.Sink.CreateVirtuals(nv)
 }
 
 // mountVirtual returns how hgfs update makes files of the working copy
