@@ -203,7 +203,8 @@ func (fs *memFS) touch(n *memNode) {
 }
 
 // loadTar fills the floor with tarball's directories, files, hard
-// links and symlinks, but those named in skip.
+// links and symlinks, but those named in skip; a hard link to a skipped
+// file becomes a copy of it.
 func (fs *memFS) loadTar(tarball string, skip []string) error {
 	f, err := os.Open(tarball)
 	if err != nil {
@@ -211,6 +212,7 @@ func (fs *memFS) loadTar(tarball string, skip []string) error {
 	}
 	defer f.Close()
 	tr := tar.NewReader(bufio.NewReaderSize(f, 1<<20))
+	skipped := map[string][]byte{} // skipped regular files' contents
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -221,6 +223,13 @@ func (fs *memFS) loadTar(tarball string, skip []string) error {
 		}
 		name := path.Clean(h.Name)
 		if slices.Contains(skip, name) || name == "." {
+			if h.Typeflag == tar.TypeReg && name != "." {
+				// A later hard link to it (hg's undo.dirstate is one
+				// to the dirstate) becomes a file of its own.
+				if skipped[name], err = io.ReadAll(tr); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		dir := fs.nodes[fuse.FUSE_ROOT_ID]
@@ -248,6 +257,13 @@ func (fs *memFS) loadTar(tarball string, skip []string) error {
 			n.attr.Size = uint64(len(n.data))
 			n.attr.Blocks = (n.attr.Size + 511) / 512
 		case tar.TypeLink:
+			if data, ok := skipped[path.Clean(h.Linkname)]; ok {
+				n := fs.newChild(dir, last, syscall.S_IFREG|perm, 0, 0)
+				n.data = data
+				n.attr.Size = uint64(len(n.data))
+				n.attr.Blocks = (n.attr.Size + 511) / 512
+				continue
+			}
 			target := fs.walk(path.Clean(h.Linkname))
 			if target == nil || target.kids != nil {
 				return fmt.Errorf("%s: hard link to %s, which the tarball has not given as a file", name, h.Linkname)

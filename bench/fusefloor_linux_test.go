@@ -104,11 +104,14 @@ func TestFuseFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	loaded, err := startFuseFloor(env, mp, tarball, "empty")
+	// A skipped file's hard link stays, as a file of its own (hg's
+	// undo.dirstate links to the dirstate, which a case skips).
+	loaded, err := startFuseFloor(env, mp, tarball, "empty", ".hg/requires")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer loaded.stop()
 	delete(want, "empty")
+	delete(want, ".hg/requires")
 	posixtest.SameTree(t, "a floor holding the tarball", want, snapshot(t, mp))
 }
