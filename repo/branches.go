@@ -3,9 +3,6 @@ package repo
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"io"
-	"io/fs"
 	"sort"
 
 	"github.com/hgfs/hgfs/revlog"
@@ -167,7 +164,7 @@ type revBranchCache struct {
 // no cache.
 func (r *Repo) readRevBranchCache(n int) *revBranchCache {
 	for _, v := range []string{"-v2", "-v1"} {
-		names, err := r.readLimited("cache/rbc-names"+v, maxRBCNames+1)
+		names, err := r.readHead("cache/rbc-names"+v, maxRBCNames+1)
 		if err != nil || names == nil {
 			continue
 		}
@@ -181,7 +178,7 @@ func (r *Repo) readRevBranchCache(n int) *revBranchCache {
 			}
 		}
 		if n > 0 && len(c.names) > 0 {
-			revs, err := r.readLimited("cache/rbc-revs"+v, int64(n)*rbcRecordSize)
+			revs, err := r.readHead("cache/rbc-revs"+v, int64(n)*rbcRecordSize)
 			if err == nil {
 				c.revs = revs[:len(revs)/rbcRecordSize*rbcRecordSize]
 			}
@@ -215,22 +212,4 @@ func (c *revBranchCache) info(rev int, node revlog.Node) (name string, close, ok
 		return "", false, false
 	}
 	return c.names[idx], close, true
-}
-
-// readLimited is readOptional of at most the first n bytes, allocating
-// only what the file holds.
-func (r *Repo) readLimited(name string, n int64) ([]byte, error) {
-	f, err := r.hg.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, n))
-	if b == nil && err == nil {
-		b = []byte{}
-	}
-	return b, err
 }

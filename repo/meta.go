@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -99,8 +100,10 @@ func (r *Repo) readOptional(name string) ([]byte, error) {
 // megabyte, which every command resolving "." would otherwise read.
 const dirstateHead = 4096
 
-// readHead is readOptional of at most the first n bytes.
-func (r *Repo) readHead(name string, n int) ([]byte, error) {
+// readHead is readOptional of at most the first n bytes. The buffer
+// starts at up to 64 KiB (a dirstate's head is read in one call) and
+// grows with what the file holds, not with n (a cache file's bound).
+func (r *Repo) readHead(name string, n int64) ([]byte, error) {
 	f, err := r.hg.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -109,12 +112,21 @@ func (r *Repo) readHead(name string, n int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, n)
-	m, err := io.ReadFull(f, b)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		err = nil
+	b := make([]byte, 0, min(n, 64<<10))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(n-int64(len(b)), int64(cap(b)))))
+		}
+		m, err := f.Read(b[len(b):int(min(int64(cap(b)), n))])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b[:m], err
+	return b, nil
 }
 
 func (r *Repo) loadMeta() (*meta, error) {
