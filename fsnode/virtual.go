@@ -343,7 +343,10 @@ type NewVirtual struct {
 // lock of the tree and one admission to the commit queue: a checkout
 // makes its working copy's 20,000 files in batches instead of taking
 // the tree's lock 20,000 times against the readers of its filelogs
-// and the committer. Files before one that fails are made.
+// and the committer. Every file's arguments are checked, and its
+// directories made, before any file is; a file that fails then (its
+// directory gone, a directory in the way) leaves the files before it
+// made.
 func (s *Sink) CreateVirtuals(files []NewVirtual) error {
 	type placed struct {
 		parent Ino

@@ -68,6 +68,22 @@ func TestVirtualFiles(t *testing.T) {
 	if err := s.CreateVirtual("bad", 1, 0o10644, mtime, st.add("bad", []byte("x"))); err == nil {
 		t.Error("CreateVirtual took a mode with type bits")
 	}
+	// A batch is checked whole before any file of it is made.
+	batch := []NewVirtual{
+		{Name: "batch/ok", Size: int64(len(small)), Perm: 0o644, Mtime: mtime, Ref: st.add("batch/ok", small)},
+		{Name: "batch/bad", Size: -1, Perm: 0o644, Mtime: mtime, Ref: st.add("batch/bad", small)},
+	}
+	if err := s.CreateVirtuals(batch); err == nil {
+		t.Error("CreateVirtuals took a negative size")
+	}
+	if _, err := f.LookupPath(bg, "batch/ok"); err == nil {
+		t.Error("a batch that failed its check made a file")
+	}
+	batch[1].Size = int64(len(small))
+	if err := s.CreateVirtuals(batch); err != nil {
+		t.Fatal(err)
+	}
+	files["batch/ok"], files["batch/bad"] = small, small
 	if err := s.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +181,8 @@ func TestVirtualFiles(t *testing.T) {
 	st.calls = 0
 	f.SetResolver(st.resolve)
 	check(f)
-	if vs := f.VirtualStats(); vs.Virtual != 6 { // a/big a/small renamed chmod link(=link2) empty
-		t.Errorf("%d virtual records, want 6", vs.Virtual)
+	if vs := f.VirtualStats(); vs.Virtual != 8 { // a/big a/small renamed chmod link(=link2) empty batch/ok batch/bad
+		t.Errorf("%d virtual records, want 8", vs.Virtual)
 	}
 
 	// SetVirtual moves a file, virtual or not, to another revision.
