@@ -199,7 +199,7 @@ func (c *revBranchCache) info(rev int, node revlog.Node) (name string, close, ok
 	rec := c.revs[rev*rbcRecordSize : (rev+1)*rbcRecordSize]
 	prefix, idx := rec[:rbcNodeLen], binary.BigEndian.Uint32(rec[rbcNodeLen:])
 	switch {
-	case bytes.Equal(prefix, make([]byte, rbcNodeLen)):
+	case [rbcNodeLen]byte(prefix) == [rbcNodeLen]byte{}:
 		return "", false, false
 	case !bytes.Equal(prefix, node[:rbcNodeLen]):
 		c.valid = rev

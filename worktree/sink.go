@@ -135,13 +135,10 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	vdst, virtual := dst.(VirtualSink)
 	virtual = virtual && opt.Virtual
 	// Virtual files are sized by the writers and made afterwards in
-	// batches, in manifest order: made one at a time, each of the
-	// 20,000 files of the bench's checkout took the cache's tree lock
-	// against the writers reading filelogs through the same tree.
-	var isVirtual []bool
-	if virtual {
-		isVirtual = make([]bool, len(m))
-	}
+	// batches, in manifest order (every regular file: their Written
+	// says so): made one at a time, each of the 20,000 files of the
+	// bench's checkout took the cache's tree lock against the writers
+	// reading filelogs through the same tree.
 	err := eachFile(ctx, opt, len(m), func(i int) (int64, error) {
 		e := m[i]
 		// A buffer of its own: a Sink may keep what it is given.
@@ -162,7 +159,6 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 			w.Mode = dirstate.ModeSymlink | 0o777
 		} else if virtual {
 			w.Mode = dirstate.ModeRegular | FilePerm(e.Flags, umask)
-			isVirtual[i] = true
 		} else {
 			perm := FilePerm(e.Flags, umask)
 			if err := sinkWrite(dst, e.Path, data, perm, mtime); err != nil {
@@ -178,10 +174,10 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	}
 	batch := make([]NewVirtual, 0, virtualBatch)
 	for i, e := range m {
-		if !isVirtual[i] {
-			continue
+		if out[i].Mode&^0o7777 != dirstate.ModeRegular {
+			continue // a symlink, made by its writer
 		}
-		batch = append(batch, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode &^ dirstate.ModeRegular, Mtime: mtime, Node: e.Node})
+		batch = append(batch, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
 		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
 				return out, err
