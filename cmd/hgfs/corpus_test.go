@@ -588,14 +588,18 @@ func TestCorpusLocalClone(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			cdir := filepath.Join(dir, label(s.name))
 			os.Mkdir(cdir, 0o755)
+			// A copy of its own: hg copies only when it gets the source's
+			// lock at once, and pulls where another test's hg process
+			// holds it (writing a persistent nodemap, say).
+			src := copySource(t, s, cdir)
 			var wants []outcome
 			for _, o := range ors {
 				d := filepath.Join(cdir, o.Name)
-				out, errOut, code := o.result(t, cdir, "clone", "-U", s.dir, d)
+				out, errOut, code := o.result(t, cdir, "clone", "-U", src, d)
 				wants = append(wants, outcome{d, out, errOut, code})
 			}
 			got := filepath.Join(cdir, "hgfs")
-			out, errOut, code := hgfsRun(cdir, "clone", "-U", s.dir, got)
+			out, errOut, code := hgfsRun(cdir, "clone", "-U", src, got)
 			compareOutcomes(t, ors, wants, outcome{got, out, errOut, code})
 			// A copy is byte for byte; where hg pulled instead (hidden
 			// or secret changesets), the revisions are what counts, and
