@@ -37,11 +37,14 @@ func TestCloneCheckoutCorpus(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			mine, theirs := filepath.Join(dir, "hgfs"), filepath.Join(dir, "hg")
-			stdout, stderr, code := hgfsClone(t, dir, append(append([]string{}, hgConfig...), s.dir, mine)...)
+			// A copy of its own: a clone copies only when it gets the
+			// source's lock at once (copySource).
+			src := copySource(t, s, dir)
+			stdout, stderr, code := hgfsClone(t, dir, append(append([]string{}, hgConfig...), src, mine)...)
 			if code != 0 {
 				t.Fatalf("hgfs clone: %d\n%s%s", code, stdout, stderr)
 			}
-			want := s.maker.run(t, dir, "clone", s.dir, theirs)
+			want := s.maker.run(t, dir, "clone", src, theirs)
 			if stdout != want {
 				t.Errorf("clone output:\n%s", testenv.Diff(s.maker.Name, want, "hgfs", stdout))
 			}

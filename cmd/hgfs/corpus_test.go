@@ -588,9 +588,8 @@ func TestCorpusLocalClone(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			cdir := filepath.Join(dir, label(s.name))
 			os.Mkdir(cdir, 0o755)
-			// A copy of its own: hg copies only when it gets the source's
-			// lock at once, and pulls where another test's hg process
-			// holds it (writing a persistent nodemap, say).
+			// A copy of its own (copySource): hg pulls instead of
+			// copying where another test's hg process holds the lock.
 			src := copySource(t, s, cdir)
 			var wants []outcome
 			for _, o := range ors {
@@ -613,7 +612,8 @@ func TestCorpusLocalClone(t *testing.T) {
 
 // copySource copies s into cdir/src, a copy of the test's own: the other
 // tests' hg processes of either version write their caches (branch3-*
-// from hg 7, say) into the shared source while this one runs.
+// from hg 7, say) into the shared source while this one runs, holding
+// its lock, and a local clone copies only when it gets the lock at once.
 func copySource(t *testing.T, s source, cdir string) string {
 	t.Helper()
 	src := filepath.Join(cdir, "src")
