@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -77,19 +76,12 @@ echo done`
 		Peer: func(env *Env, d any) *exec.Cmd { return guarded(env, workload(st.off.mnt), st.on.mnt, st.off.mnt) },
 		Check: st.check(func(h, p []byte) error {
 			for _, side := range []struct{ name, mnt string }{{"on", st.on.mnt}, {"off", st.off.mnt}} {
-				data, err := os.ReadFile(mount.StatsPath(side.mnt))
+				info, err := mount.ReadInfo(side.mnt)
 				if err != nil {
 					return err
 				}
-				var info struct {
-					Stats struct {
-						LiveBytes, DeadBytes int64
-						DataFiles            int
-						Compactions          uint64
-					}
-				}
-				if err := json.Unmarshal(data, &info); err != nil {
-					return err
+				if info.Stats == nil {
+					return fmt.Errorf("%s: no cache figures in its stats", side.mnt)
 				}
 				s := info.Stats
 				fmt.Fprintf(os.Stderr, "    compaction %s: %.1f MiB live, %.1f MiB dead in %d data files after the runs (%d compactions)\n",

@@ -161,9 +161,12 @@ func (c *control) viewAttr(x ctlNode) (hgview.Attr, []byte, error) {
 	case x.moving():
 		// Not GetAttr, which would generate a view's content a second
 		// time: a moving file is a plain read-only file.
-		sv, err := c.generate(x)
-		if err != nil {
-			return hgview.Attr{}, nil, err
+		sv := c.served.take(c.ino(x))
+		if sv == nil {
+			var err error
+			if sv, err = c.generate(x); err != nil {
+				return hgview.Attr{}, nil, err
+			}
 		}
 		return hgview.Attr{Ino: c.ino(x), Mode: ctlFileMode, Nlink: 1, Size: uint64(len(sv.data)), Mtime: sv.mtime}, nil, nil
 	}
@@ -225,14 +228,20 @@ func (c *control) read(x ctlNode) ([]byte, error) {
 		}
 		return v.Content(x.n)
 	}
-	if sv := c.served.get(c.ino(x)); sv != nil {
-		return sv.data, nil
-	}
-	sv, err := c.generate(x)
+	sv, err := c.current(x)
 	if err != nil {
 		return nil, err
 	}
 	return sv.data, nil
+}
+
+// current returns the generation of x, a file whose content moves, that
+// its attributes last reported, or a new one if they never did.
+func (c *control) current(x ctlNode) (*served, error) {
+	if sv := c.served.get(c.ino(x)); sv != nil {
+		return sv, nil
+	}
+	return c.generate(x)
 }
 
 // readlink returns the target of x, a view's symlink.
@@ -342,9 +351,33 @@ type served struct {
 // another generation's size. A new generation gets a new mtime, which
 // makes the kernel drop the previous one's pages (AUTO_INVAL_DATA).
 // Entries go when the kernel forgets the node.
+//
+// held is the generation a READ served to its end, which the next look
+// at the attributes reports again instead of a new one (readRange). Two
+// readers of one file at once can still take each other's: without OPEN
+// (no_open) nothing tells one reader's requests from another's, the
+// caller's pid being a thread's.
 type servedFiles struct {
-	mu sync.Mutex
-	m  map[uint64]*served
+	mu   sync.Mutex
+	m    map[uint64]*served
+	held map[uint64]*served
+}
+
+// take returns the generation held for ino, if it is still the current
+// one, and lets it go: only the one look after a READ reached the end
+// sees it again.
+func (s *servedFiles) take(ino uint64) *served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sv := s.held[ino]
+	if sv == nil {
+		return nil
+	}
+	delete(s.held, ino)
+	if s.m[ino] != sv {
+		return nil
+	}
+	return sv
 }
 
 // update records data as ino's content, keeping the previous

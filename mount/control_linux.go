@@ -72,6 +72,7 @@ func repoViews(root string, rootIno uint64) *views {
 func (s *servedFiles) forget(ino uint64) {
 	s.mu.Lock()
 	delete(s.m, ino)
+	delete(s.held, ino)
 	s.mu.Unlock()
 }
 
@@ -91,4 +92,57 @@ func (w *views) close() {
 		w.v.Close()
 		w.v = nil
 	}
+}
+
+// readRange answers a READ of size bytes at off without a handle
+// (no_open). A READ that serves a moving file's generation to its end
+// holds that generation for the next look at the file's attributes
+// (servedFiles.take): the kernel asks them at every read(2), and the
+// read(2) after the one that reached the end is the reader's looking for
+// the end. Shown a longer generation there, it would read that
+// generation's tail after the previous one's bytes (torn JSON), and a
+// file that grows at every look would never end.
+func (c *control) readRange(x ctlNode, off uint64, size uint32) ([]byte, error) {
+	var data []byte
+	if x.moving() {
+		sv, err := c.current(x)
+		if err != nil {
+			return nil, err
+		}
+		if off+uint64(size) >= uint64(len(sv.data)) {
+			c.served.hold(c.ino(x), sv)
+		}
+		data = sv.data
+	} else {
+		var err error
+		if data, err = c.read(x); err != nil {
+			return nil, err
+		}
+	}
+	return sliceAt(data, off, size), nil
+}
+
+// sliceAt is what a READ of size bytes at off reads from data.
+func sliceAt(data []byte, off uint64, size uint32) []byte {
+	if off >= uint64(len(data)) {
+		return nil
+	}
+	data = data[off:]
+	if uint64(len(data)) > uint64(size) {
+		data = data[:size]
+	}
+	return data
+}
+
+// hold keeps sv, ino's current generation, for the next take.
+func (s *servedFiles) hold(ino uint64, sv *served) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[ino] != sv {
+		return
+	}
+	if s.held == nil {
+		s.held = map[uint64]*served{}
+	}
+	s.held[ino] = sv
 }

@@ -86,12 +86,5 @@ const movingTimeout = 0
 
 // readAt answers a READ of size bytes at off from data.
 func readAt(data []byte, off uint64, size uint32) fuse.ReadResult {
-	if off >= uint64(len(data)) {
-		return fuse.ReadResultData(nil)
-	}
-	data = data[off:]
-	if uint64(len(data)) > uint64(size) {
-		data = data[:size]
-	}
-	return fuse.ReadResultData(data)
+	return fuse.ReadResultData(sliceAt(data, off, size))
 }

@@ -3,11 +3,16 @@
 package mount
 
 import (
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -181,5 +186,57 @@ func TestMovingContent(t *testing.T) {
 	}
 	if st := stat(t, StatsPath(m.mp)); st.Size == 0 {
 		t.Error("stats reports size 0")
+	}
+}
+
+// TestMovingReadWhole reads a moving file that changes at every look,
+// growing each time: a reader that reads it to the end and then finds
+// its end (os.ReadFile, cat) gets one generation whole. Each read(2)
+// refreshes the attributes, and the one that finds the end used to
+// report a longer generation, whose tail the reader got after the
+// previous one (torn JSON from .hgfs/stats during a clone).
+func TestMovingReadWhole(t *testing.T) {
+	testenv.RequireFUSE(t)
+	fsys, err := fsnode.Create(t.TempDir(), fsnode.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	var looks atomic.Int64
+	raw := newRawFS(fsys, func() any {
+		return map[string]string{"pad": strings.Repeat("x", int(looks.Add(1)))}
+	})
+	mp := t.TempDir()
+	srv, err := NewCacheServer(raw, mp, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Unmount()
+	if !raw.kernel.noOpen() {
+		t.Skip("the kernel opens every file (no CAP_NO_OPEN_SUPPORT): each open has its own generation")
+	}
+	for i := 0; i < 50; i++ {
+		// os.ReadFile, but bounded: a reader that is shown a longer
+		// generation at each read(2) never finds the end.
+		f, err := os.Open(StatsPath(mp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, 1<<16))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) == 1<<16 {
+			t.Fatalf("read %d: no end in sight after %d bytes:\n%.200s", i, len(data), data)
+		}
+		var v struct{ Pad string }
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatalf("read %d: %v:\n%s", i, err, data)
+		}
 	}
 }

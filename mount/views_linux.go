@@ -200,11 +200,11 @@ func (vn *viewNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, of
 	if f != nil {
 		return f.(gofs.FileReader).Read(ctx, dest, off)
 	}
-	data, err := vn.c.read(vn.x)
+	data, err := vn.c.readRange(vn.x, uint64(off), uint32(len(dest)))
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	return readAt(data, uint64(off), uint32(len(dest))), 0
+	return fuse.ReadResultData(data), 0
 }
 
 // OnForget drops what the node's moving content kept.

@@ -147,11 +147,11 @@ func (v *virtualDir) read(in *fuse.ReadIn) (fuse.ReadResult, fuse.Status) {
 		if err != nil {
 			return nil, toStatus(err)
 		}
-		data, err := v.c.read(x)
+		data, err := v.c.readRange(x, in.Offset, in.Size)
 		if err != nil {
 			return nil, toStatus(err)
 		}
-		return readAt(data, in.Offset, in.Size), fuse.OK
+		return fuse.ReadResultData(data), fuse.OK
 	}
 	v.mu.Lock()
 	data, ok := v.handles[in.Fh]

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,15 +37,14 @@ func diskUsage(t *testing.T, dir string) int64 {
 
 func mountStats(t *testing.T, mp string) fsnode.Stats {
 	t.Helper()
-	data, err := os.ReadFile(mount.StatsPath(mp))
+	info, err := mount.ReadInfo(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info struct{ Stats fsnode.Stats }
-	if err := json.Unmarshal(data, &info); err != nil {
-		t.Fatalf("%v: %s", err, data)
+	if info.Stats == nil {
+		t.Fatalf("%s: a mount without a cache's figures", mp)
 	}
-	return info.Stats
+	return *info.Stats
 }
 
 // TestMountCompacts: write and delete cycles through a real mount (the

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,15 +183,7 @@ func withoutCacheNotes(out []byte) []byte {
 // virtualFiles is the mount's count of virtual files (hgfs stats).
 func virtualFiles(t *testing.T, mp string) int64 {
 	t.Helper()
-	data, err := os.ReadFile(mount.StatsPath(mp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info struct{ Stats struct{ VirtualFiles int64 } }
-	if err := json.Unmarshal(data, &info); err != nil {
-		t.Fatal(err)
-	}
-	return info.Stats.VirtualFiles
+	return mountStats(t, mp).VirtualFiles
 }
 
 // regularFiles keeps the paths of files that are regular files in the
