@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hgfs/hgfs/internal/hgparse"
@@ -219,26 +220,33 @@ func MatchDate(spec string, now time.Time) (func(int64) bool, error) {
 	return func(t int64) bool { return t >= lo && t <= hi }, nil
 }
 
-var isoDate = regexp.MustCompile(`^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?)?)?(?:\s*([+-]\d{4}|UTC|GMT|Z))?$`)
+// The date patterns are compiled on first use: every command links this
+// package, and compiling them at start-up cost each a tenth of a
+// millisecond.
+var isoDate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?)?)?(?:\s*([+-]\d{4}|UTC|GMT|Z))?$`)
+})
 
 // otherDate is what may be one of hg's other date formats (month and day
 // names, US dates, times of day): refused as unsupported rather than
 // called invalid.
-var otherDate = regexp.MustCompile(`(?i)\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|now|today|yesterday`)
+var otherDate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|now|today|yesterday`)
+})
 
-var unixDate = regexp.MustCompile(`^(-?\d+) (-?\d+)$`)
+var unixDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(-?\d+) (-?\d+)$`) })
 
 // dateBound parses a date as the earliest (upper false) or latest
 // second it names, in local time unless an offset is given.
 func dateBound(s string, upper bool) (int64, error) {
 	s = strings.TrimSpace(s)
-	if m := unixDate.FindStringSubmatch(s); m != nil {
+	if m := unixDate().FindStringSubmatch(s); m != nil {
 		t, _ := strconv.ParseInt(m[1], 10, 64)
 		return t, nil
 	}
-	m := isoDate.FindStringSubmatch(s)
+	m := isoDate().FindStringSubmatch(s)
 	if m == nil {
-		if !otherDate.MatchString(s) {
+		if !otherDate().MatchString(s) {
 			return 0, hgparse.Errorf("invalid date: '%s'", s)
 		}
 		return 0, &UnsupportedError{"the date format of '" + s + "'"}

@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/hgfs/hgfs/hgfmt"
@@ -133,7 +134,7 @@ func readDenied(w *logRecorder, wire bool) {
 		io.WriteString(w, "permission denied")
 		return
 	}
-	writeHTML(w, http.StatusUnauthorized, errorTemplate, errorPage{Title: "Unauthorized", Message: "read not authorized"})
+	writeHTML(w, http.StatusUnauthorized, errorTemplate(), errorPage{Title: "Unauthorized", Message: "read not authorized"})
 }
 
 // servePage answers a request without ?cmd=: the landing page at the
@@ -150,10 +151,10 @@ func (s *Server) servePage(w *logRecorder, r *http.Request) {
 	p, err := s.page(r)
 	if err != nil {
 		s.logError("page: %v", err)
-		writeHTML(w, http.StatusInternalServerError, errorTemplate, errorPage{Title: "Internal Server Error", Message: "the repository could not be read"})
+		writeHTML(w, http.StatusInternalServerError, errorTemplate(), errorPage{Title: "Internal Server Error", Message: "the repository could not be read"})
 		return
 	}
-	writeHTML(w, http.StatusOK, repoTemplate, p)
+	writeHTML(w, http.StatusOK, repoTemplate(), p)
 }
 
 func (s *Server) page(r *http.Request) (*repoPage, error) {
@@ -407,12 +408,12 @@ func notFoundPage(w http.ResponseWriter, r *http.Request, name string) {
 	if name != "" {
 		msg = fmt.Sprintf("no repository named %q is served here", shown(name))
 	}
-	writeHTML(w, http.StatusNotFound, errorTemplate, errorPage{Title: "Not Found", Message: msg})
+	writeHTML(w, http.StatusNotFound, errorTemplate(), errorPage{Title: "Not Found", Message: msg})
 }
 
 func methodNotAllowed(w http.ResponseWriter) {
 	w.Header().Set("Allow", "GET, HEAD")
-	writeHTML(w, http.StatusMethodNotAllowed, errorTemplate, errorPage{Title: "Method Not Allowed", Message: "pages answer GET and HEAD"})
+	writeHTML(w, http.StatusMethodNotAllowed, errorTemplate(), errorPage{Title: "Method Not Allowed", Message: "pages answer GET and HEAD"})
 }
 
 // pageStyle is every page's only style sheet, allowed by its hash.
@@ -461,7 +462,10 @@ const pageHead = `{{define "head"}}<!DOCTYPE html>
 
 const changeCell = `{{define "change"}}<span class="mono" title="{{.Node}}">{{.Rev}}:{{.Short}}</span>{{end}}`
 
-var repoTemplate = template.Must(template.New("repo").Parse(pageHead + changeCell + `{{template "head" .Name}}<body>
+// repoTemplate is parsed on first use, as are the other pages': parsing
+// them at start-up cost every command a quarter of a millisecond.
+var repoTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("repo").Parse(pageHead + changeCell + `{{template "head" .Name}}<body>
 <header>
 <h1 id="name">{{.Name}}</h1>
 {{with .Description}}<p class="desc">{{.}}</p>{{end}}
@@ -517,8 +521,12 @@ var repoTemplate = template.Must(template.New("repo").Parse(pageHead + changeCel
 </section>
 </main>
 {{template "foot"}}`))
+})
 
-var errorTemplate = template.Must(template.New("error").Parse(pageHead + `{{template "head" .Title}}<body>
+// errorTemplate is parsed on first use, as repoTemplate.
+var errorTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("error").Parse(pageHead + `{{template "head" .Title}}<body>
 <header><h1>{{.Title}}</h1></header>
 <main><p>{{.Message}}</p></main>
 {{template "foot"}}`))
+})

@@ -210,7 +210,7 @@ func (d *WebDir) listing(w http.ResponseWriter, r *http.Request, subdir string) 
 		}
 		p.Entries = append(p.Entries, e)
 	}
-	writeHTML(rec, http.StatusOK, dirTemplate, p)
+	writeHTML(rec, http.StatusOK, dirTemplate(), p)
 }
 
 // lastChange is hgweb's get_mtime of the store: the later of the
@@ -248,7 +248,9 @@ func (d *WebDir) logAccess(r *http.Request, rec *logRecorder) {
 	writeAccessLog(d.cfg.AccessLog, &d.logMu, r, rec.status)
 }
 
-var dirTemplate = template.Must(template.New("dir").Parse(pageHead + `{{template "head" .Title}}<body>
+// dirTemplate is parsed on first use, as repoTemplate.
+var dirTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("dir").Parse(pageHead + `{{template "head" .Title}}<body>
 <header>
 <h1>{{.Title}}</h1>
 {{with .Up}}<p><a href="{{.}}">↑ parent directory</a></p>{{end}}
@@ -263,3 +265,4 @@ var dirTemplate = template.Must(template.New("dir").Parse(pageHead + `{{template
 {{else}}<p class="muted">No repositories are listed here.</p>{{end}}
 </main>
 {{template "foot"}}`))
+})
