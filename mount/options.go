@@ -89,27 +89,34 @@ type Info struct {
 
 // ReadInfo reads the stats file of the hgfs mount at mountpoint; a path
 // that is not an hgfs mount gives an error wrapping ErrNotMounted.
+func ReadInfo(mountpoint string) (*Info, error) {
+	info, _, err := ReadStats(mountpoint)
+	return info, err
+}
+
+// ReadStats is ReadInfo that also returns the stats file's bytes, the
+// JSON that was decoded.
 //
 // A reader of the stats file gets one generation whole, except where
 // another process reads it at the same moment on Linux (servedFiles in
 // control.go: without OPEN, nothing tells two readers apart), so a read
 // that does not parse is read again, a few times, before the file is
 // called bad.
-func ReadInfo(mountpoint string) (*Info, error) {
+func ReadStats(mountpoint string) (*Info, []byte, error) {
 	var err error
 	for range 3 {
 		var data []byte
 		data, err = os.ReadFile(StatsPath(mountpoint))
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", mountpoint, ErrNotMounted)
+			return nil, nil, fmt.Errorf("%s: %w", mountpoint, ErrNotMounted)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var info Info
 		if err = json.Unmarshal(data, &info); err == nil {
-			return &info, nil
+			return &info, data, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: %w (bad stats file: %v)", mountpoint, ErrNotMounted, err)
+	return nil, nil, fmt.Errorf("%s: %w (bad stats file: %v)", mountpoint, ErrNotMounted, err)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"sort"
 	"strings"
 	"unicode"
@@ -72,20 +71,16 @@ func runStats(ctx context.Context, c *cmdContext, args []string) error {
 		return abortf("hgfs stats: template %q is not supported", t).withHint("-T json prints the figures as JSON")
 	}
 	mp := c.abs(args[0])
-	if c.opts.Bool("json") || c.opts.String("template") == "json" {
-		data, err := os.ReadFile(mount.StatsPath(mp))
-		if err != nil {
-			return abortf("%s is not an hgfs mount", args[0])
-		}
-		c.ui.write("%s", data)
-		return nil
-	}
-	info, err := mount.ReadInfo(mp)
+	info, data, err := mount.ReadStats(mp)
 	if errors.Is(err, mount.ErrNotMounted) {
 		return abortf("%s is not an hgfs mount", args[0])
 	}
 	if err != nil {
 		return abortf("%s: %v", args[0], errorsCause(err))
+	}
+	if c.opts.Bool("json") || c.opts.String("template") == "json" {
+		c.ui.write("%s", data)
+		return nil
 	}
 	c.ui.write("mountpoint: %s\n", info.Mountpoint)
 	c.ui.write("source: %s (%s)\n", info.Source, info.Kind)
