@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
 )
@@ -30,7 +31,7 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 	bin := testenv.Hgfs(t)
 	dir := t.TempDir()
 
-	// Two changesets: 1 edits a, makes d/b executable, removes d/e/c
+	// Two changesets: 1 edits a (and same, keeping its size), makes d/b executable, removes d/e/c
 	// (its directories with it) and adds n/m/new (with new ones).
 	src := filepath.Join(dir, "src")
 	hg.Run(t, "", "init", src)
@@ -56,6 +57,7 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 		}
 	}
 	write(src, "a", "a at 0\n")
+	write(src, "same", "same size at 0\n")
 	write(src, "d/b", "b\n")
 	write(src, "d/e/c", "c\n")
 	write(src, "empty", "")
@@ -64,6 +66,7 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 	symlink("b", "d/l2")
 	hg.Run(t, src, "commit", "-q", "-A", "-m", "zero", "-u", "t", "-d", "0 0")
 	write(src, "a", "a at 1, longer\n")
+	write(src, "same", "same size at 1\n")
 	if err := os.Chmod(filepath.Join(src, "d", "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +128,19 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 		}
 	}
 	// update runs hgfs update on the mount and hg update natively, and
-	// checks that the daemon did it (or not).
+	// checks that the daemon did it (or not). Had it stopped midway, the
+	// dirstate before it would have been left: no file may then be
+	// claimed clean (its size and mtime those its old entry records)
+	// with other bytes than it had.
 	update := func(byDaemon bool, env string, args ...string) {
 		t.Helper()
 		before := updates()
+		old, contents := trackedContents(t, mp)
 		hg.Run(t, ref, append([]string{"update", "-q"}, args...)...)
 		if out, code := hgfs(env, append([]string{"update", "-q"}, args...)...); code != 0 {
 			t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
 		}
+		claimedClean(t, mp, old, contents)
 		if got := updates() - before; got != map[bool]int64{true: 1}[byDaemon] {
 			t.Errorf("hgfs update %v: the daemon did %d updates, want it to do it: %t", args, got, byDaemon)
 		}
@@ -199,8 +207,73 @@ func TestVirtualDaemonUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	update(true, "", "1")
+	// Updates in quick succession, where an old entry records the second
+	// the next update gives its files.
+	for i := range 6 {
+		rev := []string{"0", "1"}[i%2]
+		old, contents := trackedContents(t, mp)
+		if out, code := hgfs("", "update", "-q", rev); code != 0 {
+			t.Fatalf("hgfs update %s: exit %d\n%s", rev, code, out)
+		}
+		claimedClean(t, mp, old, contents)
+	}
+	same("updates in quick succession")
 	testenv.UnmountCache(t, mp)
 	fsckClean(t, cache)
 	mp = testenv.MountCache(t, cache)
 	same("remount")
+}
+
+// trackedContents reads the dirstate of the working copy at wc and the
+// content (a symlink's target) of every file it records an mtime for.
+func trackedContents(t *testing.T, wc string) (*dirstate.Dirstate, map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(wc, ".hg", "dirstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dirstate.ParseV1(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := map[string]string{}
+	for _, e := range d.Entries {
+		if !e.HasMtime {
+			continue
+		}
+		p := filepath.Join(wc, filepath.FromSlash(e.Path))
+		if target, err := os.Readlink(p); err == nil {
+			contents[e.Path] = target
+		} else if b, err := os.ReadFile(p); err == nil {
+			contents[e.Path] = string(b)
+		}
+	}
+	return d, contents
+}
+
+// claimedClean fails for each file of wc whose size and mtime match
+// its entry in old, the dirstate before an update, while its content
+// differs from contents, what it was then: left with old, hg status
+// would call it clean.
+func claimedClean(t *testing.T, wc string, old *dirstate.Dirstate, contents map[string]string) {
+	t.Helper()
+	for _, e := range old.Entries {
+		was, ok := contents[e.Path]
+		if !ok {
+			continue
+		}
+		p := filepath.Join(wc, filepath.FromSlash(e.Path))
+		fi, err := os.Lstat(p)
+		if err != nil || int32(fi.Size()) != e.Size || dirstate.TimestampOf(fi.ModTime().UnixNano()).Sec != e.Mtime.Sec {
+			continue
+		}
+		now, err := os.Readlink(p)
+		if err != nil {
+			b, _ := os.ReadFile(p)
+			now = string(b)
+		}
+		if now != was {
+			t.Errorf("%s: rewritten with the size and mtime its old entry records (%d bytes, second %d): an update stopped midway would leave it claimed clean", e.Path, e.Size, e.Mtime.Sec)
+		}
+	}
 }
