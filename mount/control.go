@@ -343,6 +343,7 @@ func (w *views) resolve(n *hgview.Node) (*hgview.View, *hgview.Node, error) {
 type served struct {
 	data  []byte
 	mtime time.Time
+	held  bool // read to its end since its last look (servedFiles.take); under servedFiles.mu
 }
 
 // servedFiles holds, per inode, the content last reported for a file
@@ -352,31 +353,26 @@ type served struct {
 // makes the kernel drop the previous one's pages (AUTO_INVAL_DATA).
 // Entries go when the kernel forgets the node.
 //
-// held is the generation a READ served to its end, which the next look
-// at the attributes reports again instead of a new one (readRange). Two
+// A generation a READ served to its end is held: the next look at the
+// attributes reports it again instead of a new one (readRange). Two
 // readers of one file at once can still take each other's: without OPEN
 // (no_open) nothing tells one reader's requests from another's, the
 // caller's pid being a thread's.
 type servedFiles struct {
-	mu   sync.Mutex
-	m    map[uint64]*served
-	held map[uint64]*served
+	mu sync.Mutex
+	m  map[uint64]*served
 }
 
-// take returns the generation held for ino, if it is still the current
-// one, and lets it go: only the one look after a READ reached the end
-// sees it again.
+// take returns ino's current generation if it is held, and lets it go:
+// only the one look after a READ reached the end sees it again.
 func (s *servedFiles) take(ino uint64) *served {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sv := s.held[ino]
-	if sv == nil {
+	sv := s.m[ino]
+	if sv == nil || !sv.held {
 		return nil
 	}
-	delete(s.held, ino)
-	if s.m[ino] != sv {
-		return nil
-	}
+	sv.held = false
 	return sv
 }
 

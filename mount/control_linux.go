@@ -72,7 +72,6 @@ func repoViews(root string, rootIno uint64) *views {
 func (s *servedFiles) forget(ino uint64) {
 	s.mu.Lock()
 	delete(s.m, ino)
-	delete(s.held, ino)
 	s.mu.Unlock()
 }
 
@@ -134,15 +133,12 @@ func sliceAt(data []byte, off uint64, size uint32) []byte {
 	return data
 }
 
-// hold keeps sv, ino's current generation, for the next take.
+// hold marks sv, if it is still ino's current generation, for the next
+// take.
 func (s *servedFiles) hold(ino uint64, sv *served) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m[ino] != sv {
-		return
+	if s.m[ino] == sv {
+		sv.held = true
 	}
-	if s.held == nil {
-		s.held = map[uint64]*served{}
-	}
-	s.held[ino] = sv
 }
