@@ -82,6 +82,9 @@ func (c *committer) poke() {
 // markDirtyLocked queues in for the next commit; in.mu is held.
 func (f *FS) markDirtyLocked(in *inode) {
 	f.changes.Add(1)
+	if w := f.watch.Load(); w != nil {
+		w.note(in.ino)
+	}
 	if in.dirty {
 		return
 	}

@@ -240,7 +240,9 @@ type FS struct {
 	// changes counts changes (markDirtyLocked): the compactor waits until
 	// it stops moving (see compact.go).
 	changes atomic.Uint64
-	cstats  compactCounters
+	// watch records changes of the inodes it watches (watch.go).
+	watch  atomic.Pointer[Watch]
+	cstats compactCounters
 	// compactor is the background compactor (Options.AutoCompact).
 	compactor *compactor
 	// runs: bytes of recently verified runs (checksum.go).

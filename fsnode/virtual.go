@@ -442,6 +442,7 @@ func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
 // attributes and, for a virtual file, its reference; Err is the lookup's
 // error (ENOENT, ENOTDIR).
 type PathState struct {
+	Dir     Ino // the directory the last name was looked up in
 	Attr    Attr
 	Ref     VirtualRef
 	Virtual bool
@@ -474,6 +475,9 @@ func (f *FS) LookupStates(n int, path func(i int) string, fn func(i int, s PathS
 			}
 		}
 		var st PathState
+		if dirErr == nil {
+			st.Dir = dirIn.ino
+		}
 		ino := Ino(0)
 		switch {
 		case dirErr != nil:

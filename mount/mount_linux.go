@@ -45,7 +45,7 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	var raw *rawFS
 	raw = newRawFS(fsys, func() any {
 		st := fsys.Stats()
-		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Updates: raw.updates.Load(), Stats: &st}
+		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Updates: raw.updates.Load(), UpdateFullChecks: raw.fullChecks.Load(), Stats: &st}
 	})
 	srv, err := NewCacheServer(raw, mp, opt)
 	if err != nil {

@@ -83,8 +83,13 @@ type Info struct {
 	Virtual bool `json:"virtual,omitempty"`
 	// Updates counts the hgfs updates the daemon did in the cache
 	// (UpdateXattr) since it started.
-	Updates int64         `json:"updates,omitempty"`
-	Stats   *fsnode.Stats `json:"stats,omitempty"`
+	Updates int64 `json:"updates,omitempty"`
+	// UpdateFullChecks counts the update requests whose dirty check
+	// looked at every tracked file (refused ones too); the others looked
+	// only at what had changed since the daemon's update before
+	// (update_watch_linux.go).
+	UpdateFullChecks int64         `json:"update_full_checks,omitempty"`
+	Stats            *fsnode.Stats `json:"stats,omitempty"`
 }
 
 // ReadInfo reads the stats file of the hgfs mount at mountpoint; a path

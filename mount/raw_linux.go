@@ -66,9 +66,11 @@ type rawFS struct {
 	virt   *virtualDir
 	kernel *kernel
 
-	updating sync.Mutex           // one UpdateXattr request at a time
-	updates  atomic.Int64         // UpdateXattr requests done
-	checked  map[revlog.Node]bool // changesets whose manifest passed worktree.Check (under updating)
+	updating   sync.Mutex           // one UpdateXattr request at a time
+	updates    atomic.Int64         // UpdateXattr requests done
+	fullChecks atomic.Int64         // of which checked every tracked file
+	checked    map[revlog.Node]bool // changesets whose manifest passed worktree.Check (under updating)
+	wc         wcWatch              // the working copy's watch (under updating)
 }
 
 var _ fuse.RawFileSystem = (*rawFS)(nil)

@@ -97,7 +97,13 @@ type daemonUpdate struct {
 
 	dirs     map[fsnode.Ino]bool // directories whose entries changed
 	boundary dirstate.Timestamp  // the time before the dirty check (worktree.Fixup)
+	// found: the inode of each dirstate entry the dirty check looked
+	// at, and of its directory (0 where it found none), by index of the
+	// entries, for the Watch (update_watch_linux.go).
+	found []foundIno
 }
+
+type foundIno struct{ ino, dir fsnode.Ino }
 
 func (u *daemonUpdate) run() (UpdateReply, error) {
 	start := time.Now()
@@ -121,6 +127,11 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 			return UpdateReply{}, declined(err.Error())
 		}
 	}
+	// What changed since the last update, if the Watch knows it; the
+	// dirstate written last is kept only by an update that succeeds.
+	changed, known := u.r.wc.begin(fsys, data)
+	var kept []byte
+	defer func() { u.r.wc.end(kept) }()
 	if old.Parents[1] != revlog.NullNode {
 		return UpdateReply{}, declined("a merge is in progress")
 	}
@@ -141,7 +152,19 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 		}
 	}
 
-	dirty, err := u.dirty(old, from)
+	// Every file is looked at unless the Watch names the ones that may
+	// have changed.
+	var sel []int
+	if known {
+		var all bool
+		if sel, all = selectChanged(old.Entries, changed); all {
+			sel = nil
+		}
+	}
+	if sel == nil {
+		u.r.fullChecks.Add(1)
+	}
+	dirty, err := u.dirty(old, from, sel)
 	if err != nil {
 		return UpdateReply{}, err
 	}
@@ -184,13 +207,16 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.writeHg("branch", dirstate.BranchFile(branch)); err != nil {
 		return UpdateReply{}, err
 	}
-	if err := u.writeDirstate(nd); err != nil {
+	data, err = u.writeDirstate(nd)
+	if err != nil {
 		return UpdateReply{}, err
 	}
 	if err := fsys.Unlink(u.ctx, u.hg.Ino, "updatestate"); err != nil {
 		return UpdateReply{}, err
 	}
 	u.forgetName(u.hg.Ino, "updatestate")
+	u.watch(old.Entries, sel, gets)
+	kept = data
 	u.r.updates.Add(1)
 	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
 }
@@ -218,11 +244,15 @@ func rewriteMtime(mtime time.Time, e *dirstate.Entry) time.Time {
 // recording what the content vouched for (worktree.Fixup); a virtual file
 // naming its path's revision in the parent has that content without a
 // look at its bytes.
-func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry) ([]string, error) {
+func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry, sel []int) ([]string, error) {
 	u.boundary = dirstate.TimestampOf(time.Now().UnixNano())
+	u.found = make([]foundIno, len(old.Entries))
 	var look []lookAt
 	// The walk runs on every core, a run of entries each.
 	n := len(old.Entries)
+	if sel != nil {
+		n = len(sel)
+	}
 	parts := make([]walked, max(1, min(runtime.GOMAXPROCS(0), n/4096)))
 	var wg sync.WaitGroup
 	for k := range parts {
@@ -230,7 +260,11 @@ func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry
 		go func() {
 			defer wg.Done()
 			lo, hi := k*n/len(parts), (k+1)*n/len(parts)
-			parts[k] = u.walkEntries(old.Entries[lo:hi], from)
+			if sel == nil {
+				parts[k] = u.walkEntries(old.Entries, nil, lo, hi, from)
+			} else {
+				parts[k] = u.walkEntries(old.Entries, sel[lo:hi], 0, hi-lo, from)
+			}
 		}()
 	}
 	wg.Wait()
@@ -280,19 +314,27 @@ type walked struct {
 	err   error
 }
 
-// walkEntries is the dirty check's walk of entries (a run of the
-// dirstate's) under one lock of the cache's tree: the dirty files it
-// finds and the files left to judge.
-func (u *daemonUpdate) walkEntries(entries []dirstate.Entry, from []revlog.ManifestEntry) (p walked) {
+// walkEntries is the dirty check's walk of entries lo to hi (a run of
+// the dirstate's, or of the indexes sel names) under one lock of the
+// cache's tree: the dirty files it finds and the files left to judge.
+func (u *daemonUpdate) walkEntries(entries []dirstate.Entry, sel []int, lo, hi int, from []revlog.ManifestEntry) (p walked) {
+	index := func(i int) int { return lo + i }
+	if sel != nil {
+		index = func(i int) int { return sel[lo+i] }
+	}
 	// Both the entries (as hgfs writes them; hg's order is its own) and
 	// the manifest are usually sorted: the parent's entry is then the
 	// next one, else it is searched for.
 	fi := -1
-	u.r.fsys.LookupStates(len(entries), func(i int) string { return entries[i].Path }, func(i int, st fsnode.PathState) {
+	u.r.fsys.LookupStates(hi-lo, func(i int) string { return entries[index(i)].Path }, func(i int, st fsnode.PathState) {
 		if p.err != nil {
 			return
 		}
+		i = index(i)
 		e := &entries[i]
+		if st.Err == nil {
+			u.found[i] = foundIno{st.Attr.Ino, st.Dir}
+		}
 		if !e.MaybeClean() {
 			p.err = declined("the dirstate has added, removed or merged files")
 			return
@@ -658,18 +700,20 @@ func (u *daemonUpdate) dirIno(dir string) (fsnode.Ino, error) {
 	return a.Ino, nil
 }
 
-// writeDirstate replaces the dirstate with d (v1).
-func (u *daemonUpdate) writeDirstate(d *dirstate.Dirstate) error {
+// writeDirstate replaces the dirstate with d (v1), and returns what it
+// wrote.
+func (u *daemonUpdate) writeDirstate(d *dirstate.Dirstate) ([]byte, error) {
 	files, err := dirstate.Encode(d, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, f := range files {
-		if err := u.writeHg(f.Name, f.Data); err != nil {
-			return err
-		}
+	if len(files) != 1 || files[0].Name != "dirstate" {
+		return nil, fmt.Errorf("a dirstate-v1 encoding of %d files", len(files))
 	}
-	return nil
+	if err := u.writeHg(files[0].Name, files[0].Data); err != nil {
+		return nil, err
+	}
+	return files[0].Data, nil
 }
 
 // writeHg replaces .hg/NAME with data: written beside it and renamed

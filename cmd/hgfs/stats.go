@@ -87,6 +87,7 @@ func runStats(ctx context.Context, c *cmdContext, args []string) error {
 	c.ui.write("pid: %d\n", info.Pid)
 	if info.Virtual {
 		c.ui.write("hgfs updates done by the daemon: %d\n", info.Updates)
+		c.ui.write("daemon updates that looked at every tracked file: %d\n", info.UpdateFullChecks)
 	}
 	if info.Stats == nil {
 		return nil

@@ -1,0 +1,203 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hgfs/hgfs/mount"
+	"github.com/hgfs/hgfs/testenv"
+)
+
+// TestDaemonUpdateWatch: between its updates the daemon watches the
+// working copy (mount/update_watch_linux.go), and an update after one of
+// its own looks only at what changed. Every kind of change to a tracked
+// file made through the mount after such an update is found by the next
+// one, which refuses as the update through the files does, without
+// looking at every file (hgfs stats counts the updates that did); a
+// change that touches no tracked file (in .hg, in an untracked
+// directory, an extended attribute) lets it go ahead; a dirstate hg
+// wrote, and a new daemon, have it look at every file again.
+func TestDaemonUpdateWatch(t *testing.T) {
+	t.Parallel()
+	testenv.RequireFUSE(t)
+	hg := testenv.Mercurials(t)[0]
+	bin := testenv.Hgfs(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	hg.Run(t, "", "init", src)
+	write := func(root, name, content string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rev := range []string{"0", "1"} {
+		for _, f := range []string{"a", "top", "d/b", "d/e/c", "d/e/f/g"} {
+			content := f + " at 0\n"
+			if rev == "1" && f != "top" {
+				content = f + " at 1, longer\n"
+			}
+			write(src, f, content)
+		}
+		hg.Run(t, src, "commit", "-q", "-A", "-m", "r"+rev, "-u", "t", "-d", rev+" 0")
+	}
+	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = testenv.HgEnv()
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	if out, code := run("clone", "-q", "--mount", "--cache", cache, src, mp); code != 0 {
+		t.Fatalf("hgfs clone --mount: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { testenv.UnmountCache(t, mp) })
+	counts := func() (updates, full int64) {
+		t.Helper()
+		info, err := mount.ReadInfo(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Updates, info.UpdateFullChecks
+	}
+	update := func(args ...string) {
+		t.Helper()
+		if out, code := run(append([]string{"-R", mp, "update", "-q"}, args...)...); code != 0 {
+			t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
+		}
+	}
+	// clean brings the working copy to 0 and has the daemon watch it.
+	clean := func() {
+		t.Helper()
+		update("-C", "0")
+		update("1")
+		update("0")
+	}
+	p := func(name string) string { return filepath.Join(mp, filepath.FromSlash(name)) }
+	do := func(f func() error) {
+		t.Helper()
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// tidy removes what the cases leave that is not tracked.
+	tidy := func() {
+		for _, name := range []string{"d/moved", "d/e2", "hl", "d3"} {
+			os.RemoveAll(p(name))
+		}
+		if fi, err := os.Lstat(p("d/e")); err == nil && !fi.IsDir() {
+			os.Remove(p("d/e"))
+		}
+	}
+	clean()
+	if _, full := counts(); full != 1 {
+		t.Fatalf("after the first update, %d updates looked at every file, want 1 (the first)", full)
+	}
+	for _, c := range []struct {
+		name   string
+		change func() error
+		dirty  string // the file hg status names
+		full   bool   // the root changed: every file is looked at
+	}{
+		{"write", func() error { return os.WriteFile(p("a"), []byte("changed\n"), 0o644) }, "a", false},
+		{"append in a subdirectory", func() error {
+			f, err := os.OpenFile(p("d/e/f/g"), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString("more\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}, "d/e/f/g", false},
+		{"truncate", func() error { return os.Truncate(p("d/e/c"), 0) }, "d/e/c", false},
+		{"chmod +x", func() error { return os.Chmod(p("d/b"), 0o755) }, "d/b", false},
+		{"remove", func() error { return os.Remove(p("d/b")) }, "d/b", false},
+		{"rename away", func() error { return os.Rename(p("d/e/c"), p("d/moved")) }, "d/e/c", false},
+		{"rename over", func() error {
+			if err := os.WriteFile(p("d/new"), []byte("other\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(p("d/new"), p("d/b"))
+		}, "d/b", false},
+		{"directory renamed and remade", func() error {
+			if err := os.Rename(p("d/e"), p("d/e2")); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(mp, "d", "e"), []byte("a file now\n"), 0o644)
+		}, "d/e/c", false},
+		{"write through a hard link", func() error {
+			if err := os.Link(p("d/e/f/g"), p("hl")); err != nil {
+				return err
+			}
+			return os.WriteFile(p("hl"), []byte("through the link\n"), 0o644)
+		}, "d/e/f/g", true},
+		{"directory renamed in the root", func() error { return os.Rename(p("d"), p("d3")) }, "d/b", true},
+	} {
+		tidy()
+		clean()
+		_, full := counts()
+		do(c.change)
+		if st := string(hg.Run(t, mp, "status")); !strings.Contains(st, c.dirty+"\n") {
+			t.Fatalf("%s: hg status does not name %s:\n%s", c.name, c.dirty, st)
+		}
+		out, code := run("-R", mp, "update", "1")
+		if code == 0 || !strings.Contains(out, "uncommitted changes") {
+			t.Errorf("%s: the update after it did not refuse: exit %d\n%s", c.name, code, out)
+		}
+		if _, now := counts(); now-full != map[bool]int64{true: 1}[c.full] {
+			t.Errorf("%s: %d updates looked at every file, want %t", c.name, now-full, c.full)
+		}
+	}
+
+	// Changes to no tracked file: the update goes ahead, looking only at
+	// what changed.
+	// (A directory made in the root changes the root, which has the next
+	// update look at every file: it is made before.)
+	tidy()
+	do(func() error { return os.MkdirAll(p("untracked/dir"), 0o755) })
+	clean()
+	updates, full := counts()
+	write(mp, ".hg/unrelated", "x\n")
+	write(mp, "untracked/dir/file", "x\n")
+	do(func() error { return syscall.Setxattr(p("d/b"), "user.note", []byte("x"), 0) })
+	update("1")
+	if u, f := counts(); u != updates+1 || f != full {
+		t.Errorf("after changes to no tracked file: %d updates by the daemon, %d looking at every file; want 1, 0", u-updates, f-full)
+	}
+	if st := string(hg.Run(t, mp, "status")); st != "? untracked/dir/file\n" {
+		t.Errorf("hg status after the update:\n%s", st)
+	}
+
+	// A dirstate hg wrote: every file is looked at.
+	hg.Run(t, mp, "debugrebuilddirstate")
+	update("0")
+	if _, f := counts(); f != full+1 {
+		t.Errorf("after hg rewrote the dirstate: %d updates looked at every file, want 1", f-full)
+	}
+	// A new daemon: the same.
+	testenv.UnmountCache(t, mp)
+	mp = testenv.MountCache(t, cache)
+	update("1")
+	if _, f := counts(); f != 1 {
+		t.Errorf("the first update of a new daemon: %d looked at every file, want 1", f)
+	}
+}
