@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hgfs/hgfs/internal/sysio"
@@ -224,6 +225,58 @@ func (d *Dirstate) Map() map[string]*Entry {
 		m[d.Entries[i].Path] = &d.Entries[i]
 	}
 	return m
+}
+
+// An Index finds d's entries by path, as Map's map does (the last of
+// two entries of one path wins). Over entries sorted by path, as hgfs
+// writes them, it builds nothing: asked in path order, as an update's
+// passes over two manifests ask, each answer is the entry after the
+// last one found, and other questions are answered by binary search.
+// On the 20,000-file working copy, the map of every entry (built, then
+// asked three times) was 13% of the mount daemon's update; the check
+// that the entries are sorted costs 50 us. Entries in any other order
+// (hg's own dirstate is in its own order) get Map's map.
+type Index struct {
+	sorted []Entry
+	next   int // where the next question is likely answered
+	m      map[string]*Entry
+}
+
+// Index returns an Index of d's entries (which it must not change
+// meanwhile; their fields may).
+func (d *Dirstate) Index() *Index {
+	es := d.Entries
+	for i := 1; i < len(es); i++ {
+		if es[i-1].Path >= es[i].Path {
+			return &Index{m: d.Map()}
+		}
+	}
+	return &Index{sorted: es}
+}
+
+// Get returns the entry of path.
+func (x *Index) Get(path string) (*Entry, bool) {
+	if x.m != nil {
+		e, ok := x.m[path]
+		return e, ok
+	}
+	es := x.sorted
+	if p := x.next; p < len(es) {
+		switch c := strings.Compare(es[p].Path, path); {
+		case c == 0:
+			x.next = p + 1
+			return &es[p], true
+		case c > 0 && (p == 0 || es[p-1].Path < path):
+			return nil, false // between the last answer and the next
+		}
+	}
+	i := sort.Search(len(es), func(i int) bool { return es[i].Path >= path })
+	x.next = i
+	if i < len(es) && es[i].Path == path {
+		x.next = i + 1
+		return &es[i], true
+	}
+	return nil, false
 }
 
 // Read reads the dirstate of the repository whose .hg directory is hgDir,

@@ -172,8 +172,8 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 		n := min(len(dirty), maxReplyDirty)
 		return UpdateReply{Dirty: dirty[:n], MoreDirty: len(dirty) > n}, nil
 	}
-	oldMap := old.Map()
-	gets, removes := worktree.Changes(from, to, oldMap, dirty)
+	oldIndex := old.Index()
+	gets, removes := worktree.Changes(from, to, oldIndex, dirty)
 	if err := u.checkPlan(gets, removes); err != nil {
 		return UpdateReply{}, err
 	}
@@ -198,12 +198,12 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if err := u.remove(removes); err != nil {
 		return UpdateReply{}, err
 	}
-	written, err := u.write(gets, sizes, targets, mtime, oldMap)
+	written, err := u.write(gets, sizes, targets, mtime, oldIndex)
 	if err != nil {
 		return UpdateReply{}, err
 	}
 	now := dirstate.TimestampOf(time.Now().UnixNano())
-	nd := worktree.NextDirstate(u.q.Target, to, gets, written, oldMap, now, false)
+	nd := worktree.NextDirstate(u.q.Target, to, gets, written, oldIndex, now, false)
 	if err := u.writeHg("branch", dirstate.BranchFile(branch)); err != nil {
 		return UpdateReply{}, err
 	}
@@ -535,7 +535,7 @@ func (u *daemonUpdate) revisions(gets []worktree.Change) ([]int64, map[int]strin
 // hg's permission bits under the caller's umask and the mtime given,
 // unless its entry in old records that second (rewriteMtime). A new
 // symlink's mtime is the present, later than any entry records.
-func (u *daemonUpdate) write(gets []worktree.Change, sizes []int64, targets map[int]string, mtime time.Time, old map[string]*dirstate.Entry) ([]worktree.Written, error) {
+func (u *daemonUpdate) write(gets []worktree.Change, sizes []int64, targets map[int]string, mtime time.Time, old *dirstate.Index) ([]worktree.Written, error) {
 	fsys := u.r.fsys
 	out := make([]worktree.Written, len(gets))
 	for i, g := range gets {
@@ -587,7 +587,8 @@ func (u *daemonUpdate) write(gets []worktree.Change, sizes []int64, targets map[
 		default:
 			return nil, err
 		}
-		mt := rewriteMtime(mtime, old[g.Entry.Path])
+		e, _ := old.Get(g.Entry.Path)
+		mt := rewriteMtime(mtime, e)
 		s := VirtualSet{Ref: fsnode.VirtualRef{Node: g.Entry.Node, Path: g.Entry.Path}, Size: uint64(size), Mtime: mt}
 		if err := u.r.moveVirtual(u.ctx, u.r.nodeID(a.Ino), a.Ino, s); err != nil {
 			return nil, err

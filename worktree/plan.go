@@ -31,13 +31,13 @@ type Written struct {
 // the files of the target that are new, differ, or are dirty (changed
 // in the working copy: -C rewrites them), in path order, and the files
 // of from the target lacks that old (the dirstate) tracks.
-func Changes(from, to []revlog.ManifestEntry, old map[string]*dirstate.Entry, dirty []string) (gets []Change, removes []string) {
+func Changes(from, to []revlog.ManifestEntry, old *dirstate.Index, dirty []string) (gets []Change, removes []string) {
 	dirtySet := make(map[string]bool, len(dirty))
 	for _, p := range dirty {
 		dirtySet[p] = true
 	}
 	removed := func(e revlog.ManifestEntry) {
-		if ent, ok := old[e.Path]; ok && ent.WCTracked {
+		if ent, ok := old.Get(e.Path); ok && ent.WCTracked {
 			removes = append(removes, e.Path)
 		}
 	}
@@ -53,7 +53,7 @@ func Changes(from, to []revlog.ManifestEntry, old map[string]*dirstate.Entry, di
 			o = from[fi]
 			fi++
 		}
-		_, tracked := old[e.Path]
+		_, tracked := old.Get(e.Path)
 		if had && o.Node == e.Node && o.Flags == e.Flags && tracked && !dirtySet[e.Path] {
 			continue
 		}
@@ -108,7 +108,7 @@ func Fixup(e *dirstate.Entry, mode uint32, size int64, mtime, boundary dirstate.
 // written files clean unless their mtime is too close to now (with
 // nanos, hg 7's rule: recordable), files whose flags alone changed
 // possibly dirty, unchanged ones keeping their entries in old.
-func NextDirstate(target revlog.Node, to []revlog.ManifestEntry, gets []Change, written []Written, old map[string]*dirstate.Entry, now dirstate.Timestamp, nanos bool) *dirstate.Dirstate {
+func NextDirstate(target revlog.Node, to []revlog.ManifestEntry, gets []Change, written []Written, old *dirstate.Index, now dirstate.Timestamp, nanos bool) *dirstate.Dirstate {
 	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
 	nd.Parents[0] = target
 	wi := 0
@@ -127,7 +127,7 @@ func NextDirstate(target revlog.Node, to []revlog.ManifestEntry, gets []Change, 
 			nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.Mode, w.Size, mt))
 			continue
 		}
-		if o, ok := old[e.Path]; ok && o.MaybeClean() {
+		if o, ok := old.Get(e.Path); ok && o.MaybeClean() {
 			nd.Entries = append(nd.Entries, *o)
 		} else {
 			nd.Entries = append(nd.Entries, dirstate.Entry{Path: e.Path, WCTracked: true, P1Tracked: true})

@@ -169,7 +169,6 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if !opt.Clean && old.Parents[1] != revlog.NullNode {
 		return nil, ErrMerge
 	}
-	oldMap := old.Map()
 	var dirty []string
 	if len(old.Entries) > 0 {
 		boundary, err := dirstate.Now(hgDir)
@@ -185,7 +184,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	}
 	target := r.Node(rev)
 
-	gets, removes := Changes(from, to, oldMap, dirty)
+	gets, removes := Changes(from, to, old.Index(), dirty)
 	if !opt.Clean {
 		if err := checkUntracked(r, root, gets); err != nil {
 			return nil, err
@@ -223,7 +222,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	nd := NextDirstate(target, to, gets, written, oldMap, now, nanos)
+	nd := NextDirstate(target, to, gets, written, old.Index(), now, nanos)
 	if err := dirstate.WriteBranch(hgDir, cs.Branch()); err != nil {
 		return nil, err
 	}
