@@ -17,7 +17,7 @@ import "sync"
 // (compaction moving a file's extents) count as well: a Watch may say
 // more changed than did, never less.
 type Watch struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	names map[Ino]string // the watched inodes, with what each stands for
 	// all: every inode's change is recorded, watched or not, for Take to
 	// judge against the watched set it then has (see All).
@@ -89,8 +89,17 @@ func (w *Watch) Take() (names []string, overflow bool) {
 	return names, overflow
 }
 
-// note records a change of ino.
+// note records a change of ino. It is on the path of every change the
+// cache takes while a Watch is set: an inode neither watched nor
+// recorded in All mode costs a read lock.
 func (w *Watch) note(ino Ino) {
+	w.mu.RLock()
+	_, watched := w.names[ino]
+	record := (watched || w.all) && !w.overflow
+	w.mu.RUnlock()
+	if !record {
+		return
+	}
 	w.mu.Lock()
 	if _, ok := w.names[ino]; (ok || w.all) && !w.overflow {
 		if len(w.hits) >= maxWatchHits {
