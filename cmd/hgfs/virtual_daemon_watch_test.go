@@ -3,12 +3,15 @@
 package main
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
@@ -199,5 +202,153 @@ func TestDaemonUpdateWatch(t *testing.T) {
 	update("1")
 	if _, f := counts(); f != 1 {
 		t.Errorf("the first update of a new daemon: %d looked at every file, want 1", f)
+	}
+}
+
+// TestDaemonUpdateWatchRandom: after random changes through the mount
+// to a working copy the daemon watches, its next update refuses exactly
+// when hg status finds a tracked file modified or missing, and when it
+// goes ahead, hg status and the files are the target's.
+func TestDaemonUpdateWatchRandom(t *testing.T) {
+	t.Parallel()
+	testenv.RequireFUSE(t)
+	hg := testenv.Mercurials(t)[0]
+	bin := testenv.Hgfs(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	hg.Run(t, "", "init", src)
+	files := []string{"a", "b", "d/c", "d/e/f", "d/e/g", "x/y/z"}
+	for _, rev := range []string{"0", "1"} {
+		for i, f := range files {
+			content := f + "\n"
+			if rev == "1" && i%2 == 0 {
+				content = f + " at 1\n"
+			}
+			p := filepath.Join(src, filepath.FromSlash(f))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hg.Run(t, src, "commit", "-q", "-A", "-m", "r"+rev, "-u", "t", "-d", rev+" 0")
+	}
+	ref := filepath.Join(dir, "ref")
+	hg.Run(t, "", "clone", "-q", "-r", "1", src, ref)
+	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = testenv.HgEnv()
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	if out, code := run("clone", "-q", "--mount", "--cache", cache, src, mp); code != 0 {
+		t.Fatalf("hgfs clone --mount: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { testenv.UnmountCache(t, mp) })
+	update := func(args ...string) {
+		t.Helper()
+		if out, code := run(append([]string{"-R", mp, "update", "-q"}, args...)...); code != 0 {
+			t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
+		}
+	}
+	p := func(name string) string { return filepath.Join(mp, filepath.FromSlash(name)) }
+	names := append(slices.Clone(files), "new", "d/new", "d/e/new")
+	ops := []func(rng *rand.Rand) string{
+		func(rng *rand.Rand) string { // rewrite, maybe with the same bytes
+			f := files[rng.IntN(len(files))]
+			content := f + "\n"
+			if rng.IntN(2) == 0 {
+				content = "changed " + f + "\n"
+			}
+			os.WriteFile(p(f), []byte(content), 0o644)
+			return "write " + f
+		},
+		func(rng *rand.Rand) string {
+			f := files[rng.IntN(len(files))]
+			now := time.Now()
+			os.Chtimes(p(f), now, now)
+			return "touch " + f
+		},
+		func(rng *rand.Rand) string {
+			f := files[rng.IntN(len(files))]
+			os.Chmod(p(f), []os.FileMode{0o755, 0o644}[rng.IntN(2)])
+			return "chmod " + f
+		},
+		func(rng *rand.Rand) string {
+			f := files[rng.IntN(len(files))]
+			os.Remove(p(f))
+			return "rm " + f
+		},
+		func(rng *rand.Rand) string {
+			a, b := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
+			os.Rename(p(a), p(b))
+			return "mv " + a + " " + b
+		},
+		func(rng *rand.Rand) string {
+			d := []string{"d", "d/e", "x", "x/y"}[rng.IntN(4)]
+			os.Rename(p(d), p(d+".moved"))
+			return "mv " + d
+		},
+		func(rng *rand.Rand) string {
+			f := names[rng.IntN(len(names))]
+			os.WriteFile(p(f)+".tmp", []byte("other\n"), 0o644)
+			os.Rename(p(f)+".tmp", p(f))
+			return "replace " + f
+		},
+		func(rng *rand.Rand) string {
+			f := files[rng.IntN(len(files))]
+			os.Truncate(p(f), int64(rng.IntN(3)))
+			return "truncate " + f
+		},
+		func(rng *rand.Rand) string {
+			f := files[rng.IntN(len(files))]
+			syscall.Setxattr(p(f), "user.x", []byte("1"), 0)
+			return "setxattr " + f
+		},
+		func(rng *rand.Rand) string {
+			os.WriteFile(p(".hg/scratch"), []byte("x"), 0o644)
+			return "write .hg/scratch"
+		},
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	seed := rng.Uint64()
+	t.Logf("seed %d", seed)
+	rng = rand.New(rand.NewPCG(seed, 7))
+	for round := range 25 {
+		// Back to a clean 0 the daemon watches, without leftovers.
+		update("-C", "0")
+		hg.Run(t, mp, "--config", "extensions.purge=", "purge", "-q", "--all")
+		update("-C", "0")
+		update("1")
+		update("0")
+		var did []string
+		for range 1 + rng.IntN(3) {
+			did = append(did, ops[rng.IntN(len(ops))](rng))
+		}
+		st := string(hg.Run(t, mp, "status", "-m", "-d"))
+		out, code := run("-R", mp, "update", "-q", "1")
+		if refused := code != 0; refused != (st != "") {
+			t.Fatalf("round %d, after %q: hg status -m -d says\n%s\nhgfs update 1: exit %d\n%s", round, did, st, code, out)
+		}
+		if code == 0 {
+			for _, f := range files {
+				got, _ := os.ReadFile(p(f))
+				want, _ := os.ReadFile(filepath.Join(ref, filepath.FromSlash(f)))
+				if string(got) != string(want) {
+					t.Fatalf("round %d, after %q: %s is %q after the update, want %q", round, did, f, got, want)
+				}
+			}
+			if s := string(hg.Run(t, mp, "status", "-m", "-a", "-r", "-d")); s != "" {
+				t.Fatalf("round %d, after %q: hg status after the update:\n%s", round, did, s)
+			}
+		}
 	}
 }
