@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,15 +21,7 @@ func TestIndex(t *testing.T) {
 			d.Entries = append(d.Entries, Entry{Path: fmt.Sprintf("d%d/f%03d", rng.IntN(3), i*2+1), Size: int32(i)})
 		}
 		if round%3 != 0 {
-			slices.SortFunc(d.Entries, func(a, b Entry) int {
-				switch {
-				case a.Path < b.Path:
-					return -1
-				case a.Path > b.Path:
-					return 1
-				}
-				return 0
-			})
+			slices.SortFunc(d.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 		}
 		if round%7 == 0 && n > 1 {
 			d.Entries[n-1].Path = d.Entries[0].Path // a path twice: the last wins

@@ -75,7 +75,14 @@ func newDaemonRig(t *testing.T, build func(b daemonBuild)) *daemonRig {
 }
 
 func (g *daemonRig) run(env string, args ...string) (string, int) {
-	cmd := exec.Command(g.bin, args...)
+	return runHgfs(g.t, g.bin, env, args...)
+}
+
+// runHgfs runs hgfs binary bin with args, and env added to hg's test
+// environment unless empty, and returns its output and exit code.
+func runHgfs(t testing.TB, bin, env string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = testenv.HgEnv()
 	if env != "" {
 		cmd.Env = append(cmd.Env, env)
@@ -84,7 +91,7 @@ func (g *daemonRig) run(env string, args ...string) (string, int) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return string(out), ee.ExitCode()
 	} else if err != nil {
-		g.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return string(out), 0
 }

@@ -3,9 +3,9 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +16,63 @@ import (
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/testenv"
 )
+
+// watchRig is a repository of two changesets, 0 and 1, each writing
+// content(rev, f) to every file of files, and a cache mount of it.
+type watchRig struct {
+	t       *testing.T
+	hg      testenv.Mercurial
+	bin     string
+	src, mp string
+	cache   string
+}
+
+func newWatchRig(t *testing.T, files []string, content func(rev int, f string) string) *watchRig {
+	t.Helper()
+	testenv.RequireFUSE(t)
+	g := &watchRig{t: t, hg: testenv.Mercurials(t)[0], bin: testenv.Hgfs(t)}
+	dir := t.TempDir()
+	g.src, g.mp, g.cache = filepath.Join(dir, "src"), filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
+	g.hg.Run(t, "", "init", g.src)
+	for rev := range 2 {
+		for _, f := range files {
+			g.write(g.src, f, content(rev, f))
+		}
+		g.hg.Run(t, g.src, "commit", "-q", "-A", "-m", fmt.Sprint("r", rev), "-u", "t", "-d", fmt.Sprint(rev, " 0"))
+	}
+	if out, code := g.run("clone", "-q", "--mount", "--cache", g.cache, g.src, g.mp); code != 0 {
+		t.Fatalf("hgfs clone --mount: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { testenv.UnmountCache(t, g.mp) })
+	return g
+}
+
+// write writes content to name under root, making its directories.
+func (g *watchRig) write(root, name, content string) {
+	g.t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	writeFile(g.t, p, content)
+}
+
+// run runs hgfs and returns its output and exit code.
+func (g *watchRig) run(args ...string) (string, int) {
+	g.t.Helper()
+	return runHgfs(g.t, g.bin, "", args...)
+}
+
+// update runs hgfs update on the mount, which must succeed.
+func (g *watchRig) update(args ...string) {
+	g.t.Helper()
+	if out, code := g.run(append([]string{"-R", g.mp, "update", "-q"}, args...)...); code != 0 {
+		g.t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
+	}
+}
+
+// path is working file name in the mount.
+func (g *watchRig) path(name string) string { return filepath.Join(g.mp, filepath.FromSlash(name)) }
 
 // TestDaemonUpdateWatch: between its updates the daemon watches the
 // working copy (mount/update_watch_linux.go), and an update after one of
@@ -28,49 +85,13 @@ import (
 // wrote, and a new daemon, have it look at every file again.
 func TestDaemonUpdateWatch(t *testing.T) {
 	t.Parallel()
-	testenv.RequireFUSE(t)
-	hg := testenv.Mercurials(t)[0]
-	bin := testenv.Hgfs(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	hg.Run(t, "", "init", src)
-	write := func(root, name, content string) {
-		t.Helper()
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	g := newWatchRig(t, []string{"a", "top", "d/b", "d/e/c", "d/e/f/g"}, func(rev int, f string) string {
+		if rev == 1 && f != "top" {
+			return f + " at 1, longer\n"
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, rev := range []string{"0", "1"} {
-		for _, f := range []string{"a", "top", "d/b", "d/e/c", "d/e/f/g"} {
-			content := f + " at 0\n"
-			if rev == "1" && f != "top" {
-				content = f + " at 1, longer\n"
-			}
-			write(src, f, content)
-		}
-		hg.Run(t, src, "commit", "-q", "-A", "-m", "r"+rev, "-u", "t", "-d", rev+" 0")
-	}
-	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
-	run := func(args ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = testenv.HgEnv()
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), 0
-	}
-	if out, code := run("clone", "-q", "--mount", "--cache", cache, src, mp); code != 0 {
-		t.Fatalf("hgfs clone --mount: exit %d\n%s", code, out)
-	}
-	t.Cleanup(func() { testenv.UnmountCache(t, mp) })
+		return f + " at 0\n"
+	})
+	hg, mp, cache, run, update, write, p := g.hg, g.mp, g.cache, g.run, g.update, g.write, g.path
 	counts := func() (updates, full int64) {
 		t.Helper()
 		info, err := mount.ReadInfo(mp)
@@ -79,12 +100,6 @@ func TestDaemonUpdateWatch(t *testing.T) {
 		}
 		return info.Updates, info.UpdateFullChecks
 	}
-	update := func(args ...string) {
-		t.Helper()
-		if out, code := run(append([]string{"-R", mp, "update", "-q"}, args...)...); code != 0 {
-			t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
-		}
-	}
 	// clean brings the working copy to 0 and has the daemon watch it.
 	clean := func() {
 		t.Helper()
@@ -92,7 +107,6 @@ func TestDaemonUpdateWatch(t *testing.T) {
 		update("1")
 		update("0")
 	}
-	p := func(name string) string { return filepath.Join(mp, filepath.FromSlash(name)) }
 	do := func(f func() error) {
 		t.Helper()
 		if err := f(); err != nil {
@@ -199,6 +213,7 @@ func TestDaemonUpdateWatch(t *testing.T) {
 	// A new daemon: the same.
 	testenv.UnmountCache(t, mp)
 	mp = testenv.MountCache(t, cache)
+	g.mp = mp
 	update("1")
 	if _, f := counts(); f != 1 {
 		t.Errorf("the first update of a new daemon: %d looked at every file, want 1", f)
@@ -211,55 +226,16 @@ func TestDaemonUpdateWatch(t *testing.T) {
 // goes ahead, hg status and the files are the target's.
 func TestDaemonUpdateWatchRandom(t *testing.T) {
 	t.Parallel()
-	testenv.RequireFUSE(t)
-	hg := testenv.Mercurials(t)[0]
-	bin := testenv.Hgfs(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	hg.Run(t, "", "init", src)
 	files := []string{"a", "b", "d/c", "d/e/f", "d/e/g", "x/y/z"}
-	for _, rev := range []string{"0", "1"} {
-		for i, f := range files {
-			content := f + "\n"
-			if rev == "1" && i%2 == 0 {
-				content = f + " at 1\n"
-			}
-			p := filepath.Join(src, filepath.FromSlash(f))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+	g := newWatchRig(t, files, func(rev int, f string) string {
+		if rev == 1 && slices.Index(files, f)%2 == 0 {
+			return f + " at 1\n"
 		}
-		hg.Run(t, src, "commit", "-q", "-A", "-m", "r"+rev, "-u", "t", "-d", rev+" 0")
-	}
-	ref := filepath.Join(dir, "ref")
-	hg.Run(t, "", "clone", "-q", "-r", "1", src, ref)
-	mp, cache := filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
-	run := func(args ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = testenv.HgEnv()
-		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), 0
-	}
-	if out, code := run("clone", "-q", "--mount", "--cache", cache, src, mp); code != 0 {
-		t.Fatalf("hgfs clone --mount: exit %d\n%s", code, out)
-	}
-	t.Cleanup(func() { testenv.UnmountCache(t, mp) })
-	update := func(args ...string) {
-		t.Helper()
-		if out, code := run(append([]string{"-R", mp, "update", "-q"}, args...)...); code != 0 {
-			t.Fatalf("hgfs update %v: exit %d\n%s", args, code, out)
-		}
-	}
-	p := func(name string) string { return filepath.Join(mp, filepath.FromSlash(name)) }
+		return f + "\n"
+	})
+	hg, mp, run, update, p := g.hg, g.mp, g.run, g.update, g.path
+	ref := filepath.Join(t.TempDir(), "ref")
+	hg.Run(t, "", "clone", "-q", "-r", "1", g.src, ref)
 	names := append(slices.Clone(files), "new", "d/new", "d/e/new")
 	ops := []func(rng *rand.Rand) string{
 		func(rng *rand.Rand) string { // rewrite, maybe with the same bytes
