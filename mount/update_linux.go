@@ -116,22 +116,24 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if u.hg, err = fsys.LookupPath(u.ctx, ".hg"); err != nil || !u.hg.IsDir() {
 		return UpdateReply{}, declined("no .hg directory")
 	}
-	old := &dirstate.Dirstate{}
 	data, err := fsys.ReadFile(u.ctx, ".hg/dirstate")
-	switch {
-	case errors.Is(err, syscall.ENOENT):
-	case err != nil:
+	if err != nil && !errors.Is(err, syscall.ENOENT) {
 		return UpdateReply{}, err
+	}
+	// What changed since the last update, if the Watch knows it; the
+	// dirstate written last is kept only by an update that succeeds.
+	changed, known, old := u.r.wc.begin(fsys, data)
+	var kept []byte
+	defer func() { u.r.wc.end(kept) }()
+	switch {
+	case old != nil:
+	case err != nil: // none: an empty one, as hg reads it
+		old = &dirstate.Dirstate{}
 	default:
 		if old, err = dirstate.ParseV1(data); err != nil {
 			return UpdateReply{}, declined(err.Error())
 		}
 	}
-	// What changed since the last update, if the Watch knows it; the
-	// dirstate written last is kept only by an update that succeeds.
-	changed, known := u.r.wc.begin(fsys, data)
-	var kept []byte
-	defer func() { u.r.wc.end(kept) }()
 	if old.Parents[1] != revlog.NullNode {
 		return UpdateReply{}, declined("a merge is in progress")
 	}
@@ -217,6 +219,7 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	u.forgetName(u.hg.Ino, "updatestate")
 	u.watch(old.Entries, sel, gets)
 	kept = data
+	u.r.keepParsed(data)
 	u.r.updates.Add(1)
 	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
 }

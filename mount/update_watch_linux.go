@@ -40,8 +40,10 @@ import (
 type wcWatch struct {
 	w *fsnode.Watch
 	// dirstate is the dirstate the last update wrote, nil when the next
-	// update must check every file.
+	// update must check every file; parsed is its parse, made after the
+	// update replied (keepParsed), nil until then.
 	dirstate []byte
+	parsed   *dirstate.Dirstate
 }
 
 // rootName is what the Watch calls the root directory; other directories
@@ -51,17 +53,22 @@ const rootName = "/"
 // begin starts an update whose dirstate is data: from now on every
 // change is recorded. It returns what changed since the last update and
 // whether that is all that may have: the dirstate is the one the last
-// update wrote and the Watch remembers every change since.
-func (c *wcWatch) begin(fsys *fsnode.FS, data []byte) (changed []string, known bool) {
+// update wrote and the Watch remembers every change since. parsed is
+// data parsed, if the last update's was ready (the caller's to change).
+func (c *wcWatch) begin(fsys *fsnode.FS, data []byte) (changed []string, known bool, parsed *dirstate.Dirstate) {
 	if c.w == nil {
 		c.w = fsnode.NewWatch()
 		fsys.SetWatch(c.w)
 	}
 	c.w.All(true)
 	changed, overflow := c.w.Take()
-	known = !overflow && c.dirstate != nil && bytes.Equal(c.dirstate, data)
-	c.dirstate = nil
-	return changed, known
+	same := c.dirstate != nil && bytes.Equal(c.dirstate, data)
+	if same {
+		parsed = c.parsed
+	}
+	known = !overflow && same
+	c.dirstate, c.parsed = nil, nil
+	return changed, known, parsed
 }
 
 // end finishes an update: what it wrote is the state the next one starts
@@ -70,6 +77,27 @@ func (c *wcWatch) begin(fsys *fsnode.FS, data []byte) (changed []string, known b
 func (c *wcWatch) end(written []byte) {
 	c.dirstate = written
 	c.w.All(false)
+}
+
+// keepParsed parses the dirstate an update wrote, after the update: the
+// next update then starts from the parse instead of making it (1 to
+// 1.5 ms of the 20,000-entry dirstate, done while the hgfs process that
+// asked for the update exits). Kept only if no update came meanwhile.
+func (r *rawFS) keepParsed(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	go func() {
+		d, err := dirstate.ParseV1(data)
+		if err != nil {
+			return
+		}
+		r.updating.Lock()
+		defer r.updating.Unlock()
+		if c := &r.wc; len(c.dirstate) == len(data) && &c.dirstate[0] == &data[0] {
+			c.parsed = d
+		}
+	}()
 }
 
 // selectChanged returns the indexes of the entries an update must look
