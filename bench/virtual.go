@@ -20,8 +20,9 @@ import (
 //   - `hgfs update tip` on the mount (brought to the first changeset
 //     untimed) against `hg update tip` natively. Goal: 0.05x. Its floor
 //     line: `hgfs update tip` again, at tip, the fixed cost of an update
-//     in this design (dirstate and both manifests read, every file
-//     checked, the dirstate written);
+//     in this design (the process started, dirstate and both manifests
+//     read, the files changed since the last update checked, the
+//     dirstate written);
 //   - `cat` of every working file on a fresh mount against native. No
 //     goal (the first read of a virtual file reconstructs it).
 //
@@ -141,9 +142,10 @@ func registerVirtualCases() {
 				return hgCmd(env, "-R", st.native, "update", "-q", "tip")
 			},
 			// The floor of this design: the same command when the mount
-			// is at tip already, which reads the dirstate and both
-			// manifests, checks every file for changes and writes the
-			// dirstate, and moves no file.
+			// is at tip already, which starts the hgfs process, reads the
+			// dirstate and both manifests, checks the files that changed
+			// since the daemon's last update (mount/update_watch_linux.go)
+			// and writes the dirstate, and moves no file.
 			Floor:     func(env *Env, _ any) *exec.Cmd { return hgfsCmd(env, "-R", st.mnt, "update", "-q", "tip") },
 			FloorName: "hgfs update tip on the mount at tip (all but moving files)",
 			Check:     st.check(func(_, _ []byte) error { return sameWorkingFiles(st.mnt, st.native) })})
