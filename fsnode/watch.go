@@ -7,7 +7,7 @@ import "sync"
 // files and the directories above them: an update that finds none of
 // them changed since the daemon last looked at every file (or wrote
 // them) needs to look only at those that did, instead of at every one
-// (mount/update_linux.go).
+// (mount/update_watch_linux.go).
 //
 // A change is anything that queues an inode for the next commit
 // (markDirtyLocked), the one door every lasting change goes through:
@@ -49,13 +49,6 @@ func (w *Watch) Reset(names map[Ino]string) {
 func (w *Watch) Set(ino Ino, name string) {
 	w.mu.Lock()
 	w.names[ino] = name
-	w.mu.Unlock()
-}
-
-// Unset stops watching ino.
-func (w *Watch) Unset(ino Ino) {
-	w.mu.Lock()
-	delete(w.names, ino)
 	w.mu.Unlock()
 }
 

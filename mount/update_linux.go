@@ -8,7 +8,8 @@ package mount
 // hgfs update lacks: both manifests parsed in hgview's cache, and
 // knowledge of which files are virtual and name their revision (those
 // are clean without a look at their bytes). It reads the dirstate from
-// the cache, checks every tracked file, applies the plan worktree.Update
+// the cache, checks every tracked file (or only those that changed since
+// its last update, update_watch_linux.go), applies the plan worktree.Update
 // would (worktree.Changes and NextDirstate: the same files written and
 // removed, the same dirstate), and invalidates what the kernel cached of
 // each name and inode it changed. Its cost is the dirstate's and the
