@@ -137,6 +137,41 @@ func TestHandles(t *testing.T) {
 	wantErrno(t, err, syscall.ENOENT)
 }
 
+// TestReadFile: ReadFile by path, its errors, and its pin: a file
+// unlinked (and its kernel reference forgotten) while pinned keeps its
+// contents until the pin goes, as with an open handle.
+func TestReadFile(t *testing.T) {
+	f := newTestFS(t, Options{})
+	d := must[Attr](t)(f.Mkdir(bg, RootIno, "d", 0o755))
+	createFile(t, f, d.Ino, "f", []byte("data"))
+	must[Attr](t)(f.Symlink(bg, RootIno, "l", "d/f"))
+	if got := must[[]byte](t)(f.ReadFile(bg, "d/f")); string(got) != "data" {
+		t.Fatalf("ReadFile d/f = %q", got)
+	}
+	_, err := f.ReadFile(bg, "d")
+	wantErrno(t, err, syscall.EISDIR)
+	_, err = f.ReadFile(bg, "l")
+	wantErrno(t, err, syscall.ELOOP)
+	_, err = f.ReadFile(bg, "d/missing")
+	wantErrno(t, err, syscall.ENOENT)
+	_, err = f.ReadFile(bg, "d/f/x")
+	wantErrno(t, err, syscall.ENOTDIR)
+
+	in := must[*inode](t)(f.pinPath("d/f"))
+	if err := f.Unlink(bg, d.Ino, "f"); err != nil {
+		t.Fatal(err)
+	}
+	f.Forget(in.ino, 1)
+	buf := make([]byte, 4)
+	if n, err := f.readIn(in, buf, 0); err != nil || string(buf[:n]) != "data" {
+		t.Fatalf("pinned unlinked file reads %q, %v", buf[:n], err)
+	}
+	f.unpin(in)
+	if n, err := f.readIn(in, buf, 0); err != syscall.ENOENT {
+		t.Fatalf("unpinned unlinked file reads %q, %v; want ENOENT", buf[:n], err)
+	}
+}
+
 // TestOrphanLifecycle: an unlinked open file lives until its handle and
 // kernel reference are gone; one left open at a crash is reclaimed by
 // Open.

@@ -212,30 +212,58 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, mode uint32) 
 }
 
 // ReadFile returns the contents of the file at p.
+//
+// It pins the inode as an open handle does (in.handles, which keeps it
+// in the table and its contents from being reclaimed) without making
+// one: one tree lock for the path and the pin, no handle table. The
+// checkout of a mounted clone reads 20,000 filelogs this way, with the
+// group committer taking the tree lock between them.
 func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	f.tree.RLock()
-	ino, err := f.resolve(p)
-	f.tree.RUnlock()
+	in, err := f.pinPath(p)
 	if err != nil {
 		return nil, err
 	}
-	h, err := f.Open(ctx, ino, syscall.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Release(h)
-	fh, err := f.handle(h)
-	if err != nil {
-		return nil, err
-	}
-	in := fh.in
-	fh.mu.RUnlock()
-	if in.isDir() {
-		return nil, syscall.EISDIR
-	}
+	defer f.unpin(in)
 	buf := make([]byte, in.attr().Size)
 	n, err := f.readIn(in, buf, 0)
 	return buf[:n], err
+}
+
+// pinPath finds the regular file at p and pins it (unpin undoes it).
+func (f *FS) pinPath(p string) (*inode, error) {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	ino, err := f.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := f.getInode(ino)
+	if err != nil {
+		return nil, err
+	}
+	switch in.typ() {
+	case syscall.S_IFDIR:
+		return nil, syscall.EISDIR
+	case syscall.S_IFLNK:
+		return nil, syscall.ELOOP
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.reclaimed {
+		return nil, syscall.ENOENT
+	}
+	in.handles++
+	return in, nil
+}
+
+// unpin releases pinPath's pin, as Release does a handle's.
+func (f *FS) unpin(in *inode) {
+	in.mu.Lock()
+	if in.handles > 0 {
+		in.handles--
+	}
+	f.maybeReclaimLocked(in)
+	in.mu.Unlock()
 }
 
 // CreateFile creates the file at p (making parent directories) that will
