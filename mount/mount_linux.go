@@ -5,6 +5,7 @@ package mount
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -43,10 +44,16 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	}
 	s := &Server{fsys: fsys, mountpoint: mp, done: make(chan struct{})}
 	var raw *rawFS
+	self := Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true}
 	raw = newRawFS(fsys, func() any {
 		st := fsys.Stats()
-		return &Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true, Updates: raw.updates.Load(), UpdateFullChecks: raw.fullChecks.Load(), Stats: &st}
+		info := self
+		info.Updates, info.UpdateFullChecks, info.Stats = raw.updates.Load(), raw.fullChecks.Load(), &st
+		return &info
 	})
+	if raw.infoXattr, err = json.Marshal(&self); err != nil {
+		return nil, err
+	}
 	srv, err := NewCacheServer(raw, mp, opt)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)

@@ -66,6 +66,7 @@ type rawFS struct {
 	virt   *virtualDir
 	kernel *kernel
 
+	infoXattr  []byte               // InfoXattr's value; nil: none
 	updating   sync.Mutex           // one UpdateXattr request at a time
 	updates    atomic.Int64         // UpdateXattr requests done
 	fullChecks atomic.Int64         // of which checked every tracked file

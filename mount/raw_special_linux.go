@@ -60,6 +60,12 @@ func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 	if strings.HasPrefix(attr, UpdateXattr) {
 		return r.updateXattr(h, attr, dest)
 	}
+	if attr == InfoXattr {
+		if h.NodeId != fuse.FUSE_ROOT_ID || r.infoXattr == nil {
+			return 0, fuse.ENOATTR
+		}
+		return XattrReply(r.infoXattr, dest)
+	}
 	if attr == VirtualXattr {
 		ref, ok, err := r.fsys.Virtual(ctxOf(cancel), r.ino(h.NodeId))
 		switch {

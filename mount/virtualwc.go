@@ -110,6 +110,16 @@ func ParseVirtualBatch(v []byte) ([]VirtualSet, error) {
 // never listed and never stored.
 const UpdateXattr = "user.hgfs.update."
 
+// InfoXattr names the attribute read from a cache mount's root for what
+// its stats file says of the mount itself (Info without the counters,
+// as JSON): who serves it, from where, whether it takes virtual files.
+// hgfs update asks before every update; the stats file is generated
+// anew for every reader, with the cache's counters, and read in four
+// requests (0.45-0.7 ms on the 20,000-file working copy, 4% of an
+// update), the attribute in one, answered from bytes made at mount
+// time. Never listed, never stored; other nodes have no such attribute.
+const InfoXattr = "user.hgfs.info"
+
 // UpdateRequest is what hgfs update asks of the daemon.
 type UpdateRequest struct {
 	Target revlog.Node // the changeset to move to

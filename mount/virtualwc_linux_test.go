@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -220,4 +221,49 @@ func (r *testRevs) resolutions() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.calls
+}
+
+// TestInfoXattr: the root of a cache mount answers mount.InfoXattr with
+// its Info (no counters), what the stats file says of the mount itself;
+// no other node has the attribute, and no listing shows it.
+func TestInfoXattr(t *testing.T) {
+	m := newMount(t)
+	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.path("f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	n, err := syscall.Getxattr(m.mp, InfoXattr, buf)
+	if err != nil {
+		t.Fatalf("getxattr %s on the root: %v", InfoXattr, err)
+	}
+	var got Info
+	if err := json.Unmarshal(buf[:n], &got); err != nil {
+		t.Fatalf("%s: %q: %v", InfoXattr, buf[:n], err)
+	}
+	stats, err := ReadInfo(m.mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Info{Pid: stats.Pid, Mountpoint: stats.Mountpoint, Source: stats.Source, Kind: stats.Kind, ReadOnly: stats.ReadOnly, Virtual: stats.Virtual}
+	if got != want || got.Pid != os.Getpid() || got.Kind != "cache" || !got.Virtual {
+		t.Errorf("%s = %+v; the stats file says %+v", InfoXattr, got, want)
+	}
+	if size, err := syscall.Getxattr(m.mp, InfoXattr, nil); err != nil || size != n {
+		t.Errorf("size query: %d, %v; want %d", size, err, n)
+	}
+	for _, p := range []string{m.path("d"), m.path("f"), m.path(VirtualDirName)} {
+		if _, err := syscall.Getxattr(p, InfoXattr, buf); !errors.Is(err, syscall.ENODATA) {
+			t.Errorf("getxattr %s on %s: %v, want ENODATA", InfoXattr, p, err)
+		}
+	}
+	n, err = syscall.Listxattr(m.mp, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf[:n], []byte(InfoXattr)) {
+		t.Errorf("listxattr of the root lists %s: %q", InfoXattr, buf[:n])
+	}
 }

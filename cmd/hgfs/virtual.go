@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -64,7 +65,7 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, worktree
 	if err != nil || !on || !xattrVirtual {
 		return nil, nil, err
 	}
-	info, err := mount.ReadInfo(root)
+	info, err := mountInfo(root)
 	if err != nil || info.Kind != "cache" || !info.Virtual || info.ReadOnly || filepath.Clean(info.Mountpoint) != filepath.Clean(root) {
 		return nil, nil, nil
 	}
@@ -97,6 +98,20 @@ func mountVirtual(c *cmdContext, root string) (worktree.SetVirtualFunc, worktree
 		}
 		return mtime, nil
 	}, daemon, nil
+}
+
+// mountInfo is mount.ReadInfo without the counters: the root's
+// mount.InfoXattr, one request, else the stats file (a mount that has
+// no such attribute; a path that is no mount says so there).
+func mountInfo(root string) (*mount.Info, error) {
+	buf := make([]byte, 64<<10)
+	if n, err := getXattr(root, mount.InfoXattr, buf); err == nil {
+		var info mount.Info
+		if json.Unmarshal(buf[:n], &info) == nil {
+			return &info, nil
+		}
+	}
+	return mount.ReadInfo(root)
 }
 
 // daemonUpdate sends q to the daemon of the mount at root and returns
