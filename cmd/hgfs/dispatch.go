@@ -265,15 +265,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	rest := append(append([]string{}, before...), after...)
 	var cmd *command
 	var alias *aliasDef
+	var pre *earlyConfig
 	if name != "" {
-		// [alias] comes from the configuration, read here (quietly: the
-		// reading below reports its problems) from where the early
-		// options say.
+		// [alias] comes from the configuration, read here from where the
+		// early options say, its warnings held back for the reading below.
 		var aliases map[string]string
 		early := parseEarlyOptions(args)
 		if cwd, err := resolveCwd(early.cwd); err == nil {
-			if cfg, err := loadConfig(early.config, findRepo(cwd, early.repo), true, func(string) {}); err == nil {
-				aliases = commandAliases(cfg)
+			e := &earlyConfig{root: findRepo(cwd, early.repo), overrides: early.config}
+			if e.cfg, err = loadConfig(early.config, e.root, true, func(m string) { e.warnings = append(e.warnings, m) }); err == nil {
+				aliases = commandAliases(e.cfg)
+				pre = e
 			}
 		}
 		var err error
@@ -314,14 +316,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	if err != nil {
 		return u.report(err, false)
 	}
-	overrides := o.List("config")
+	var flags []string
 	for flag, item := range map[string]string{"quiet": "ui.quiet", "verbose": "ui.verbose", "debug": "ui.debug", "traceback": "ui.traceback"} {
 		if o.Bool(flag) {
-			overrides = append(overrides, item+"=true")
+			flags = append(flags, item+"=true")
 		}
 	}
 	warn := func(msg string) { u.warn("%s", msg) }
-	cfg, err := loadConfig(overrides, findRepo(cwd, o.String("repository")), cmd == nil || !cmd.norepo, warn)
+	cfg, err := pre.reuse(findRepo(cwd, o.String("repository")), o.List("config"), flags, cmd == nil || !cmd.norepo, warn)
 	if err != nil {
 		return u.report(err, false)
 	}
