@@ -21,6 +21,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -85,8 +86,9 @@ type Target struct {
 
 func (t Target) String() string { return "s3://" + t.Bucket + "/" + t.Prefix }
 
-// bucketRe is S3's bucket naming rule.
-var bucketRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+// bucketRe is S3's bucket naming rule, compiled when first used (every
+// hgfs process links this package; few name a bucket).
+var bucketRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`) })
 
 // ParseTarget parses s3://BUCKET[/PREFIX]; the prefix loses its
 // surrounding slashes.
@@ -96,7 +98,7 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, fmt.Errorf("%q is not an s3://BUCKET/PREFIX location", s)
 	}
 	bucket, prefix, _ := strings.Cut(rest, "/")
-	if !bucketRe.MatchString(bucket) {
+	if !bucketRe().MatchString(bucket) {
 		return Target{}, fmt.Errorf("invalid bucket name %q in %s", bucket, s)
 	}
 	prefix = strings.Trim(prefix, "/")

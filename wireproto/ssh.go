@@ -149,14 +149,17 @@ func (l *SSHLocation) Command(sshCmd, remoteCmd string) string {
 	return sshCmd + " " + args + " " + shellQuote(remote)
 }
 
+// Compiled when first used: every hgfs process starts with this package
+// linked, and few quote for ssh (package-level regexps cost each start
+// about 0.1 ms, as inittrace shows).
 var (
-	serverSafe = regexp.MustCompile(`^[a-zA-Z0-9@%_+=:,./-]*$`)
-	shellSafe  = regexp.MustCompile(`^[a-zA-Z0-9._/+-]+$`)
+	serverSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9@%_+=:,./-]*$`) })
+	shellSafe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9._/+-]+$`) })
 )
 
 // serverQuote quotes for the remote shell, as sshpeer._serverquote.
 func serverQuote(s string) string {
-	if s == "" || serverSafe.MatchString(s) {
+	if s == "" || serverSafe().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -164,7 +167,7 @@ func serverQuote(s string) string {
 
 // shellQuote quotes for the local shell, as posix.shellquote.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -327,7 +327,10 @@ func requestHost(r *http.Request) string {
 	return "localhost"
 }
 
-var hostNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?)*\.?$`)
+// hostNameRE is compiled when first used (see serverSafe).
+var hostNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?)*\.?$`)
+})
 
 // validHost reports whether h is a DNS name, an IPv4 address or a
 // bracketed IPv6 address, with an optional decimal port.
@@ -357,7 +360,7 @@ func validHost(h string) bool {
 			return false
 		}
 	}
-	return name == "" && strings.HasPrefix(h, "[") || len(name) <= 253 && hostNameRE.MatchString(name)
+	return name == "" && strings.HasPrefix(h, "[") || len(name) <= 253 && hostNameRE().MatchString(name)
 }
 
 // cloneCommands are the commands a visitor copies: hg clone of the URL
