@@ -117,6 +117,12 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 	if attr == VirtualXattr {
 		return r.setVirtual(cancel, in.NodeId, data)
 	}
+	if attr == InfoXattr || strings.HasPrefix(attr, UpdateXattr) {
+		// Reads of these names are answered by the daemon (on the root)
+		// or refused (elsewhere): a stored value could never be read
+		// back.
+		return fuse.EPERM
+	}
 	return toStatus(r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags)))
 }
 

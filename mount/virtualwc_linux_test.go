@@ -225,7 +225,9 @@ func (r *testRevs) resolutions() int {
 
 // TestInfoXattr: the root of a cache mount answers mount.InfoXattr with
 // its Info (no counters), what the stats file says of the mount itself;
-// no other node has the attribute, and no listing shows it.
+// no other node has the attribute, and no listing shows it. No node
+// stores a value under it (or under an UpdateXattr name): reads of those
+// names never reach what is stored.
 func TestInfoXattr(t *testing.T) {
 	m := newMount(t)
 	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
@@ -257,6 +259,13 @@ func TestInfoXattr(t *testing.T) {
 	for _, p := range []string{m.path("d"), m.path("f"), m.path(VirtualDirName)} {
 		if _, err := syscall.Getxattr(p, InfoXattr, buf); !errors.Is(err, syscall.ENODATA) {
 			t.Errorf("getxattr %s on %s: %v, want ENODATA", InfoXattr, p, err)
+		}
+	}
+	for _, p := range []string{m.mp, m.path("f")} {
+		for _, name := range []string{InfoXattr, UpdateXattr + "x"} {
+			if err := syscall.Setxattr(p, name, []byte("{}"), 0); !errors.Is(err, syscall.EPERM) {
+				t.Errorf("setxattr %s on %s: %v, want EPERM", name, p, err)
+			}
 		}
 	}
 	n, err = syscall.Listxattr(m.mp, buf)
