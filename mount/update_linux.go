@@ -708,17 +708,14 @@ func (u *daemonUpdate) dirIno(dir string) (fsnode.Ino, error) {
 // writeDirstate replaces the dirstate with d (v1), and returns what it
 // wrote.
 func (u *daemonUpdate) writeDirstate(d *dirstate.Dirstate) ([]byte, error) {
-	files, err := dirstate.Encode(d, false)
+	data, err := d.AppendV1(nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) != 1 || files[0].Name != "dirstate" {
-		return nil, fmt.Errorf("a dirstate-v1 encoding of %d files", len(files))
-	}
-	if err := u.writeHg(files[0].Name, files[0].Data); err != nil {
+	if err := u.writeHg("dirstate", data); err != nil {
 		return nil, err
 	}
-	return files[0].Data, nil
+	return data, nil
 }
 
 // writeHg replaces .hg/NAME with data: written beside it and renamed

@@ -207,13 +207,8 @@ func (n *watchNames) names() map[fsnode.Ino]string {
 // 20,000-file working copy) for as long as the Watch keeps the name,
 // and each update adds a few.
 func (n *watchNames) set(w *fsnode.Watch) {
-	for ino, p := range n.files {
-		w.Set(ino, strings.Clone(p))
-	}
-	for d, ino := range n.dirs {
-		if ino != 0 {
-			w.Set(ino, dirName(d))
-		}
+	for ino, name := range n.names() {
+		w.Set(ino, strings.Clone(name))
 	}
 }
 

@@ -184,7 +184,8 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	}
 	target := r.Node(rev)
 
-	gets, removes := Changes(from, to, old.Index(), dirty)
+	oldIndex := old.Index()
+	gets, removes := Changes(from, to, oldIndex, dirty)
 	if !opt.Clean {
 		if err := checkUntracked(r, root, gets); err != nil {
 			return nil, err
@@ -222,7 +223,7 @@ func Update(ctx context.Context, r *repo.Repo, rev int, opt Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	nd := NextDirstate(target, to, gets, written, old.Index(), now, nanos)
+	nd := NextDirstate(target, to, gets, written, oldIndex, now, nanos)
 	if err := dirstate.WriteBranch(hgDir, cs.Branch()); err != nil {
 		return nil, err
 	}
