@@ -70,38 +70,43 @@ func ParseChangeset(text []byte) (*Changeset, error) {
 			return nil, changesetError("no blank line before the description")
 		}
 	}
+	// One string of the whole text, which every field is a part of: a
+	// changeset parsed costs that copy, its file list, its extra map and
+	// itself (hgfs verify parses every changeset).
+	str := string(text)
 	c := &Changeset{}
 	var err error
-	if c.Manifest, err = ParseNode(string(text[:nl1])); err != nil {
+	if c.Manifest, err = ParseNode(str[:nl1]); err != nil {
 		return nil, changesetError("manifest: %v", err)
 	}
-	c.User = string(text[nl1+1 : nl2])
-	dateExtra := string(text[nl2+1 : nl3])
-	fields := strings.SplitN(dateExtra, " ", 3)
-	if len(fields) < 2 {
+	c.User = str[nl1+1 : nl2]
+	dateExtra := str[nl2+1 : nl3]
+	timeText, rest, ok := strings.Cut(dateExtra, " ")
+	if !ok {
 		return nil, changesetError("date %q has no timezone", dateExtra)
 	}
-	c.DateText = fields[0] + " " + fields[1]
-	t, err := strconv.ParseFloat(fields[0], 64)
+	tzText, extra, hasExtra := strings.Cut(rest, " ")
+	c.DateText = dateExtra[:len(timeText)+1+len(tzText)]
+	t, err := strconv.ParseFloat(timeText, 64)
 	if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || math.Abs(t) > 1<<62 {
-		return nil, changesetError("invalid time %q", fields[0])
+		return nil, changesetError("invalid time %q", timeText)
 	}
 	c.Time = int64(t)
 	// "Various tools did silly things with the timezone": hg uses 0.
-	if tz, err := strconv.Atoi(fields[1]); err == nil {
+	if tz, err := strconv.Atoi(tzText); err == nil {
 		c.TZ = tz
 	}
 	c.Extra = map[string]string{"branch": "default"}
-	if len(fields) == 3 {
-		if err := decodeExtra(fields[2], c.Extra); err != nil {
+	if hasExtra {
+		if err := decodeExtra(extra, c.Extra); err != nil {
 			return nil, err
 		}
 	}
 	if doublenl > nl3 {
-		c.Files = strings.Split(string(text[nl3+1:doublenl]), "\n")
+		c.Files = strings.Split(str[nl3+1:doublenl], "\n")
 	}
 	if doublenl+2 <= len(text) {
-		c.Description = string(text[doublenl+2:])
+		c.Description = str[doublenl+2:]
 	}
 	return c, nil
 }

@@ -141,7 +141,10 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 		defer func() { <-mr.done }()
 	}
 	opt.Status("checking changesets\n")
-	mflinkrevs, filelinkrevs := v.changesets()
+	mflinkrevs, filelinkrevs, err := v.changesets()
+	if err != nil {
+		return Result{}, err
+	}
 	opt.Status("checking manifests\n")
 	if !opt.Ahead {
 		v.readManifests(ctx, mr)
@@ -208,22 +211,26 @@ func containsInt(list []int, x int) bool {
 	return i < len(list) && list[i] == x
 }
 
-func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
+// changesets checks every changelog revision and returns, for each
+// manifest node and each file, the changesets naming it. An error is
+// the changelog's closing, not a finding.
+func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int, error) {
 	cl := v.r.Changelog()
 	mflinkrevs := map[revlog.Node][]int{}
 	filelinkrevs := map[string][]int{}
-	seen := map[revlog.Node]int{}
+	seen := make(map[revlog.Node]int, cl.Len())
 	var ps problems
-	for i := 0; i < cl.Len(); i++ {
+	// Each text is built in a buffer the walk recycles: the parse copies
+	// what it keeps.
+	err := cl.EachRevision(func(i int, text []byte, err error) error {
 		checkEntry(&ps, cl, cl.Len(), i, seen, []int{i}, "changelog")
-		text, err := cl.Revision(i)
 		var cs *revlog.Changeset
 		if err == nil {
 			cs, err = revlog.ParseChangeset(text)
 		}
 		if err != nil {
 			ps.err(i, fmt.Sprintf("unpacking changeset %s: %s", cl.Entry(i).Node.Short(), hgText(err, "00changelog")), "")
-			continue
+			return nil
 		}
 		if cs.Manifest != revlog.NullNode {
 			mflinkrevs[cs.Manifest] = append(mflinkrevs[cs.Manifest], i)
@@ -231,9 +238,13 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int) {
 		for _, f := range cs.Files {
 			filelinkrevs[f] = append(filelinkrevs[f], i)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	v.emit(ps)
-	return mflinkrevs, filelinkrevs
+	return mflinkrevs, filelinkrevs, nil
 }
 
 // nodeRef is a file node a manifest names and the first changeset
@@ -358,7 +369,7 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int, mr *manifestReadi
 	<-mr.done
 	ml := v.r.Manifestlog()
 	clLen := v.r.Changelog().Len()
-	seen := map[revlog.Node]int{}
+	seen := make(map[revlog.Node]int, ml.Len())
 	lrOf := make([]int, ml.Len())
 	var ps problems
 	for i := 0; i < ml.Len(); i++ {
@@ -799,7 +810,7 @@ func (v *verifier) checkFile(ctx context.Context, res *fileResult, f string, clL
 		for _, b := range c.bad {
 			ps.err(linkOr(c.linkrev[b.rev], clLen, lr), b.msg, f)
 		}
-		seen := map[revlog.Node]int{}
+		seen := make(map[revlog.Node]int, fl.Len())
 		lrs := make([]int, fl.Len())
 		for i := 0; i < fl.Len(); i++ {
 			res.revisions++
