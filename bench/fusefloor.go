@@ -639,7 +639,10 @@ func (fs *memFS) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.Read
 	if in.Offset >= uint64(len(n.data)) {
 		return fuse.ReadResultData(nil), fuse.OK
 	}
-	return fuse.ReadResultData(buf[:copy(buf, n.data[in.Offset:])]), fuse.OK
+	// At most the size asked: go-fuse's buffer is max_write long, and a
+	// read of 128 KiB must not copy a MiB.
+	end := min(uint64(len(n.data)), in.Offset+uint64(in.Size))
+	return fuse.ReadResultData(buf[:copy(buf, n.data[in.Offset:end])]), fuse.OK
 }
 
 func (fs *memFS) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {

@@ -391,11 +391,12 @@ func registerMountCases() {
 		freshRead("cat every file, fresh mount vs native", 1.5, st, catSetup(st, false), catAll, true)
 	}
 	// Sequential read of a large revlog's data file. Goal: at least
-	// 0.9x native speed.
+	// 0.9x native speed. Its floor holds the store's tarball in memory:
+	// what reading those bytes through FUSE costs with no daemon work.
 	{
 		st := &mountState{}
 		freshRead(fmt.Sprintf("sequential read of a %d MiB revlog, fresh mount vs native", seqRevlogCommits*bigFileSize>>20),
-			1/0.9, st, catSetupOn(seqKind, st, false), catRevlogData, false)
+			1/0.9, st, catSetupOn(seqKind, st, false), catRevlogData, true)
 	}
 	{
 		st := &mountState{}
