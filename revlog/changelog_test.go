@@ -3,6 +3,7 @@ package revlog
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,8 +93,33 @@ func FuzzChangeset(f *testing.F) {
 	f.Add([]byte("0000000000000000000000000000000000000000\nu\n0 0 a:\\0\\\\0\\x\n\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		c, err := ParseChangeset(text)
-		if err == nil && c.Extra == nil {
+		if err != nil || len(text) == 0 {
+			return
+		}
+		if c.Extra == nil {
 			t.Fatal("nil Extra")
+		}
+		// Each field is its part of the text: the lines as hg's
+		// changelogrevision finds them, the files up to the blank line,
+		// the description after it.
+		lines := strings.SplitN(string(text), "\n", 4)
+		if c.User != lines[1] {
+			t.Fatalf("user %q, line %q", c.User, lines[1])
+		}
+		if !strings.HasPrefix(lines[2], c.DateText) || strings.Count(c.DateText, " ") != 1 ||
+			len(lines[2]) > len(c.DateText) && lines[2][len(c.DateText)] != ' ' {
+			t.Fatalf("date %q, line %q", c.DateText, lines[2])
+		}
+		head, desc, _ := strings.Cut(lines[3], "\n\n")
+		if !strings.HasPrefix(lines[3], "\n") {
+			if got := strings.Join(c.Files, "\n"); got != head {
+				t.Fatalf("files %q, text %q", got, head)
+			}
+			if c.Description != desc {
+				t.Fatalf("description %q, text %q", c.Description, desc)
+			}
+		} else if len(c.Files) != 0 || c.Description != lines[3][1:] {
+			t.Fatalf("files %q and description %q, text %q", c.Files, c.Description, lines[3])
 		}
 	})
 }
