@@ -70,17 +70,17 @@ func ParseChangeset(text []byte) (*Changeset, error) {
 			return nil, changesetError("no blank line before the description")
 		}
 	}
-	// One string of the whole text, which every field is a part of: a
-	// changeset parsed costs that copy, its file list, its extra map and
-	// itself (hgfs verify parses every changeset).
-	str := string(text)
 	c := &Changeset{}
 	var err error
-	if c.Manifest, err = ParseNode(str[:nl1]); err != nil {
+	if c.Manifest, err = ParseNode(string(text[:nl1])); err != nil {
 		return nil, changesetError("manifest: %v", err)
 	}
-	c.User = str[nl1+1 : nl2]
-	dateExtra := str[nl2+1 : nl3]
+	// Each field is a string of its own (the date, the extra values, the
+	// file names and the description share only their own line or
+	// block): a caller keeping a changeset's branch or a file name keeps
+	// no more of the text.
+	c.User = string(text[nl1+1 : nl2])
+	dateExtra := string(text[nl2+1 : nl3])
 	timeText, rest, ok := strings.Cut(dateExtra, " ")
 	if !ok {
 		return nil, changesetError("date %q has no timezone", dateExtra)
@@ -103,10 +103,10 @@ func ParseChangeset(text []byte) (*Changeset, error) {
 		}
 	}
 	if doublenl > nl3 {
-		c.Files = strings.Split(str[nl3+1:doublenl], "\n")
+		c.Files = strings.Split(string(text[nl3+1:doublenl]), "\n")
 	}
 	if doublenl+2 <= len(text) {
-		c.Description = str[doublenl+2:]
+		c.Description = string(text[doublenl+2:])
 	}
 	return c, nil
 }
