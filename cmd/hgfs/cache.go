@@ -33,7 +33,10 @@ DURATION (such as 720h or 30d); -n lists them without removing them.
 every data file at least a quarter dead are copied into a new data file
 and the old files deleted, crash-safely, as a mount's background
 compaction does ([hgfs] compact). The cache must not be mounted. Prints
-the live and dead bytes before and after.`,
+the live and dead bytes before and after.
+
+A CACHE is a cache's path, or its name in the cache directory when
+nothing of that name is in the current directory.`,
 		options: []option{
 			{'T', "template", optString, "", "display with template (list: json only)"},
 			{0, "unused-for", optString, "", "prune: remove caches unused for this long (720h, 30d)"},
@@ -69,7 +72,10 @@ the live and dead bytes before and after.`,
 }
 
 func cacheGC(ctx context.Context, c *cmdContext, arg string) error {
-	dir := c.abs(arg)
+	dir, err := cachePath(c, arg)
+	if err != nil {
+		return err
+	}
 	opt, err := cacheOptions(c.ui.cfg)
 	if err != nil {
 		return err

@@ -195,6 +195,17 @@ func TestCacheCommands(t *testing.T) {
 	if len(es) != 2 || es[0].Path == es[1].Path || len(es[0].MountedAt)+len(es[1].MountedAt) != 0 {
 		t.Fatalf("two unmounted caches: %+v", es)
 	}
+	// A bare name is the cache of that name in the cache directory.
+	name := filepath.Base(es[0].Path)
+	if out, code := hgfsEnv(t, env, "cache", "list", name); code != 0 || !strings.HasPrefix(out, es[0].Path+"\n") {
+		t.Errorf("cache list %s: %d\n%s", name, code, out)
+	}
+	if out, code := hgfsEnv(t, env, "cache", "gc", name); code != 0 || !strings.Contains(out, "live") {
+		t.Errorf("cache gc %s: %d\n%s", name, code, out)
+	}
+	if out, code := hgfsEnv(t, env, "cache", "rm", "no-such-cache"); code != 255 || !strings.Contains(out, "no-such-cache is not an hgfs cache") {
+		t.Errorf("cache rm of a name that is no cache: %d %s", code, out)
+	}
 	if out, code := hgfsEnv(t, env, "cache", "rm", dir); code != 255 || !strings.Contains(out, "is not an hgfs cache") {
 		t.Errorf("cache rm of a directory that is no cache: %d %s", code, out)
 	}

@@ -35,6 +35,25 @@ func isCacheDir(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// cachePath is the directory a CACHE argument names: a path, or, for a
+// bare name that names nothing in the current directory, the cache of
+// that name in the cache directory (the last element of the paths
+// hgfs cache list prints).
+func cachePath(c *cmdContext, arg string) (string, error) {
+	d := c.abs(arg)
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) {
+		return d, nil
+	}
+	if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	base, err := cacheBase(c.ui.cfg)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, arg), nil
+}
+
 // cacheDirs lists the caches in the cache directory, sorted.
 func cacheDirs(c *cmdContext) ([]string, error) {
 	base, err := cacheBase(c.ui.cfg)
@@ -137,7 +156,10 @@ func cacheList(c *cmdContext, args []string) error {
 	}
 	dirs := make([]string, 0, len(args))
 	for _, a := range args {
-		d := c.abs(a)
+		d, err := cachePath(c, a)
+		if err != nil {
+			return err
+		}
 		if !isCacheDir(d) {
 			return abortf("%s is not an hgfs cache", a)
 		}
@@ -221,7 +243,11 @@ func removeCacheDir(c *cmdContext, dir, name string, mounts map[string][]string)
 func cacheRemove(c *cmdContext, args []string) error {
 	mounts := mountsByCache()
 	for _, a := range args {
-		if err := removeCacheDir(c, c.abs(a), a, mounts); err != nil {
+		d, err := cachePath(c, a)
+		if err != nil {
+			return err
+		}
+		if err := removeCacheDir(c, d, a, mounts); err != nil {
 			return err
 		}
 		c.ui.status("removed %s\n", a)
