@@ -11,13 +11,14 @@ import (
 // EachRevision builds each one into a buffer it recycles once the text
 // is no longer the base of a delta it may meet (and hands its buffers
 // to the next walk when it ends), and adds none to the revlog's text
-// cache. A non-nil error from fn stops the walk and is
-// returned; so is the revlog's closing.
+// cache. A non-nil error from fn stops the walk and is returned; so is
+// the revlog's closing.
 //
 // It is for readers that look at every revision once (hgfs verify's
-// changelog and filelog passes): Revision allocates a text per revision, which a long
-// history turns into hundreds of MB of garbage (on the generated
-// 30,000-changeset history, 601 of verify's 820 MB allocated).
+// changelog and filelog passes): Revision allocates a text per
+// revision, which a long history turns into hundreds of MB of garbage
+// (on the generated 30,000-changeset history, 601 of verify's 820 MB
+// allocated).
 func (r *Revlog) EachRevision(fn func(rev int, text []byte, err error) error) error {
 	w := newWalker(&r.inner)
 	defer w.release()
@@ -52,8 +53,9 @@ const walkFree = 4
 
 // walkSets carry a finished walk's buffers to the next walk: hgfs verify
 // walks every filelog in turn, and a walker starting empty for each made
-// 110 of the 280 MB that verify of the 30,000-changeset history allocated
-// (851 filelogs), which the collector paid for at verify's low GOGC. A
+// 110 of the about 250 MB that verify of the 30,000-changeset history
+// allocated (851 filelogs), which the collector paid for at verify's low
+// GOGC. A
 // set holds at most walkFree+defaultCacheItems buffers, each at most
 // maxPooledChainBuffer; the pool lets them go at collections, as any
 // sync.Pool does.
