@@ -220,7 +220,7 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	u.forgetName(u.hg.Ino, "updatestate")
 	u.watch(old.Entries, sel, gets)
 	kept = data
-	u.r.keepParsed(data)
+	u.r.keepParsed(data, nd)
 	u.r.updates.Add(1)
 	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
 }

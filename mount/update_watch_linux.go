@@ -40,8 +40,8 @@ import (
 type wcWatch struct {
 	w *fsnode.Watch
 	// dirstate is the dirstate the last update wrote, nil when the next
-	// update must check every file; parsed is its parse, made after the
-	// update replied (keepParsed), nil until then.
+	// update must check every file; parsed is it as a parse would read
+	// it, made after the update replied (keepParsed), nil until then.
 	dirstate []byte
 	parsed   *dirstate.Dirstate
 }
@@ -79,23 +79,22 @@ func (c *wcWatch) end(written []byte) {
 	c.w.All(false)
 }
 
-// keepParsed parses the dirstate an update wrote, after the update: the
-// next update then starts from the parse instead of making it (1 to
-// 1.5 ms of the 20,000-entry dirstate, done while the hgfs process that
-// asked for the update exits). Kept only if no update came meanwhile.
-func (r *rawFS) keepParsed(data []byte) {
+// keepParsed keeps d, the dirstate an update wrote as data, as the next
+// update reads it back (dirstate.ReadBackV1, made after the update
+// replied), for the next update to use instead of a parse of data.
+func (r *rawFS) keepParsed(data []byte, d *dirstate.Dirstate) {
 	if len(data) == 0 {
 		return
 	}
 	go func() {
-		d, err := dirstate.ParseV1(data)
+		back, err := d.ReadBackV1()
 		if err != nil {
 			return
 		}
 		r.updating.Lock()
 		defer r.updating.Unlock()
 		if c := &r.wc; len(c.dirstate) == len(data) && &c.dirstate[0] == &data[0] {
-			c.parsed = d
+			c.parsed = back
 		}
 	}()
 }
