@@ -8,6 +8,16 @@ BIN      := $(CURDIR)/bin
 HGFS     := $(BIN)/hgfs
 PKGS     := ./...
 FUZZTIME ?= 10s
+# BUILD_CGO is the CGO_ENABLED of the hgfs binary make builds. hgfs needs
+# no C on Linux (go-fuse speaks the kernel's protocol itself; the
+# cgofuse adapter is a tagged build of its own), and without cgo every
+# command starts a millisecond sooner, with no dynamic loader or libc
+# thread start-up: hgfs version took a median 6.1 against 7.1 ms (300
+# alternated runs), hgfs update on a mount about 12. os/user then reads
+# /etc/passwd and /etc/group itself (config/trust.go asks getent(1) for
+# the names only other sources know) and net resolves host names itself
+# (hosts files and DNS, as nsswitch.conf orders them).
+BUILD_CGO ?= 0
 DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time chromium tmux zsh
 
 .PHONY: all deps build test test-short test-windows bench fuzz lint demo stress cross clean
@@ -45,7 +55,7 @@ deps:
 	GO=$(GO) ./scripts/seaweedfs.sh >/dev/null || echo "note: SeaweedFS did not build; the object store tests skip (scripts/seaweedfs.sh)"
 
 build:
-	$(GO) build -o $(HGFS) ./cmd/hgfs
+	CGO_ENABLED=$(BUILD_CGO) $(GO) build -o $(HGFS) ./cmd/hgfs
 
 # The whole suite under the race detector. HGFS_BIN lets tests that run the
 # real binary (daemonizing mounts, crash tests) skip building it themselves.

@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"strconv"
+	"strings"
 )
 
 // Which hgrc files are trusted follows mercurial/ui.py (_trusted,
@@ -89,17 +91,43 @@ func (c *Config) fileTrusted(f *os.File, path string) (bool, error) {
 }
 
 // userName and groupName are util.username and util.groupname: the name,
-// or the number when the system has no name for it.
+// or the number when the system has no name for it. hgfs is built
+// without cgo (the Makefile says why), so os/user reads /etc/passwd and
+// /etc/group alone; a name only the system's other sources know (LDAP,
+// systemd's userdb: the NSS modules hg's pwd and grp modules consult)
+// comes from getent(1), asked only when those files lack the number.
 func userName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+	id := strconv.Itoa(uid)
+	if u, err := user.LookupId(id); err == nil {
 		return u.Username
 	}
-	return strconv.Itoa(uid)
+	if name := getent("passwd", id); name != "" {
+		return name
+	}
+	return id
 }
 
 func groupName(gid int) string {
-	if g, err := user.LookupGroupId(strconv.Itoa(gid)); err == nil {
+	id := strconv.Itoa(gid)
+	if g, err := user.LookupGroupId(id); err == nil {
 		return g.Name
 	}
-	return strconv.Itoa(gid)
+	if name := getent("group", id); name != "" {
+		return name
+	}
+	return id
+}
+
+// getent returns the name getent(1) gives for number id in database db
+// (passwd or group), "" when it gives none or is not there.
+func getent(db, id string) string {
+	out, err := exec.Command("getent", db, id).Output()
+	if err != nil {
+		return ""
+	}
+	name, _, ok := strings.Cut(string(out), ":")
+	if !ok {
+		return ""
+	}
+	return name
 }
