@@ -74,32 +74,34 @@ func ParseV1(data []byte) (*Dirstate, error) {
 	return d, nil
 }
 
-// ReadBackV1 returns what ParseV1 reads from d's v1 encoding (AppendV1)
-// without encoding or parsing: the entries tracked anywhere, each as v1
-// keeps it (mtimes to the second, none where ambiguous, no v2 fallback
-// bits); the paths are d's. The mount's daemon keeps it for its next
-// update in place of a parse of the dirstate it wrote (20,000 entries:
-// a copy of the entries, where the parse also cut 20,000 names from a
-// copy of the megabyte). The error is AppendV1's.
-func (d *Dirstate) ReadBackV1() (*Dirstate, error) {
-	out := &Dirstate{Parents: d.Parents, Entries: make([]Entry, 0, len(d.Entries))}
+// ReadBackV1 makes d what ParseV1 reads from its v1 encoding (AppendV1),
+// in place, without encoding or parsing: the entries tracked anywhere,
+// each as v1 keeps it (mtimes to the second, none where ambiguous, no v2
+// fallback bits). The mount's daemon keeps the dirstate an update wrote
+// so for its next update, in place of a parse of the megabyte it wrote
+// (20,000 entries: 1.2 ms and 20,000 names cut from a copy of it). On
+// error (AppendV1's), d is left partly changed.
+func (d *Dirstate) ReadBackV1() error {
+	kept := d.Entries[:0]
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		if !e.anyTracked() {
 			continue
 		}
 		if !v1Encodable(e) {
-			return nil, fmt.Errorf("dirstate: invalid path %q", e.Path)
+			return fmt.Errorf("dirstate: invalid path %q", e.Path)
 		}
 		state, mode, size, mtime := e.V1()
 		r, err := fromV1(e.Path, state, mode, size, mtime)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Copy = e.Copy
-		out.Entries = append(out.Entries, r)
+		kept = append(kept, r)
 	}
-	return out, nil
+	clear(d.Entries[len(kept):])
+	d.Entries = kept
+	return nil
 }
 
 // v1Encodable reports whether v1 can record e: its name field (the path,

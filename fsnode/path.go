@@ -9,6 +9,7 @@ package fsnode
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -219,14 +220,21 @@ func (f *FS) WriteFile(ctx context.Context, p string, data []byte, mode uint32) 
 // checkout of a mounted clone reads 20,000 filelogs this way, with the
 // group committer taking the tree lock between them.
 func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	return f.AppendFile(ctx, nil, p)
+}
+
+// AppendFile appends the contents of the file at p to buf, as ReadFile
+// reads them: ReadFile into a buffer the caller reuses.
+func (f *FS) AppendFile(ctx context.Context, buf []byte, p string) ([]byte, error) {
 	in, err := f.pinPath(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.unpin(in)
-	buf := make([]byte, in.attr().Size)
-	n, err := f.readIn(in, buf, 0)
-	return buf[:n], err
+	size := int(in.attr().Size)
+	buf = slices.Grow(buf, size)
+	n, err := f.readIn(in, buf[len(buf):len(buf)+size], 0)
+	return buf[:len(buf)+n], err
 }
 
 // pinPath finds the regular file at p and pins it (unpin undoes it).

@@ -117,15 +117,21 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	if u.hg, err = fsys.LookupPath(u.ctx, ".hg"); err != nil || !u.hg.IsDir() {
 		return UpdateReply{}, declined("no .hg directory")
 	}
-	data, err := fsys.ReadFile(u.ctx, ".hg/dirstate")
+	data, err := fsys.AppendFile(u.ctx, dirstateBufs.get(0), ".hg/dirstate")
 	if err != nil && !errors.Is(err, syscall.ENOENT) {
 		return UpdateReply{}, err
 	}
+	defer dirstateBufs.put(data) // parsed, if at all, into a copy
 	// What changed since the last update, if the Watch knows it; the
-	// dirstate written last is kept only by an update that succeeds.
+	// dirstate written last is kept only by an update that succeeds,
+	// with what it reads back as (keepParsed).
 	changed, known, old := u.r.wc.begin(fsys, data)
 	var kept []byte
-	defer func() { u.r.wc.end(kept) }()
+	var keptParsed *dirstate.Dirstate
+	defer func() {
+		u.r.wc.end(kept)
+		u.r.keepParsed(keptParsed)
+	}()
 	switch {
 	case old != nil:
 	case err != nil: // none: an empty one, as hg reads it
@@ -135,6 +141,10 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 			return UpdateReply{}, declined(err.Error())
 		}
 	}
+	defer func() {
+		entryBufs.put(old.Entries)
+		foundBufs.put(u.found)
+	}()
 	if old.Parents[1] != revlog.NullNode {
 		return UpdateReply{}, declined("a merge is in progress")
 	}
@@ -206,11 +216,11 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 		return UpdateReply{}, err
 	}
 	now := dirstate.TimestampOf(time.Now().UnixNano())
-	nd := worktree.NextDirstate(u.q.Target, to, gets, written, oldIndex, now, false)
+	nd := worktree.NextDirstateIn(entryBufs.get(len(to)), u.q.Target, to, gets, written, oldIndex, now, false)
 	if err := u.writeHg("branch", dirstate.BranchFile(branch)); err != nil {
 		return UpdateReply{}, err
 	}
-	data, err = u.writeDirstate(nd)
+	encoded, err := u.writeDirstate(nd)
 	if err != nil {
 		return UpdateReply{}, err
 	}
@@ -219,8 +229,7 @@ func (u *daemonUpdate) run() (UpdateReply, error) {
 	}
 	u.forgetName(u.hg.Ino, "updatestate")
 	u.watch(old.Entries, sel, gets)
-	kept = data
-	u.r.keepParsed(data, nd)
+	kept, keptParsed = encoded, nd
 	u.r.updates.Add(1)
 	return UpdateReply{Updated: len(gets), Removed: len(removes), Branch: branch}, nil
 }
@@ -250,7 +259,8 @@ func rewriteMtime(mtime time.Time, e *dirstate.Entry) time.Time {
 // look at its bytes.
 func (u *daemonUpdate) dirty(old *dirstate.Dirstate, from []revlog.ManifestEntry, sel []int) ([]string, error) {
 	u.boundary = dirstate.TimestampOf(time.Now().UnixNano())
-	u.found = make([]foundIno, len(old.Entries))
+	u.found = foundBufs.get(len(old.Entries))[:len(old.Entries)]
+	clear(u.found)
 	var look []lookAt
 	// The walk runs on every core, a run of entries each.
 	n := len(old.Entries)
@@ -708,7 +718,7 @@ func (u *daemonUpdate) dirIno(dir string) (fsnode.Ino, error) {
 // writeDirstate replaces the dirstate with d (v1), and returns what it
 // wrote.
 func (u *daemonUpdate) writeDirstate(d *dirstate.Dirstate) ([]byte, error) {
-	data, err := d.AppendV1(nil)
+	data, err := d.AppendV1(dirstateBufs.get(0))
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,10 @@ type wcWatch struct {
 	// dirstate is the dirstate the last update wrote, nil when the next
 	// update must check every file; parsed is it as a parse would read
 	// it, made after the update replied (keepParsed), nil until then.
+	// gen counts the updates ended.
 	dirstate []byte
 	parsed   *dirstate.Dirstate
+	gen      uint64
 }
 
 // rootName is what the Watch calls the root directory; other directories
@@ -67,6 +69,7 @@ func (c *wcWatch) begin(fsys *fsnode.FS, data []byte) (changed []string, known b
 		parsed = c.parsed
 	}
 	known = !overflow && same
+	dirstateBufs.put(c.dirstate)
 	c.dirstate, c.parsed = nil, nil
 	return changed, known, parsed
 }
@@ -76,25 +79,27 @@ func (c *wcWatch) begin(fsys *fsnode.FS, data []byte) (changed []string, known b
 // file).
 func (c *wcWatch) end(written []byte) {
 	c.dirstate = written
+	c.gen++
 	c.w.All(false)
 }
 
-// keepParsed keeps d, the dirstate an update wrote as data, as the next
-// update reads it back (dirstate.ReadBackV1, made after the update
-// replied), for the next update to use instead of a parse of data.
-func (r *rawFS) keepParsed(data []byte, d *dirstate.Dirstate) {
-	if len(data) == 0 {
+// keepParsed keeps d, the dirstate the update just ended wrote (nil if
+// none; the caller gives it up), as the next update would read it
+// (dirstate.ReadBackV1, made after the update replied), for the next
+// update to use instead of a parse of what it wrote; r.updating is held.
+func (r *rawFS) keepParsed(d *dirstate.Dirstate) {
+	if d == nil {
 		return
 	}
+	gen := r.wc.gen
 	go func() {
-		back, err := d.ReadBackV1()
-		if err != nil {
+		if d.ReadBackV1() != nil {
 			return
 		}
 		r.updating.Lock()
 		defer r.updating.Unlock()
-		if c := &r.wc; len(c.dirstate) == len(data) && &c.dirstate[0] == &data[0] {
-			c.parsed = back
+		if c := &r.wc; c.gen == gen && c.dirstate != nil {
+			c.parsed = d
 		}
 	}()
 }

@@ -109,7 +109,16 @@ func Fixup(e *dirstate.Entry, mode uint32, size int64, mtime, boundary dirstate.
 // nanos, hg 7's rule: recordable), files whose flags alone changed
 // possibly dirty, unchanged ones keeping their entries in old.
 func NextDirstate(target revlog.Node, to []revlog.ManifestEntry, gets []Change, written []Written, old *dirstate.Index, now dirstate.Timestamp, nanos bool) *dirstate.Dirstate {
-	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
+	return NextDirstateIn(nil, target, to, gets, written, old, now, nanos)
+}
+
+// NextDirstateIn is NextDirstate with its entries in buf's array when
+// it holds them all (a buffer the caller reuses; not old's).
+func NextDirstateIn(buf []dirstate.Entry, target revlog.Node, to []revlog.ManifestEntry, gets []Change, written []Written, old *dirstate.Index, now dirstate.Timestamp, nanos bool) *dirstate.Dirstate {
+	if cap(buf) < len(to) {
+		buf = make([]dirstate.Entry, 0, len(to))
+	}
+	nd := &dirstate.Dirstate{Entries: buf[:0]}
 	nd.Parents[0] = target
 	wi := 0
 	for _, e := range to {

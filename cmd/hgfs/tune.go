@@ -16,8 +16,8 @@ import (
 // change nothing process-wide on their own. Where each one is applied:
 //
 //   - uring, bufpool: here, for the whole process, at start-up
-//     (applyTune; bufpool through revlog.SetPooling and
-//     worktree.SetPooling).
+//     (applyTune; bufpool through revlog.SetPooling,
+//     worktree.SetPooling and mount.SetPooling).
 //   - checkoutgc: GOGC around a small checkout (checkoutHeap,
 //     checkout.go).
 //   - silencestderr: --profile's profiling.Options (timing.go).
@@ -47,6 +47,7 @@ func applyTune(u *ui) {
 	uring.SetEnabled(s.Enabled(tune.Uring))
 	revlog.SetPooling(s.Enabled(tune.BufPool))
 	worktree.SetPooling(s.Enabled(tune.BufPool))
+	mount.SetPooling(s.Enabled(tune.BufPool))
 }
 
 // storeWalkers is store.Store.Walkers as HGFS_TUNE has it: one walker

@@ -80,7 +80,12 @@
 //     0.84-0.89 s instead of 1.30-1.52 s (alternated runs; real history
 //     0.18-0.25 against 0.24-0.28 s); and a finished walk hands its
 //     buffers to the next (with the changelog walked too: 247 -> 127
-//     MB on that history, 851 walks, 0.54 -> 0.495 s median).
+//     MB on that history, 851 walks, 0.54 -> 0.495 s median). And an
+//     update in a mount's daemon reuses the last one's dirstate
+//     buffers, entries and inode table (package mount): on the
+//     20,000-file working copy the daemon's CPU per update went from
+//     7.0 to 5.0 ms and hgfs update 0 -> tip from 10.8 to 9.6 ms
+//     (medians of 60 alternated pairs).
 //   - checkoutgc: a checkout whose newest manifest is smaller than
 //     256 KiB runs with GOGC at 400, not 100 (cmd/hgfs checkout.go):
 //     on the real-history store `hgfs update tip` went from 6-7 garbage
