@@ -15,8 +15,9 @@ FUZZTIME ?= 10s
 # thread start-up: hgfs version took a median 6.1 against 7.1 ms (300
 # alternated runs), hgfs update on a mount about 12. os/user then reads
 # /etc/passwd and /etc/group itself (config/trust.go asks getent(1) for
-# the names only other sources know) and net resolves host names itself
-# (hosts files and DNS, as nsswitch.conf orders them).
+# the names only other sources know) and net resolves host names itself,
+# from nsswitch.conf's files and dns sources only (not mDNS's .local
+# names, nor LDAP or NIS hosts: BUILD_CGO=1 make build for those).
 BUILD_CGO ?= 0
 DEB_PKGS := mercurial fuse3 libfuse3-dev strace curl time chromium tmux zsh
 

@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Which hgrc files are trusted follows mercurial/ui.py (_trusted,
@@ -119,15 +120,22 @@ func groupName(gid int) string {
 }
 
 // getent returns the name getent(1) gives for number id in database db
-// (passwd or group), "" when it gives none or is not there.
+// (passwd or group), "" when it gives none or is not there. Answers are
+// kept for the process: a user only NSS knows would otherwise cost a
+// getent for each hgrc read that they do not own.
 func getent(db, id string) string {
-	out, err := exec.Command("getent", db, id).Output()
-	if err != nil {
-		return ""
+	key := db + " " + id
+	if name, ok := getentNames.Load(key); ok {
+		return name.(string)
 	}
-	name, _, ok := strings.Cut(string(out), ":")
-	if !ok {
-		return ""
+	name := ""
+	if out, err := exec.Command("getent", db, id).Output(); err == nil {
+		if n, _, ok := strings.Cut(string(out), ":"); ok {
+			name = n
+		}
 	}
+	getentNames.Store(key, name)
 	return name
 }
+
+var getentNames sync.Map // "db id" -> name or ""

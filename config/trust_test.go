@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"reflect"
@@ -183,25 +182,5 @@ print(json.dumps(out))`
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("ParseList(%q) = %q, hg %q", in, got, want[i])
 		}
-	}
-}
-
-// TestGetent: the names os/user does not find come from getent(1), which
-// knows the system's users and groups however they are kept.
-func TestGetent(t *testing.T) {
-	if _, err := exec.LookPath("getent"); err != nil {
-		testenv.Missing(t, "getent is not on PATH (package libc-bin)")
-	}
-	if got := getent("passwd", "0"); got != "root" {
-		t.Errorf("getent passwd 0: %q, want root", got)
-	}
-	if got := getent("group", "0"); got != "root" {
-		t.Errorf("getent group 0: %q, want root", got)
-	}
-	if got := getent("passwd", "2147480001"); got != "" {
-		t.Errorf("getent passwd of a number nobody has: %q", got)
-	}
-	if got := userName(2147480001); got != "2147480001" {
-		t.Errorf("userName of a number nobody has: %q", got)
 	}
 }

@@ -228,7 +228,7 @@ func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
 func (f *FS) AppendFile(ctx context.Context, buf []byte, p string) ([]byte, error) {
 	in, err := f.pinPath(p)
 	if err != nil {
-		return nil, err
+		return buf, err
 	}
 	defer f.unpin(in)
 	size := int(in.attr().Size)

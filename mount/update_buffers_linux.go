@@ -14,10 +14,14 @@ import (
 // and the dirty check's table of inodes (320 KB). Allocated afresh they
 // were most of what an update allocated, and the collections that
 // followed took 15% of the daemon's CPU in a loop of updates: reused,
-// the daemon's CPU per update went from 7.0 to 5.0 ms, and hgfs update
-// 0 -> tip from 10.8 to 9.6 ms (medians of 60 alternated pairs). They
+// the daemon's CPU per update went from 6.2-7.9 to 4.9-5.8 ms, and hgfs
+// update 0 -> tip from 10.8 to 10.1 ms (medians of 60 alternated pairs
+// against HGFS_TUNE=-bufpool). They
 // wait in sync.Pools, so that an idle daemon gives them back to the
-// collector. HGFS_TUNE's bufpool turns the reuse off (SetPooling).
+// collector; pooled entries keep their strings alive meanwhile (paths
+// hgview's manifests hold anyway, or the names of the last parse), as
+// clearing 1.8 MB for each update would cost more than they hold.
+// HGFS_TUNE's bufpool turns the reuse off (SetPooling).
 var (
 	dirstateBufs slicePool[byte]
 	entryBufs    slicePool[dirstate.Entry]

@@ -84,8 +84,9 @@
 //     update in a mount's daemon reuses the last one's dirstate
 //     buffers, entries and inode table (package mount): on the
 //     20,000-file working copy the daemon's CPU per update went from
-//     7.0 to 5.0 ms and hgfs update 0 -> tip from 10.8 to 9.6 ms
-//     (medians of 60 alternated pairs).
+//     6.2-7.9 to 4.9-5.8 ms (two runs of 120 updates) and hgfs update
+//     0 -> tip from 10.8 to 10.1 ms (medians of 60 alternated pairs,
+//     one binary, two mounts, one with HGFS_TUNE=-bufpool).
 //   - checkoutgc: a checkout whose newest manifest is smaller than
 //     256 KiB runs with GOGC at 400, not 100 (cmd/hgfs checkout.go):
 //     on the real-history store `hgfs update tip` went from 6-7 garbage
