@@ -18,19 +18,27 @@ import (
 )
 
 // watchRig is a repository of two changesets, 0 and 1, each writing
-// content(rev, f) to every file of files, and a cache mount of it.
+// content(rev, f) to every file of files, and a cache mount of it; env
+// ("NAME=value" or "") is in the environment of every hgfs it runs, the
+// mount's daemon included.
 type watchRig struct {
 	t       *testing.T
 	hg      testenv.Mercurial
 	bin     string
+	env     string
 	src, mp string
 	cache   string
 }
 
 func newWatchRig(t *testing.T, files []string, content func(rev int, f string) string) *watchRig {
 	t.Helper()
+	return newWatchRigEnv(t, "", files, content)
+}
+
+func newWatchRigEnv(t *testing.T, env string, files []string, content func(rev int, f string) string) *watchRig {
+	t.Helper()
 	testenv.RequireFUSE(t)
-	g := &watchRig{t: t, hg: testenv.Mercurials(t)[0], bin: testenv.Hgfs(t)}
+	g := &watchRig{t: t, hg: testenv.Mercurials(t)[0], bin: testenv.Hgfs(t), env: env}
 	dir := t.TempDir()
 	g.src, g.mp, g.cache = filepath.Join(dir, "src"), filepath.Join(dir, "mnt"), filepath.Join(dir, "cache")
 	g.hg.Run(t, "", "init", g.src)
@@ -60,7 +68,7 @@ func (g *watchRig) write(root, name, content string) {
 // run runs hgfs and returns its output and exit code.
 func (g *watchRig) run(args ...string) (string, int) {
 	g.t.Helper()
-	return runHgfs(g.t, g.bin, "", args...)
+	return runHgfs(g.t, g.bin, g.env, args...)
 }
 
 // update runs hgfs update on the mount, which must succeed.
@@ -233,9 +241,20 @@ func TestDaemonUpdateWatch(t *testing.T) {
 // 6597850930755595104 did that when two files had the same length.
 func TestDaemonUpdateWatchRandom(t *testing.T) {
 	t.Parallel()
+	daemonUpdateWatchRandom(t, "")
+}
+
+// TestDaemonUpdateWatchRandomNoPools is TestDaemonUpdateWatchRandom with
+// a daemon that reuses no buffer between updates (HGFS_TUNE=-bufpool).
+func TestDaemonUpdateWatchRandomNoPools(t *testing.T) {
+	t.Parallel()
+	daemonUpdateWatchRandom(t, "HGFS_TUNE=-bufpool")
+}
+
+func daemonUpdateWatchRandom(t *testing.T, env string) {
 	files := []string{"a", "b", "d/c", "d/e/f", "d/e/g", "x/y/z"}
 	first := func(f string) string { return f + strings.Repeat("+", slices.Index(files, f)) + "\n" }
-	g := newWatchRig(t, files, func(rev int, f string) string {
+	g := newWatchRigEnv(t, env, files, func(rev int, f string) string {
 		if rev == 1 && slices.Index(files, f)%2 == 0 {
 			return f + " at 1\n"
 		}
