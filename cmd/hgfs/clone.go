@@ -170,6 +170,10 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 			return err
 		}
 	}
+	unpace := func() {}
+	if cl.mount != nil {
+		unpace = ingestHeap(c)
+	}
 	switch kind {
 	case sourceRemote:
 		if strings.HasPrefix(source, "ssh://") {
@@ -194,6 +198,8 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 		if err == nil {
 			refused, err = cl.mountCheckout(!bundled)
 		}
+		// Before the mount, which --foreground serves in this process.
+		unpace()
 		if err := cl.finishMount(err); err != nil || !bundled {
 			if err != nil {
 				return err

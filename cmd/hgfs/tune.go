@@ -20,6 +20,8 @@ import (
 //     worktree.SetPooling and mount.SetPooling).
 //   - checkoutgc: GOGC around a small checkout (checkoutHeap,
 //     checkout.go).
+//   - ingestgc: the garbage collector's pace in a clone into a cache
+//     (ingestHeap, clone_mount.go).
 //   - silencestderr: --profile's profiling.Options (timing.go).
 //   - walkfork: store.Store.Walkers of the stores hgfs serve, a local
 //     clone and hgfs bundle stream from (storeWalkers).

@@ -250,3 +250,52 @@ func TestTuneCheckout(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneCloneMountIngestGC: hgfs clone --mount of real history gives
+// the same store and working copy with the collector paced (ingestgc,
+// the default) and at GOGC as set (-ingestgc), and the paced clone
+// collects fewer times (the runtime's gctrace lines on its stderr; the
+// mount daemon's go to its log).
+func TestTuneCloneMountIngestGC(t *testing.T) {
+	testenv.RequireFUSE(t)
+	src := testenv.CorpusRepo(t, testenv.CorpusHistory)
+	dir := t.TempDir()
+	var stores []map[string]string
+	var trees []string
+	var gcs []int
+	for i, value := range []string{"", "-ingestgc"} {
+		mp, cache := filepath.Join(dir, fmt.Sprint("mnt", i)), filepath.Join(dir, fmt.Sprint("cache", i))
+		cmd := exec.Command(testenv.Hgfs(t), "clone", "-q", "--mount", "--cache", cache, src, mp)
+		cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value, "GODEBUG=gctrace=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		t.Cleanup(func() { testenv.UnmountCache(t, mp) })
+		if err != nil {
+			t.Fatalf("HGFS_TUNE=%s hgfs clone --mount: %v\n%s", value, err, stderr.Bytes())
+		}
+		n := 0
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				n++
+			}
+		}
+		gcs = append(gcs, n)
+		testenv.Hg(t, mp, "verify", "-q")
+		if st := testenv.Hg(t, mp, "status"); len(st) > 0 {
+			t.Errorf("HGFS_TUNE=%s: hg status:\n%s", value, st)
+		}
+		stores = append(stores, storeFiles(t, mp, notUndo))
+		trees = append(trees, testenv.WorkingCopy(t, mp))
+	}
+	if len(stores[0]) < 100 {
+		t.Fatalf("the clone's store holds %d files", len(stores[0]))
+	}
+	sameStores(t, stores[0], stores[1], "-ingestgc")
+	if trees[0] != trees[1] {
+		t.Errorf("working copies differ:\n%s", testenv.Diff("default", trees[0], "-ingestgc", trees[1]))
+	}
+	if gcs[1] == 0 || gcs[0] >= gcs[1] {
+		t.Errorf("garbage collections: %d paced, %d at GOGC as set; want fewer paced", gcs[0], gcs[1])
+	}
+}
