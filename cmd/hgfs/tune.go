@@ -30,8 +30,8 @@ import (
 //     changegroup clones (sessionOptions, fileWorkers).
 //   - verifyahead, verifygc: hgfs verify's verify.Options.Ahead and its
 //     GOGC (runVerify).
-//   - readahead: the read-ahead of a stream clone's HTTP response
-//     (cloner.readAhead, clone.go).
+//   - readahead: the read-ahead of a stream clone's HTTP response into
+//     a directory (cloner.readAhead, clone.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy
 //     and GOMAXPROCS (tuneMountDaemon); schedbatch is off unless
 //     HGFS_TUNE turns it on (tune_linux.go says why).

@@ -94,12 +94,14 @@
 //     GOGC, so that peak RSS stays flat (the 20,000-file store's
 //     checkout grew from 36 to 56 MB with GOGC 400). Off, a checkout
 //     keeps GOGC.
-//   - readahead: a clone's stream from an HTTP server is read on a
-//     goroutine of its own, up to 32 MiB ahead of the applier
+//   - readahead: a clone's stream from an HTTP server into a directory
+//     is read on a goroutine of its own, up to 32 MiB ahead of the applier
 //     (internal/readahead); off, the applier reads the response itself
 //     and the server waits whenever the applier waits for the disk.
 //     On the 20,000-file store the clone took 1.32 s against 1.71 s
-//     (hg serve's send time about 1 s), for 5.7 MiB more peak RSS.
+//     (hg serve's send time about 1 s), for 5.7 MiB more peak RSS. A
+//     clone into a cache reads the response itself (cmd/hgfs
+//     cloner.readAhead says why).
 //   - daemonupdate: hgfs update on a cache mount with a virtual working
 //     copy asks the mount's daemon to do the update in its cache
 //     (package mount's UpdateXattr), which has both manifests parsed
