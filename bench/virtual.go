@@ -14,7 +14,9 @@ import (
 // mounted clone's working files name their revisions until written.
 //
 //   - `hgfs clone --mount` of the stream bundle with its checkout against
-//     the same with -U. Goal: the checkout adds at most 0.2x (1.2);
+//     the same with -U. Goal: the checkout adds at most 0.2x (1.2). Its
+//     floor: the -U clone and each working file's exact size learnt
+//     once (checkoutfloor.go), against hgfs and against the -U clone;
 //   - `hg status` on a freshly mounted virtual working copy against
 //     `hg status` on a native hg clone. Goal: within 2x;
 //   - `hgfs update tip` on the mount (brought to the first changeset
@@ -38,6 +40,7 @@ func registerVirtualCases() {
 		work         string
 		cache, mnt   string // the virtual working copy
 		cacheU, mntU string // clone -U's
+		cacheF, mntF string // the floor's -U clone
 		native       string
 		run          int
 	}
@@ -53,9 +56,10 @@ func registerVirtualCases() {
 			}
 			st.cache, st.mnt = filepath.Join(st.work, "cache"), filepath.Join(st.work, "mnt")
 			st.cacheU, st.mntU = filepath.Join(st.work, "cacheU"), filepath.Join(st.work, "mntU")
+			st.cacheF, st.mntF = filepath.Join(st.work, "cacheF"), filepath.Join(st.work, "mntF")
 			st.native = filepath.Join(st.work, "native")
 			st.run = 0
-			st.onFinish(func() { _ = unmountHgfs(env, st.mnt); _ = unmountHgfs(env, st.mntU) })
+			st.onFinish(func() { _ = unmountHgfs(env, st.mnt); _ = unmountHgfs(env, st.mntU); _ = unmountHgfs(env, st.mntF) })
 			if clone {
 				if err := runQuiet(guarded(env, hgfsCmd(env, "clone", "-q", "--mount", "--cache", st.cache, st.in.bundle, st.mnt), st.mnt), env); err != nil {
 					return nil, err
@@ -104,6 +108,18 @@ func registerVirtualCases() {
 				}
 				return guarded(env, hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cacheU, st.in.bundle, st.mntU), st.mntU)
 			},
+			// The floor of any virtual checkout with exact sizes
+			// (checkoutfloor.go): the -U clone, then each working
+			// file's size learnt once. Its row against the -U clone
+			// says how far the goal is from reach.
+			Floor: func(env *Env, _ any) *exec.Cmd {
+				if err := fresh(env, st.cacheF, st.mntF); err != nil {
+					return failCmd(err)
+				}
+				clone := hgfsCmd(env, "clone", "-q", "-U", "--mount", "--cache", st.cacheF, st.in.bundle, st.mntF)
+				return guarded(env, checkoutFloorCmd(env, st.in.bundle, clone), st.mntF)
+			},
+			FloorName: checkoutFloorName, FloorVsPeer: true,
 			Check: st.check(nil)})
 	}
 	{

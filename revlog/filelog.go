@@ -60,3 +60,35 @@ func SplitLines(b []byte) [][]byte {
 	}
 	return lines
 }
+
+// SnapshotFileSize is the length of filelog revision rev's content (its
+// text less any metadata header, as ParseFileMeta splits it) when rev is
+// stored as a full snapshot without flags: its chunk decompressed,
+// without the hash check Revision makes (a reader of the content checks
+// it then). ok is false for any other revision (a delta, a flagged or
+// censored revision, a snapshot whose length disagrees with the index),
+// whose size only its rebuilt text gives (hg's filelog.size rebuilds
+// those with copy metadata). It is what a virtual checkout needs of a
+// file it does not write: the index's raw length is the content's only
+// without a header, and a snapshot's first bytes say whether it has one.
+func (r *Revlog) SnapshotFileSize(rev int) (size int64, ok bool, err error) {
+	if err := r.checkRev(rev); err != nil {
+		return 0, false, err
+	}
+	e := &r.entries[rev]
+	if int(e.base) != rev || uint16(e.offsetFlags) != 0 || e.rawLen < 0 {
+		return 0, false, nil
+	}
+	text, err := r.rawChunk(rev)
+	if err != nil {
+		return 0, false, err
+	}
+	if int64(len(text)) != int64(e.rawLen) {
+		return 0, false, nil
+	}
+	_, body, err := ParseFileMeta(text)
+	if err != nil {
+		return 0, false, err
+	}
+	return int64(len(body)), true, nil
+}

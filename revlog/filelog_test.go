@@ -1,6 +1,7 @@
 package revlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -75,4 +76,48 @@ func FuzzFileMeta(f *testing.F) {
 			t.Fatal("body longer than text")
 		}
 	})
+}
+
+// TestSnapshotFileSize: a snapshot's content length, less its metadata
+// header (copy metadata, or the escape of content starting with the
+// marker), in each compression; deltas and flagged revisions are not
+// sized; a snapshot whose length disagrees with the index is not
+// either.
+func TestSnapshotFileSize(t *testing.T) {
+	plain := []byte("plain content\n")
+	copied := []byte("\x01\ncopy: a\ncopyrev: 0123456789012345678901234567890123456789\n\x01\nbody\n")
+	escaped := []byte("\x01\n\x01\n\x01\nstarts with the marker\n")
+	for _, comp := range []byte{'u', 'x', '('} {
+		b := build(t, []buildRev{
+			{text: plain, p1: -1, p2: -1, base: -2, comp: comp},
+			{text: copied, p1: -1, p2: -1, base: -2, comp: comp},
+			{text: escaped, p1: -1, p2: -1, base: -2, comp: comp},
+			{text: append(plain, "more\n"...), p1: 0, p2: -1, base: 0, comp: comp},
+			{text: plain, p1: -1, p2: -1, base: -2, comp: comp, flags: FlagExtStored},
+			{text: []byte{}, p1: -1, p2: -1, base: -2, comp: comp},
+		}, true, true)
+		r, err := FromBytes("data/f.i", b.index, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rev, want := range []struct {
+			size int64
+			ok   bool
+		}{{14, true}, {5, true}, {25, true}, {0, false}, {0, false}, {0, true}} {
+			n, ok, err := r.SnapshotFileSize(rev)
+			if err != nil || n != want.size || ok != want.ok {
+				t.Errorf("%q rev %d: %d, %v, %v; want %d, %v", comp, rev, n, ok, err, want.size, want.ok)
+			}
+		}
+	}
+	// The index's raw length one more than the chunk's text.
+	b := build(t, []buildRev{{text: plain, p1: -1, p2: -1, base: -2, comp: 'u'}}, true, true)
+	binary.BigEndian.PutUint32(b.index[12:16], uint32(len(plain)+1))
+	r, err := FromBytes("data/f.i", b.index, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok, err := r.SnapshotFileSize(0); ok || err != nil {
+		t.Errorf("length disagreeing with the index: %d, %v, %v", n, ok, err)
+	}
 }

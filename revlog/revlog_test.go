@@ -368,9 +368,15 @@ func FuzzIndex(f *testing.F) {
 			if e.P1 >= rev || e.P2 >= rev || e.BaseRev > rev {
 				t.Fatalf("rev %d: unchecked entry %+v", rev, e)
 			}
-			r.Revision(rev)
+			text, textErr := r.Revision(rev)
 			r.RawChunk(rev)
 			r.DeltaChain(rev)
+			// A snapshot's size, when given, is its checked text's.
+			if n, ok, err := r.SnapshotFileSize(rev); ok && err == nil && textErr == nil {
+				if _, body, err := ParseFileMeta(text); err == nil && n != int64(len(body)) {
+					t.Fatalf("rev %d: SnapshotFileSize %d, content %d bytes", rev, n, len(body))
+				}
+			}
 		}
 		r.Heads()
 		r.LookupPrefix("ab")
