@@ -62,6 +62,12 @@ type Options struct {
 	// Output receives the text of bundle2 "output" parts (server messages);
 	// nil drops them.
 	Output func(text string)
+	// Whole, when set, sees each store file that the stream carries in
+	// one piece of at most copyBufSize bytes (a small revlog's whole
+	// index), by its stream name ("data/f.i"), before it goes to the
+	// sink; data is valid only during the call. A clone into a cache
+	// learns its working files' sizes from it (worktree.Sizes).
+	Whole func(name string, data []byte)
 }
 
 // Result describes an applied clone.
@@ -257,6 +263,9 @@ func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader, inS
 				return corruptf("stream ended unexpectedly in %s: got %d of %d bytes", streamName, done+int64(k), size)
 			}
 			return fmt.Errorf("reading %s: %w", streamName, err)
+		}
+		if inStore && a.opt.Whole != nil && done == 0 && int64(k) == size {
+			a.opt.Whole(streamName, a.buf[:k])
 		}
 		if _, err := w.Write(a.buf[:k]); err != nil {
 			w.Close()

@@ -141,6 +141,12 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	// reading filelogs through the same tree.
 	err := eachFile(ctx, opt, len(m), func(i int) (int64, error) {
 		e := m[i]
+		if virtual && (e.Flags != "l" || !fsSymlinks) {
+			if n, ok := opt.Sizes.Size(e.Node); ok {
+				out[i] = Written{Size: n, Mtime: stamp, Mode: dirstate.ModeRegular | FilePerm(e.Flags, umask)}
+				return n, nil
+			}
+		}
 		// A buffer of its own: a Sink may keep what it is given.
 		fl, err := openFilelog(r, e.Path, &buffer{})
 		if err != nil {

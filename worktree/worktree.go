@@ -41,6 +41,10 @@ type Options struct {
 	// Virtual checks regular files out as references to their
 	// revisions where the destination can (a VirtualSink; sink.go).
 	Virtual bool
+	// Sizes, with Virtual, holds sizes learnt before the checkout (a
+	// clone's stream, sizes.go): a file whose node it knows is made
+	// virtual without its filelog being read.
+	Sizes *Sizes
 	// SetVirtual, if set, makes Update show regular files' revisions
 	// through it instead of writing them (a mount's virtual working
 	// copy; virtual.go).

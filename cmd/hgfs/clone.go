@@ -40,6 +40,7 @@ import (
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
 	"github.com/hgfs/hgfs/wireproto"
+	"github.com/hgfs/hgfs/worktree"
 )
 
 func init() {
@@ -310,6 +311,9 @@ type cloner struct {
 	// pullSource is the server a mount filled from a clone bundle pulls
 	// the rest from once mounted.
 	pullSource string
+	// sizes are the working files' sizes a mount's stream gave, for its
+	// virtual checkout (ingestSizes).
+	sizes *worktree.Sizes
 }
 
 // checkDest applies hg's destination rules before anything is created.
@@ -369,7 +373,15 @@ func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamcl
 			}
 		},
 	}
+	if cl.ingestSizes() {
+		cl.sizes = worktree.NewSizes()
+		opt.Whole = cl.sizes.Observe
+	}
 	res, err := fn(sink, opt)
+	if cl.sizes != nil {
+		cl.sizes.Wait()
+		cl.c.ui.debugf("%d working file sizes learnt from the stream\n", cl.sizes.Len())
+	}
 	bar.done()
 	if err != nil {
 		return nil, err

@@ -261,6 +261,23 @@ func (cl *cloner) mountCheckout(checkout bool) (refused, err error) {
 	return refused, nil
 }
 
+// ingestSizes says whether the stream into a cache is to learn the
+// working files' sizes for a virtual checkout (worktree.Sizes, HGFS_TUNE's
+// ingestsizes): a mount clone with a checkout in its cache, unless
+// virtual-checkout is off. Measured (2026-12-05, alternated clones
+// --mount against -ingestsizes, medians of 15 pairs): the 20,000-file
+// stream bundle with its checkout 243 -> 222 ms, peak RSS 102 -> 98 MB
+// (no filelog read back); from hg serve 782 -> 730 ms; real history's
+// stream bundle unchanged (its tip's files are mostly deltas).
+func (cl *cloner) ingestSizes() bool {
+	c := cl.c
+	if cl.mount == nil || cl.pullSource != "" || c.opts.Bool("noupdate") || !c.ui.tune.Enabled(tune.IngestSizes) {
+		return false
+	}
+	on, err := virtualCheckout(c)
+	return err == nil && on // an error is reported by the checkout
+}
+
 // checkoutSink is mountCheckout's checkout.
 func (cl *cloner) checkoutSink() (refused, err error) {
 	c, t := cl.c, cl.mount
@@ -286,6 +303,7 @@ func (cl *cloner) checkoutSink() (refused, err error) {
 	if opt.Virtual, err = virtualCheckout(c); err != nil {
 		return nil, err
 	}
+	opt.Sizes = cl.sizes
 	res, err := worktree.CheckoutSink(cl.ctx, r, rev, virtualSink{t.sink}, opt)
 	bar.done()
 	var ue *worktree.UnsupportedError

@@ -22,6 +22,9 @@ import (
 //     checkout.go).
 //   - ingestgc: the garbage collector's pace in a clone into a cache
 //     (ingestHeap, clone_mount.go).
+//   - ingestsizes: the working files' sizes a clone into a cache learns
+//     from its stream for the virtual checkout (cloner.ingestSizes,
+//     clone_mount.go).
 //   - silencestderr: --profile's profiling.Options (timing.go).
 //   - walkfork: store.Store.Walkers of the stores hgfs serve, a local
 //     clone and hgfs bundle stream from (storeWalkers).

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -297,5 +298,59 @@ func TestTuneCloneMountIngestGC(t *testing.T) {
 	}
 	if gcs[1] == 0 || gcs[0] >= gcs[1] {
 		t.Errorf("garbage collections: %d paced, %d at GOGC as set; want fewer paced", gcs[0], gcs[1])
+	}
+}
+
+// TestTuneCloneMountIngestSizes clones into a cache with and without
+// the sizes learnt from the stream (worktree.Sizes), from real history
+// and from a generated repository with copies, renames, empty files,
+// a file starting with the metadata marker, a symlink and an exec bit:
+// the sizes were learnt, and the two virtual working copies, their
+// dirstates (hg debugstate, without dates) and hg status agree.
+func TestTuneCloneMountIngestSizes(t *testing.T) {
+	testenv.RequireFUSE(t)
+	rich := testenv.Rich
+	rich.Obsolete, rich.History, rich.NoSecret = false, true, true
+	for name, src := range map[string]string{
+		"corpus": testenv.CorpusRepo(t, testenv.CorpusHistory),
+		"rich":   testenv.Generate(t, rich),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			var states, trees []string
+			for i, value := range []string{"", "-ingestsizes"} {
+				mp, cache := filepath.Join(dir, fmt.Sprint("mnt", i)), filepath.Join(dir, fmt.Sprint("cache", i))
+				cmd := exec.Command(testenv.Hgfs(t), "clone", "--debug", "--mount", "--cache", cache, src, mp)
+				cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
+				out, err := cmd.CombinedOutput()
+				t.Cleanup(func() { testenv.UnmountCache(t, mp) })
+				if err != nil {
+					t.Fatalf("HGFS_TUNE=%s hgfs clone --mount: %v\n%s", value, err, out)
+				}
+				var learnt int
+				for _, l := range strings.Split(string(out), "\n") {
+					if n, ok := strings.CutSuffix(l, " working file sizes learnt from the stream"); ok {
+						learnt, _ = strconv.Atoi(n)
+					}
+				}
+				if value == "" && learnt == 0 {
+					t.Errorf("no sizes learnt from the stream:\n%s", out)
+				}
+				if value != "" && learnt != 0 {
+					t.Errorf("HGFS_TUNE=%s: %d sizes learnt", value, learnt)
+				}
+				if st := testenv.Hg(t, mp, "status"); len(st) > 0 {
+					t.Errorf("HGFS_TUNE=%s: hg status:\n%s", value, st)
+				}
+				states = append(states, string(testenv.Hg(t, mp, "debugstate", "--no-dates")))
+				trees = append(trees, testenv.WorkingCopy(t, mp))
+			}
+			if states[0] != states[1] {
+				t.Errorf("dirstates differ:\n%s", testenv.Diff("default", states[0], "-ingestsizes", states[1]))
+			}
+			if trees[0] != trees[1] {
+				t.Errorf("working copies differ:\n%s", testenv.Diff("default", trees[0], "-ingestsizes", trees[1]))
+			}
+		})
 	}
 }

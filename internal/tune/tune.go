@@ -117,6 +117,16 @@
 //     off, GOGC as set. On the 20,000-file store's stream bundle the
 //     -U clone took 93 ms against 113 (medians of 30 alternated pairs),
 //     for 12 MB more peak RSS (78 against 66 MB).
+//   - ingestsizes: a clone into a cache with a virtual checkout learns
+//     its working files' sizes from the stream as it passes
+//     (streamclone.Options.Whole, worktree.Sizes: each small inline
+//     filelog's last revision, when a snapshot, decompressed on
+//     GOMAXPROCS goroutines) instead of opening every filelog back from
+//     the new store at checkout; off, the checkout reads each file's
+//     filelog. On the 20,000-file store the checkout's sizing went from
+//     53-79 ms to 2-3 ms; the clone with its checkout from the stream
+//     bundle 243 -> 222 ms (medians of 15 alternated pairs), from hg
+//     serve 782 -> 730 ms.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
@@ -154,6 +164,7 @@ const (
 	ReadAhead
 	DaemonUpdate
 	IngestGC
+	IngestSizes
 	numTricks
 )
 
@@ -172,6 +183,7 @@ var names = [numTricks]string{
 	ReadAhead:     "readahead",
 	DaemonUpdate:  "daemonupdate",
 	IngestGC:      "ingestgc",
+	IngestSizes:   "ingestsizes",
 }
 
 // String is the trick's name in HGFS_TUNE.
