@@ -19,8 +19,9 @@ import (
 
 // Sizes maps file nodes to their contents' lengths: for each inline
 // filelog the stream carries whole (streamclone.Options.Whole), the
-// last revision's, when it is a snapshot (revlog.SnapshotFileSize). A
-// node names one text, so the map needs no path. Anything it cannot
+// last revision's, when it is a snapshot, its text checked against its
+// node as any read checks it. A node names one text, so the map needs
+// no path. Anything it cannot
 // learn cheaply (a delta, a split or large filelog, an index it cannot
 // parse) it leaves out, and the checkout reads that file's filelog as
 // before, with the errors that gives.
@@ -69,15 +70,23 @@ func (s *Sizes) learn(index []byte) {
 		return // the checkout reads this filelog and reports what it finds
 	}
 	rev := fl.Len() - 1
-	n, ok, err := fl.SnapshotFileSize(rev)
+	if fl.DeltaParent(rev) != revlog.NullRev || fl.Entry(rev).BaseRev != rev {
+		return // a delta: its chain is the checkout's to rebuild
+	}
+	// Revision checks the text against its node (and its flags), so
+	// that a size is kept only for the text its node names: a stream
+	// whose filelog claims another file's node with other content
+	// changes nothing.
+	text, err := fl.Revision(rev)
 	if err != nil {
 		return
 	}
-	if !ok {
+	_, body, err := revlog.ParseFileMeta(text)
+	if err != nil {
 		return
 	}
 	s.mu.Lock()
-	s.m[fl.Node(rev)] = n
+	s.m[fl.Node(rev)] = int64(len(body))
 	s.mu.Unlock()
 }
 

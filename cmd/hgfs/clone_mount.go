@@ -268,7 +268,9 @@ func (cl *cloner) mountCheckout(checkout bool) (refused, err error) {
 // --mount against -ingestsizes, medians of 15 pairs): the 20,000-file
 // stream bundle with its checkout 243 -> 222 ms, peak RSS 102 -> 98 MB
 // (no filelog read back); from hg serve 782 -> 730 ms; real history's
-// stream bundle unchanged (its tip's files are mostly deltas).
+// stream bundle unchanged (its tip's files are mostly deltas). Each
+// size's text checked against its node too: 243.0 against 269.5 ms off
+// (15 alternated triples with the unchecked build, 252.1: no cost seen).
 func (cl *cloner) ingestSizes() bool {
 	c := cl.c
 	if cl.mount == nil || cl.pullSource != "" || c.opts.Bool("noupdate") || !c.ui.tune.Enabled(tune.IngestSizes) {
