@@ -10,8 +10,8 @@ package main
 // which the index's raw length gives only when the text carries no
 // metadata header (copy metadata, or the escape of a text starting with
 // "\1\n"; hg's filelog.size has the same caveat). Knowing that takes the
-// text's first bytes: the first block of each compressed snapshot
-// decoded, or the delta chain rebuilt.
+// text's first bytes: each snapshot's chunk decompressed, or the delta
+// chain rebuilt.
 //
 // The floor is the -U clone followed by that knowledge and nothing
 // else: this binary as a child (checkoutFloorFlag) runs the same
@@ -20,7 +20,8 @@ package main
 // and, on GOMAXPROCS goroutines, learns the exact size of each
 // filelog's last revision (the tip's files, in the bench's linear
 // history): a snapshot's chunk decompressed (revlog.SnapshotFileSize),
-// anything else rebuilt, neither hashed. No filelog opened from a file
+// anything else rebuilt, neither hashed (the clone's worktree.Sizes
+// hashes the snapshots it sizes, and sizes no delta). No filelog opened from a file
 // system, no records, no dirstate: what any exact-size virtual checkout
 // does at least, and more by the stream read a second time (about 45 ms
 // of the floor on the 20,000-file store, 2026-12-05: the child with
@@ -206,8 +207,8 @@ func (s *memSink) stop() {
 
 // exactSizeRev is the length of rev's content in filelog fl: the
 // snapshot's decompressed length less its metadata header
-// (revlog.SnapshotFileSize, as the clone's checkout learns it), else
-// the rebuilt text's body, without the hash check.
+// (revlog.SnapshotFileSize), else the rebuilt text's body, without the
+// hash check.
 func exactSizeRev(fl *revlog.Revlog, rev int) (int64, error) {
 	if n, ok, err := fl.SnapshotFileSize(rev); err != nil || ok {
 		return n, err

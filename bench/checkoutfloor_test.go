@@ -4,13 +4,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"fmt"
 
 	"github.com/hgfs/hgfs/internal/hggen"
 	"github.com/hgfs/hgfs/repo"

@@ -68,9 +68,10 @@ func SplitLines(b []byte) [][]byte {
 // it then). ok is false for any other revision (a delta, a flagged or
 // censored revision, a snapshot whose length disagrees with the index),
 // whose size only its rebuilt text gives (hg's filelog.size rebuilds
-// those with copy metadata). It is what a virtual checkout needs of a
-// file it does not write: the index's raw length is the content's only
-// without a header, and a snapshot's first bytes say whether it has one.
+// those with copy metadata). It is the least work that sizes a file
+// exactly (make bench's checkout floor): the index's raw length is the
+// content's only without a header, and a snapshot's first bytes say
+// whether it has one.
 func (r *Revlog) SnapshotFileSize(rev int) (size int64, ok bool, err error) {
 	if err := r.checkRev(rev); err != nil {
 		return 0, false, err

@@ -21,10 +21,10 @@ import (
 // filelog the stream carries whole (streamclone.Options.Whole), the
 // last revision's, when it is a snapshot, its text checked against its
 // node as any read checks it. A node names one text, so the map needs
-// no path. Anything it cannot
-// learn cheaply (a delta, a split or large filelog, an index it cannot
-// parse) it leaves out, and the checkout reads that file's filelog as
-// before, with the errors that gives.
+// no path. Anything it cannot learn cheaply (a delta, a split or large
+// filelog, an index it cannot parse, a text its node does not name) it
+// leaves out, and the checkout reads that file's filelog as before,
+// with the errors that gives.
 type Sizes struct {
 	jobs chan []byte
 	wg   sync.WaitGroup

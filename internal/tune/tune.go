@@ -121,9 +121,9 @@
 //     its working files' sizes from the stream as it passes
 //     (streamclone.Options.Whole, worktree.Sizes: each small inline
 //     filelog's last revision, when a snapshot, decompressed and
-//     checked against its node on GOMAXPROCS goroutines) instead of opening every filelog back from
-//     the new store at checkout; off, the checkout reads each file's
-//     filelog. On the 20,000-file store the checkout's sizing went from
+//     checked against its node on GOMAXPROCS goroutines) instead of
+//     opening every filelog back from the new store at checkout; off,
+//     the checkout reads each file's filelog. On the 20,000-file store the checkout's sizing went from
 //     53-79 ms to 2-3 ms; the clone with its checkout from the stream
 //     bundle 243 -> 222 ms (medians of 15 alternated pairs), from hg
 //     serve 782 -> 730 ms.
