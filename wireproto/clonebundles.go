@@ -144,7 +144,7 @@ func OpenCloneBundle(ctx context.Context, rawURL string, client *http.Client) (i
 	if client != nil {
 		c = *client
 	} else {
-		c = *defaultHTTPClient()
+		c = *defaultHTTPClient(false) // one request: nothing to wait for
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

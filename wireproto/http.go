@@ -83,10 +83,16 @@ var _ Peer = (*HTTPPeer)(nil)
 
 // defaultHTTPClient has connection-level timeouts only: a stream clone may
 // run for hours, so overall deadlines come from the caller's context.
-func defaultHTTPClient() *http.Client {
+// With quickAck, its connections acknowledge responses at once
+// (quickack.go).
+func defaultHTTPClient(quickAck bool) *http.Client {
+	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	if quickAck {
+		dial = quickAckDialer(dial)
+	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		TLSHandshakeTimeout:   30 * time.Second,
 		ResponseHeaderTimeout: 10 * time.Minute, // a server may scan a big store before answering
 		MaxIdleConnsPerHost:   2,
@@ -124,7 +130,7 @@ func DialHTTP(ctx context.Context, source string, opt Options) (*HTTPPeer, error
 		c := *opt.HTTPClient
 		p.client = &c
 	} else {
-		p.client = defaultHTTPClient()
+		p.client = defaultHTTPClient(opt.QuickAck)
 	}
 	p.client.CheckRedirect = p.checkRedirect(p.client.CheckRedirect)
 	opt.debugf("using %s\n", u)

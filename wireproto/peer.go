@@ -65,6 +65,12 @@ type Options struct {
 	// MaxResponse bounds non-stream responses (capabilities, heads,
 	// listkeys, lookup); default DefaultMaxResponse.
 	MaxResponse int64
+	// QuickAck makes the default HTTP client's connections acknowledge
+	// each response as soon as it is read (TCP_QUICKACK after every
+	// request, on Linux): hg serve's responses otherwise wait 40 ms each
+	// on a kept-alive connection (quickack.go). It does not apply to an
+	// HTTPClient given.
+	QuickAck bool
 }
 
 // DefaultMaxResponse bounds non-stream responses. Real ones are a few

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/txn"
 	"github.com/hgfs/hgfs/wireproto"
@@ -130,6 +131,7 @@ func dialPeer(ctx context.Context, c *cmdContext, source string) (wireproto.Peer
 		Stderr:        remote,
 		Quiet:         u.quiet,
 		Debugf:        func(f string, a ...any) { u.debugf(f, a...) },
+		QuickAck:      u.tune.Enabled(tune.QuickAck),
 	})
 	remote.flush(u)
 	if err != nil {

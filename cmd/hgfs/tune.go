@@ -33,6 +33,8 @@ import (
 //     changegroup clones (sessionOptions, fileWorkers).
 //   - verifyahead, verifygc: hgfs verify's verify.Options.Ahead and its
 //     GOGC (runVerify).
+//   - quickack: wireproto.Options.QuickAck of every peer hgfs opens
+//     (dialPeer, pull.go).
 //   - readahead: the read-ahead of a stream clone's HTTP response into
 //     a directory (cloner.readAhead, clone.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy

@@ -165,15 +165,17 @@ func TestTuneUnbundleApplyFork(t *testing.T) {
 	sameStores(t, stores[0], stores[1], "-applyfork")
 }
 
-// TestTuneCloneReadAhead: hgfs clone --stream from hg serve writes the
-// same store with the response read ahead (the default) and read by the
-// applier itself (-readahead), and hg verify accepts it.
-func TestTuneCloneReadAhead(t *testing.T) {
+// TestTuneCloneHTTP: hgfs clone --stream from hg serve writes the same
+// store with every trick on, with the response read by the applier
+// itself (-readahead), and with the kernel's delayed acknowledgements
+// (-quickack), and hg verify accepts each.
+func TestTuneCloneHTTP(t *testing.T) {
 	url := testenv.Serve(t, testenv.CorpusRepo(t, testenv.CorpusHistory))
 	dir := t.TempDir()
+	values := []string{"", "-readahead", "-quickack"}
 	var stores []map[string]string
-	for i, value := range []string{"", "-readahead"} {
-		repo := filepath.Join(dir, []string{"default", "tuned"}[i])
+	for i, value := range values {
+		repo := filepath.Join(dir, fmt.Sprint("clone", i))
 		if _, stderr, code := hgfsTuned(t, value, dir, "clone", "-q", "--stream", "-U", url, repo); code != 0 {
 			t.Fatalf("HGFS_TUNE=%s hgfs clone --stream: exit %d\n%s", value, code, stderr)
 		}
@@ -183,7 +185,9 @@ func TestTuneCloneReadAhead(t *testing.T) {
 	if len(stores[0]) < 100 {
 		t.Fatalf("the clone's store holds %d files", len(stores[0]))
 	}
-	sameStores(t, stores[0], stores[1], "-readahead")
+	for i := 1; i < len(values); i++ {
+		sameStores(t, stores[0], stores[i], values[i])
+	}
 }
 
 // notUndo leaves out the undo files of a transaction.
