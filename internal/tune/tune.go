@@ -128,7 +128,8 @@
 //     bundle 243 -> 222 ms (medians of 15 alternated pairs), from hg
 //     serve 782 -> 730 ms.
 //   - quickack: the HTTP client's connections set TCP_QUICKACK after
-//     each request (wireproto.Options.QuickAck, Linux), so hg serve's
+//     each request (wireproto.Options.QuickAck; on Windows one
+//     acknowledgement per segment, set at dial), so hg serve's
 //     response body, which Nagle's algorithm holds until its headers
 //     are acknowledged, is not held by the client's delayed ACK; off,
 //     every request after a connection's first waits about 40 ms. From
