@@ -9,6 +9,11 @@ type textCache struct {
 	entries  []cachedText // most recently used last
 	maxItems int
 	maxBytes int
+	// minItems, if set, is how many of the most recent texts stay
+	// whatever their size: the byte bound evicts older ones only, and a
+	// text larger than maxBytes is kept (alone with the minItems-1
+	// before it) instead of dropped.
+	minItems int
 	bytes    int
 	// dropped, if set, is given each text the cache lets go of, and a
 	// text too large to keep (EachRevision recycles their buffers).
@@ -38,7 +43,7 @@ func (c *textCache) get(rev int) ([]byte, bool) {
 }
 
 func (c *textCache) add(rev int, text []byte) {
-	if len(text) > c.maxBytes {
+	if len(text) > c.maxBytes && c.minItems == 0 {
 		c.drop(text)
 		return
 	}
@@ -50,7 +55,7 @@ func (c *textCache) add(rev int, text []byte) {
 			break
 		}
 	}
-	for len(c.entries) > 0 && (len(c.entries) >= c.maxItems || c.bytes+len(text) > c.maxBytes) {
+	for len(c.entries) > 0 && (len(c.entries) >= c.maxItems || c.bytes+len(text) > c.maxBytes && len(c.entries) >= c.minItems) {
 		c.bytes -= len(c.entries[0].text)
 		c.drop(c.entries[0].text)
 		c.entries[0] = cachedText{}
