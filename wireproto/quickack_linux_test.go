@@ -13,7 +13,7 @@ import (
 )
 
 // TestHTTPQuickAck runs a peer's requests down one kept-alive
-// connection to a real hg serve and asks the kernel, as each request
+// connection to a real hg serve (each Mercurial's) and asks the kernel, as each request
 // has been written, whether the connection acknowledges at once
 // (getsockopt(TCP_QUICKACK) reads 1 outside the delayed-ACK "pingpong"
 // mode that sending a request right after a response enters). With
@@ -23,7 +23,12 @@ import (
 // nothing if the kernel never entered that mode.
 func TestHTTPQuickAck(t *testing.T) {
 	repo := fixture(t)
-	url := testenv.Serve(t, repo)
+	for _, hg := range testenv.Mercurials(t) {
+		t.Run(hg.Name, func(t *testing.T) { checkQuickAck(t, hg.Serve(t, repo)) })
+	}
+}
+
+func checkQuickAck(t *testing.T, url string) {
 	for _, quick := range []bool{true, false} {
 		p, err := DialHTTP(context.Background(), url, Options{QuickAck: quick})
 		if err != nil {
