@@ -13,10 +13,11 @@ import (
 )
 
 // TestHTTPQuickAck runs a peer's requests down one kept-alive
-// connection to a real hg serve (each Mercurial's) and asks the kernel, as each request
-// has been written, whether the connection acknowledges at once
-// (getsockopt(TCP_QUICKACK) reads 1 outside the delayed-ACK "pingpong"
-// mode that sending a request right after a response enters). With
+// connection to a real hg serve (each Mercurial's) and asks the
+// kernel, as each request has been written, whether the connection
+// acknowledges at once (getsockopt(TCP_QUICKACK) reads 1 outside the
+// delayed-ACK "pingpong" mode that sending a request right after a
+// response enters). With
 // QuickAck every request must leave it so; without, the same requests
 // leave the connection delaying its acknowledgements, which is what
 // held each of hg serve's responses 40 ms: the test would pass for
