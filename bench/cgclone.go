@@ -15,6 +15,9 @@ import (
 // hg's default for a network clone, a pull into an empty repository. On
 // two stores: "many files" (make bench's large repository) and "real
 // history" (the corpus bundle unbundled by hg). Goal: 0.3x hg's time.
+// A third case pulls with nothing to pull, hgfs pull against hg pull
+// (no goal: what the protocol's requests cost, each after the first on
+// a kept-alive connection).
 //
 // The floor: hg serve's changegroup for the same clone (the getbundle
 // request, to curl writing to /dev/null), against hg clone. hg serve
@@ -102,6 +105,51 @@ func registerCgClone(k storeKind) {
 				return curlCmd(st.srv.cmd.Process.Pid, st.srv.url+"?cmd=getbundle", changegroupHeaders(nullHex, strings.TrimSpace(string(heads))))
 			},
 			Peer: hgClone(st)})
+	}
+	// A pull with nothing to pull, from the same hg serve: the wire
+	// protocol's requests and answers alone (capabilities, heads,
+	// listkeys), what each request costs a client on a kept-alive
+	// connection (wireproto/quickack.go). Each side pulls into a clone
+	// of its own, made once before the first run; both must still hold
+	// the server's history after each pull.
+	{
+		st := &state{}
+		dests := map[string]string{}
+		dest := func(env *Env, side string) (string, error) {
+			if d, ok := dests[side]; ok {
+				return d, exec.Command("sync").Run()
+			}
+			d := filepath.Join(st.work, "pull-"+side)
+			if err := runQuiet(hgCmd(env, "clone", "-q", "-U", st.repo, d), env); err != nil {
+				return "", err
+			}
+			dests[side] = d
+			return d, exec.Command("sync").Run()
+		}
+		register(&Case{Name: "pull with nothing to pull from hg serve vs hg pull" + sfx,
+			Setup: func(ctx context.Context, env *Env) (any, error) {
+				clear(dests)
+				return setup(st)(ctx, env)
+			},
+			Hgfs: func(env *Env, _ any) *exec.Cmd {
+				d, err := dest(env, "hgfs")
+				if err != nil {
+					return failCmd(err)
+				}
+				st.hgfs = d
+				return hgfsCmd(env, "-R", d, "pull", "-q", st.srv.url)
+			},
+			Peer: func(env *Env, _ any) *exec.Cmd {
+				d, err := dest(env, "peer")
+				if err != nil {
+					return failCmd(err)
+				}
+				st.peer = d
+				return hgCmd(env, "-R", d, "pull", "-q", st.srv.url)
+			},
+			Check: st.check(func(_, _ []byte) error {
+				return sameHistory(st.env, st.hgfs, st.peer, &st.verified)
+			})})
 	}
 }
 
