@@ -18,12 +18,8 @@ type quickAckConn struct {
 }
 
 func wrapQuickAck(c net.Conn) net.Conn {
-	tc, ok := c.(*net.TCPConn)
+	tc, raw, ok := tcpRaw(c)
 	if !ok {
-		return c
-	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
 		return c
 	}
 	return &quickAckConn{TCPConn: tc, raw: raw}

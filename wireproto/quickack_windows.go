@@ -19,12 +19,8 @@ const sioTCPSetAckFrequency = 0x98000017
 // its default. Not measured on Windows itself, where none was at hand;
 // the Linux figures are in internal/tune.
 func wrapQuickAck(c net.Conn) net.Conn {
-	tc, ok := c.(*net.TCPConn)
+	_, raw, ok := tcpRaw(c)
 	if !ok {
-		return c
-	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
 		return c
 	}
 	_ = raw.Control(func(fd uintptr) {
