@@ -60,11 +60,16 @@ const defaultWriteBuffer = 1 << 20
 // about 15 MB at 250,000 files), each manifest delta needs its base, and
 // a base missing from the cache costs its whole chain. With the readers'
 // 64 MiB bound, the manifest writer of a changegroup clone of the
-// 20,000-file store kept about 55 texts and the clone peaked at 170 MiB
-// RSS; with 16 MiB, 89 MiB and no slower (2,646 against 2,814 ms,
-// medians of 4 alternated clones from hg serve, 2026-12-06); real
-// history, whose manifests are small, is the same either way (the item
-// bound holds first).
+// 20,000-file store from hg serve kept about 55 texts, and the clone
+// peaked at 176.8 MiB RSS; with 16 MiB, 91.4 MiB, in the same time
+// (2,456 against 2,434 ms; medians of 4 alternated clones, the builds
+// before and after, 2026-12-06; one build with the bound switched gave
+// 170 against 89 MiB, 2,814 against 2,646 ms). Real history, whose
+// manifests are small, is the same either way (the item bound holds
+// first). Texts over 8 MiB, where writerCacheMin decides, were not
+// measured: at 250,000 files two manifest texts stay where the readers'
+// bound kept about four, which serves deltas against the previous
+// revision, a changegroup's usual base.
 const (
 	writerCacheItems = 64
 	writerCacheBytes = 16 << 20

@@ -67,8 +67,7 @@ type Options struct {
 	MaxResponse int64
 	// QuickAck makes the default HTTP client's connections acknowledge
 	// each response as soon as it is read (TCP_QUICKACK after every
-	// request on Linux, an acknowledgement per segment on Windows):
-	// hg serve's responses otherwise wait 40 ms each
+	// request, on Linux): hg serve's responses otherwise wait 40 ms each
 	// on a kept-alive connection (quickack.go). It does not apply to an
 	// HTTPClient given.
 	QuickAck bool

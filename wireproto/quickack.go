@@ -14,8 +14,8 @@ package wireproto
 // soon as they are read: a pull with nothing to pull from hg serve took
 // 17 ms instead of 104 (internal/tune's quickack has the figures).
 // Windows delays its acknowledgements too (200 ms by default) and has
-// no TCP_QUICKACK; there each connection asks for an acknowledgement of
-// every segment instead (quickack_windows.go).
+// no TCP_QUICKACK; its connections are left as they are
+// (quickack_other.go says why).
 
 import (
 	"context"

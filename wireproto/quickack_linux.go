@@ -18,8 +18,12 @@ type quickAckConn struct {
 }
 
 func wrapQuickAck(c net.Conn) net.Conn {
-	tc, raw, ok := tcpRaw(c)
+	tc, ok := c.(*net.TCPConn)
 	if !ok {
+		return c
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
 		return c
 	}
 	return &quickAckConn{TCPConn: tc, raw: raw}

@@ -10,9 +10,9 @@ import (
 )
 
 // TestQuickAckDialer: a connection from the quick-ACK dialer carries a
-// request and its answer, several times over, on every platform (on
-// Windows, under Wine for make test-windows, the acknowledgement
-// setting is made at dial).
+// request and its answer, several times over, on every platform (under
+// Wine too, for make test-windows), and a request body handed over
+// whole.
 func TestQuickAckDialer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

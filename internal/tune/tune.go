@@ -128,15 +128,14 @@
 //     bundle 243 -> 222 ms (medians of 15 alternated pairs), from hg
 //     serve 782 -> 730 ms.
 //   - quickack: the HTTP client's connections set TCP_QUICKACK after
-//     each request (wireproto.Options.QuickAck; on Windows one
-//     acknowledgement per segment, set at dial), so hg serve's
+//     each request (wireproto.Options.QuickAck, Linux), so hg serve's
 //     response body, which Nagle's algorithm holds until its headers
 //     are acknowledged, is not held by the client's delayed ACK; off,
 //     every request after a connection's first waits about 40 ms (hg
-//     7.2's serve the same). From hg 6.3 serve on loopback (2026-12-06, medians of alternated
-//     runs): a stream clone of real history (the corpus) 115.1 ->
-//     39.8 ms, of the 20,000-file store 572 -> 505 ms; a pull with
-//     nothing to pull 103.6 -> 17.2 ms.
+//     7.2's serve the same). From hg 6.3 serve on loopback
+//     (2026-12-06, medians of alternated runs): a stream clone of real
+//     history (the corpus) 115.1 -> 39.8 ms, of the 20,000-file store
+//     572 -> 505 ms; a pull with nothing to pull 103.6 -> 17.2 ms.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
