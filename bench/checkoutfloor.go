@@ -21,11 +21,11 @@ package main
 // filelog's last revision (the tip's files, in the bench's linear
 // history): a snapshot's chunk decompressed (revlog.SnapshotFileSize),
 // anything else rebuilt, neither hashed (the clone's worktree.Sizes
-// hashes the snapshots it sizes, and sizes no delta). No filelog opened from a file
-// system, no records, no dirstate: what any exact-size virtual checkout
-// does at least, and more by the stream read a second time (about 45 ms
-// of the floor on the 20,000-file store, 2026-12-05: the child with
-// the sizes left out, by hand).
+// hashes the snapshots it sizes, and sizes no delta). No filelog opened
+// from a file system, no records, no dirstate: what any exact-size
+// virtual checkout does at least, and more by the stream read a second
+// time (about 45 ms of the floor on the 20,000-file store, 2026-12-05:
+// the child with the sizes left out, by hand).
 
 import (
 	"context"
@@ -165,7 +165,7 @@ func (f *memFile) Close() error {
 	}
 	base, ext := f.name[:len(f.name)-2], f.name[len(f.name)-2:]
 	switch {
-	case ext == ".i" && len(f.b) >= 4 && f.b[1]&1 != 0: // inline
+	case ext == ".i" && revlog.IndexInline(f.b):
 		s.jobs <- [2]*memFile{f, nil}
 	case ext == ".i" || ext == ".d":
 		s.mu.Lock()

@@ -56,9 +56,8 @@ func (s *Sizes) Observe(name string, data []byte) {
 	if !strings.HasPrefix(name, "data/") || !strings.HasSuffix(name, ".i") {
 		return
 	}
-	// The version word's inline flag (revlog.Open's header): a split
-	// filelog's chunks are in the .d, another file.
-	if len(data) < revlog.EntrySize || data[1]&1 == 0 {
+	// A split filelog's chunks are in the .d, another file.
+	if len(data) < revlog.EntrySize || !revlog.IndexInline(data) {
 		return
 	}
 	s.jobs <- append([]byte(nil), data...)
