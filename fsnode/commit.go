@@ -79,12 +79,20 @@ func (c *committer) poke() {
 	}
 }
 
-// markDirtyLocked queues in for the next commit; in.mu is held.
+// markDirtyLocked queues in for the next commit, a change a Watch
+// records; in.mu is held.
 func (f *FS) markDirtyLocked(in *inode) {
-	f.changes.Add(1)
 	if w := f.watch.Load(); w != nil {
 		w.note(in.ino)
 	}
+	f.queueLocked(in)
+}
+
+// queueLocked queues in for the next commit without telling a Watch: for
+// what changes no file's meaning (a directory's deferred files made,
+// vdir.go). in.mu is held.
+func (f *FS) queueLocked(in *inode) {
+	f.changes.Add(1)
 	if in.dirty {
 		return
 	}
@@ -263,6 +271,10 @@ type inodeSnap struct {
 	xattrsSet bool
 	rdev      uint64 // a device's number, written with content
 	vref      []byte // a virtual file's record, written with content
+	// vdir: a directory's deferred listing to write; vdirDrop: its
+	// listing to delete (vdir.go).
+	vdir     []byte
+	vdirDrop bool
 	// fresh: a new inode, no record of which is in the index yet: the
 	// other kinds of contents need no deleting.
 	fresh bool
@@ -289,6 +301,8 @@ func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
 		s.xattrs, s.xattrsSet = maps.Clone(in.xattrs), true
 	}
 	in.xattrsDirty = false
+	s.vdir, s.vdirDrop = in.vdirPut, in.vdirDrop
+	in.vdirPut, in.vdirDrop = nil, false
 	if in.dir != nil && len(in.dir.changes) > 0 {
 		s.changes = in.dir.changes
 		in.dir.changes = make(map[string]*dirChange)
@@ -440,9 +454,9 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	defer func() { f.db.NoSync = f.opt.NoSync }()
 	var inlineBytes uint64
 	var seqOps []seqOp
-	raised := false
+	raised, raisedVdir := false, false
 	err := f.update("commit", func(tx *bolt.Tx) error {
-		raised = false
+		raised, raisedVdir = false, false
 		inodes := tx.Bucket(bucketInodes)
 		inodes.FillPercent = 0.9 // inode numbers mostly ascend
 		exts := tx.Bucket(bucketExtents)
@@ -522,6 +536,11 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 					return err
 				}
 			}
+			if r.vdir != nil || r.vdirDrop {
+				if err := putVdir(tx, k, r.vdir, &raisedVdir); err != nil {
+					return err
+				}
+			}
 		}
 		for _, df := range drops {
 			if err := tx.Bucket(bucketDatafiles).Delete(fileKey(df.id)); err != nil {
@@ -538,7 +557,9 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 	if err != nil {
 		return fmt.Errorf("fsnode: commit: %w", err)
 	}
-	if raised {
+	if raisedVdir {
+		f.virt.version.Store(vdirFormatVersion)
+	} else if raised && f.virt.version.Load() < virtualFormatVersion {
 		f.virt.version.Store(virtualFormatVersion)
 	}
 	if !durable && !f.opt.NoSync {

@@ -64,13 +64,16 @@
 //	              (entries by name and by cookie), extents (with the CRC32C
 //	              of their runs), inline, datafiles (committed lengths),
 //	              orphans, rdev (device numbers), xattrs (extended
-//	              attributes), virtual (virtual files' references)
+//	              attributes), virtual (virtual files' references),
+//	              vdirs (deferred listings: a directory's virtual files
+//	              not made yet, vdir.go)
 //	  data-0001   append-only file bytes
 //	  data-0002   a new one starts at Options.DataFileMax
 //
 // A cache records its format version (2: checksummed extents, device
 // numbers and extended attributes; 3 once it has held a virtual file,
-// virtual.go, whose contents are a file revision named by reference);
+// virtual.go, whose contents are a file revision named by reference; 4
+// once it has held a deferred listing, vdir.go);
 // Open refuses a newer one with
 // ErrNewerFormat before writing anything, upgrades version 1 in one
 // transaction (migrate.go) and creates the rdev and xattrs buckets where

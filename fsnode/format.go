@@ -29,6 +29,9 @@ package fsnode
 //	                    (flagVirtual; see virtual.go), a file revision in
 //	                    the repository the cache holds, instead of inline
 //	                    contents or extents
+//	vdirs     ino(8) -> the files of directory ino not made yet: a
+//	                    deferred listing (vdir.go), made into virtual
+//	                    files when the directory is first loaded
 //
 // The rdev and xattrs buckets arrive with format 2: Open creates them
 // when missing, so a cache made before them opens (and has none), and
@@ -41,6 +44,11 @@ package fsnode
 // record: a cache that never held a virtual file stays at version 2, so
 // an older hgfs still opens it, and refuses (ErrNewerFormat) one that
 // did.
+//
+// The vdirs bucket arrives with format 4 in the same way: created, and
+// the version raised to 4, by the commit that writes the first deferred
+// listing. An hgfs that knows format 3 but not 4 would list such a
+// directory without its deferred files, so it must refuse the cache.
 //
 // Every decoder checks lengths before it allocates or indexes, so a damaged
 // index gives ErrCorrupt with the key, never a panic.
@@ -61,13 +69,17 @@ import (
 //	2  extent records of 40 bytes carrying a CRC32C of their run
 //	3  as 2, plus the virtual bucket (written only once a virtual file
 //	   is: a new cache starts at 2)
+//	4  as 3, plus the vdirs bucket (written only once a deferred
+//	   listing is)
 const formatVersion = 2
 
-// virtualFormatVersion is the version of a cache holding virtual records;
-// it is also the highest version this code reads.
+// virtualFormatVersion is the version of a cache holding virtual
+// records, vdirFormatVersion that of one holding deferred listings; the
+// latter is also the highest version this code reads.
 const (
 	virtualFormatVersion = 3
-	maxFormatVersion     = virtualFormatVersion
+	vdirFormatVersion    = 4
+	maxFormatVersion     = vdirFormatVersion
 )
 
 var (
@@ -90,6 +102,8 @@ var (
 
 	// The bucket of format 3, created with the first virtual record.
 	bucketVirtual = []byte("virtual")
+	// The bucket of format 4, created with the first deferred listing.
+	bucketVdirs = []byte("vdirs")
 
 	metaVersion = []byte("version")
 	metaCreated = []byte("created")

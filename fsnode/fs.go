@@ -621,8 +621,9 @@ func deleteInodeRecords(tx *bolt.Tx, ino Ino, onlyUnlinked bool) error {
 		}
 	}
 	// Missing only in a format 1 cache that fsck repairs: it has none;
-	// virtual only in a cache that never held a virtual file.
-	for _, name := range [][]byte{bucketRdev, bucketVirtual} {
+	// virtual and vdirs only in a cache that never held a virtual file
+	// or a deferred listing.
+	for _, name := range [][]byte{bucketRdev, bucketVirtual, bucketVdirs} {
 		if b := tx.Bucket(name); b != nil {
 			if err := b.Delete(k); err != nil {
 				return err

@@ -52,8 +52,11 @@ type FsckReport struct {
 	Problems                      []Problem
 	// Virtual lists the virtual files whose records are sound, for a
 	// caller that can resolve their references (hgfs fsck checks each
-	// against the repository).
+	// against the repository), deferred ones (Ino 0) included.
 	Virtual []VirtualFile
+	// Deferred counts the files of sound deferred listings (vdir.go),
+	// which are not inodes yet.
+	Deferred int
 }
 
 // VirtualFile is a virtual file's record as Fsck found it.
@@ -344,9 +347,16 @@ func salvageIndex(dir, dst string) (int, error) {
 			}
 		}
 		ver := uint32(formatVersion)
-		if vr := recs[string(bucketVirtual)]; len(vr) > 0 {
-			ver = virtualFormatVersion
-			b, err := tx.CreateBucket(bucketVirtual)
+		for _, vb := range []struct {
+			name []byte
+			ver  uint32
+		}{{bucketVirtual, virtualFormatVersion}, {bucketVdirs, vdirFormatVersion}} {
+			vr := recs[string(vb.name)]
+			if len(vr) == 0 {
+				continue
+			}
+			ver = max(ver, vb.ver)
+			b, err := tx.CreateBucket(vb.name)
 			if err != nil {
 				return err
 			}
@@ -486,6 +496,7 @@ func fsckPass(dir string, repair bool, ver uint32) (*FsckReport, int, error) {
 			c.loadDirents()
 			c.walkTree()
 			c.checkInodes()
+			c.checkVdirs()
 			c.checkRdevXattrs()
 			c.checkCounters()
 			return nil
@@ -911,6 +922,64 @@ func (c *fsck) checkInodes() {
 			}
 			return nil
 		})
+	}
+}
+
+// checkVdirs checks each deferred listing (vdir.go): it decodes, its
+// directory is one the walk reached, and it names no file the directory
+// has an entry for. Repair drops a bad listing: its files leave the
+// working copy (their contents are still the store's revisions).
+func (c *fsck) checkVdirs() {
+	vb := c.tx.Bucket(bucketVdirs)
+	if vb == nil {
+		return
+	}
+	names := map[Ino]map[string]bool{}
+	for _, e := range c.dirents {
+		if names[e.parent] == nil {
+			names[e.parent] = map[string]bool{}
+		}
+		names[e.parent][e.name] = true
+	}
+	raise := false
+	vb.ForEach(func(k, v []byte) error {
+		ino, err := decodeInoKey(k)
+		if err != nil {
+			c.problem(fmt.Sprintf("deferred listing key %x", k), 0, deleteKeyFix(bucketVdirs, k), "%v", err)
+			return nil
+		}
+		p, reached := c.paths[ino]
+		if ino == RootIno {
+			p, reached = "/", true
+		}
+		if d := c.inodes[ino]; d == nil || d.Mode&syscall.S_IFMT != syscall.S_IFDIR || !reached {
+			c.problem(fmt.Sprintf("inode %d", ino), ino, deleteKeyFix(bucketVdirs, k), "deferred listing of no directory")
+			return nil
+		}
+		r, err := decodeVdir(v)
+		if err != nil {
+			c.problem(p, ino, deleteKeyFix(bucketVdirs, k), "%v (repair drops its files)", err)
+			return nil
+		}
+		for i := range r.ents {
+			if names[ino][r.ents[i].name] {
+				c.problem(p, ino, deleteKeyFix(bucketVdirs, k), "deferred file %q is also an entry (repair drops the deferred files)", r.ents[i].name)
+				return nil
+			}
+		}
+		raise = raise || c.version < vdirFormatVersion
+		for i := range r.ents {
+			e := &r.ents[i]
+			fp := strings.TrimSuffix(p, "/") + "/" + e.name
+			c.r.Virtual = append(c.r.Virtual, VirtualFile{Path: fp, Size: e.size, Ref: VirtualRef{Node: e.node, Path: r.path(e)}})
+		}
+		c.r.Deferred += len(r.ents)
+		return nil
+	})
+	if raise {
+		c.problem("/", RootIno, func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(metaVersion, binary.BigEndian.AppendUint32(nil, vdirFormatVersion))
+		}, "deferred listing in a cache of format version %d", c.version)
 	}
 }
 

@@ -57,7 +57,20 @@ type inode struct {
 	// fresh: made since the last snapshot, so the index holds no record
 	// of it that a commit would have to delete.
 	fresh bool
+
+	// pending: a directory's deferred files (vdir.go), not yet among
+	// its entries: the directory counts as unloaded (loaded) until
+	// loadDir makes them. vdirPut: the listing the next commit writes;
+	// vdirDrop: the next commit deletes the directory's listing. All
+	// three change under f.tree's write lock.
+	pending  *vdirRec
+	vdirPut  []byte
+	vdirDrop bool
 }
+
+// loaded says whether a directory's entries are all in in.dir: read from
+// the index and none deferred. f.tree is held.
+func (in *inode) loaded() bool { return in.dir != nil && in.pending == nil }
 
 func (in *inode) typ() uint32 { return in.d.Mode & syscall.S_IFMT }
 

@@ -72,15 +72,24 @@ func checkNewName(name string) error {
 	return checkName(name)
 }
 
-// loadDir reads a directory's entries from the index. f.tree is held for
-// writing. A directory with uncommitted changes is always loaded, so the
-// index is its whole truth here.
+// loadDir reads a directory's entries from the index and makes its
+// deferred files (vdir.go). f.tree is held for writing. A directory with
+// uncommitted changes is always loaded (it may still have deferred
+// files), so the index is its whole truth here.
 func (f *FS) loadDir(in *inode) error {
-	if in.dir != nil {
+	if in.loaded() {
 		return nil
 	}
+	if in.dir != nil {
+		return f.populateLocked(in, in.dir)
+	}
 	ds := newDirState()
+	var pending *vdirRec
 	err := f.view("load directory", func(tx *bolt.Tx) error {
+		var err error
+		if pending, err = readVdir(tx, in.ino); err != nil {
+			return err
+		}
 		c := tx.Bucket(bucketDirents).Cursor()
 		prefix := inoKey(in.ino)
 		for k, v := c.Seek(prefix); len(k) > 8 && string(k[:8]) == string(prefix); k, v = c.Next() {
@@ -102,6 +111,13 @@ func (f *FS) loadDir(in *inode) error {
 		return fmt.Errorf("%w: %w", err, syscall.EIO)
 	}
 	sort.Slice(ds.order, func(i, j int) bool { return ds.order[i].seq < ds.order[j].seq })
+	if pending != nil {
+		in.pending = pending
+		if err := f.populateLocked(in, ds); err != nil {
+			in.pending = nil // read again from the index next time
+			return err
+		}
+	}
 	in.dir = ds
 	return nil
 }
@@ -138,7 +154,7 @@ func (f *FS) rlockDir(ino Ino) (*inode, error) {
 			f.tree.RUnlock()
 			return nil, syscall.ENOTDIR
 		}
-		if in.dir != nil {
+		if in.loaded() {
 			return in, nil
 		}
 		f.tree.RUnlock()

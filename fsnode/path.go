@@ -66,7 +66,7 @@ func (f *FS) childOfLocked(dir *inode, name string) (Ino, *inode, error) {
 	if !dir.isDir() {
 		return 0, dir, syscall.ENOTDIR
 	}
-	if dir.dir == nil {
+	if !dir.loaded() {
 		f.tree.RUnlock()
 		f.tree.Lock()
 		err := f.loadDir(dir)
@@ -75,7 +75,7 @@ func (f *FS) childOfLocked(dir *inode, name string) (Ino, *inode, error) {
 		if err != nil {
 			return 0, dir, err
 		}
-		if dir, err = f.getInode(ino); err != nil || dir.dir == nil {
+		if dir, err = f.getInode(ino); err != nil || !dir.loaded() {
 			return 0, dir, syscall.ENOENT
 		}
 	}

@@ -305,8 +305,8 @@ type VirtualStats struct {
 	Virtual, Materialized int64
 }
 
-// VirtualStats counts the committed virtual records and the copies made
-// since Open.
+// VirtualStats counts the committed virtual records and deferred files
+// (vdir.go), and the copies made since Open.
 func (f *FS) VirtualStats() VirtualStats {
 	st := VirtualStats{Materialized: f.virt.materialized.Load()}
 	if f.virt.version.Load() < virtualFormatVersion {
@@ -315,6 +315,12 @@ func (f *FS) VirtualStats() VirtualStats {
 	_ = f.view("virtual stats", func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketVirtual); b != nil {
 			st.Virtual = int64(b.Stats().KeyN)
+		}
+		if b := tx.Bucket(bucketVdirs); b != nil {
+			return b.ForEach(func(_, v []byte) error {
+				st.Virtual += vdirCount(v)
+				return nil
+			})
 		}
 		return nil
 	})
@@ -339,6 +345,19 @@ type NewVirtual struct {
 	Ref   VirtualRef
 }
 
+// check checks a file's arguments, as CreateVirtuals takes them.
+func (v *NewVirtual) check() error {
+	switch {
+	case v.Perm&^07777 != 0:
+		return fmt.Errorf("fsnode: sink file %q: mode %#o: %w", v.Name, v.Perm, syscall.EINVAL)
+	case v.Size < 0 || v.Size > maxFileSize:
+		return fmt.Errorf("fsnode: sink file %q: size %d out of range: %w", v.Name, v.Size, syscall.EFBIG)
+	case len(v.Ref.Path) == 0 || len(v.Ref.Path) > maxVirtualPath:
+		return fmt.Errorf("fsnode: sink file %q: reference path of %d bytes: %w", v.Name, len(v.Ref.Path), syscall.EINVAL)
+	}
+	return nil
+}
+
 // CreateVirtuals is CreateVirtual of each of files in turn, under one
 // lock of the tree and one admission to the commit queue: a checkout
 // makes its working copy's 20,000 files in batches instead of taking
@@ -354,13 +373,8 @@ func (s *Sink) CreateVirtuals(files []NewVirtual) error {
 	}
 	where := make([]placed, len(files))
 	for i, v := range files {
-		switch {
-		case v.Perm&^07777 != 0:
-			return fmt.Errorf("fsnode: sink file %q: mode %#o: %w", v.Name, v.Perm, syscall.EINVAL)
-		case v.Size < 0 || v.Size > maxFileSize:
-			return fmt.Errorf("fsnode: sink file %q: size %d out of range: %w", v.Name, v.Size, syscall.EFBIG)
-		case len(v.Ref.Path) == 0 || len(v.Ref.Path) > maxVirtualPath:
-			return fmt.Errorf("fsnode: sink file %q: reference path of %d bytes: %w", v.Name, len(v.Ref.Path), syscall.EINVAL)
+		if err := v.check(); err != nil {
+			return err
 		}
 		parent, base, err := s.parentOf(v.Name)
 		if err != nil {
@@ -411,8 +425,16 @@ func (s *Sink) CreateVirtuals(files []NewVirtual) error {
 // in a commit, creating the bucket and raising the format version with
 // the first record.
 func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
-	b := tx.Bucket(bucketVirtual)
-	if ref == nil {
+	return putVersioned(tx, bucketVirtual, virtualFormatVersion, k, ref, raised)
+}
+
+// putVersioned writes (v non-nil) or deletes k in bucket, a bucket of a
+// later format version, in a commit: it creates the bucket and raises
+// the cache's version to at least version with the first record it
+// writes (*raised then saves the next ones the check).
+func putVersioned(tx *bolt.Tx, bucket []byte, version uint32, k, v []byte, raised *bool) error {
+	b := tx.Bucket(bucket)
+	if v == nil {
 		if b == nil {
 			return nil
 		}
@@ -420,7 +442,7 @@ func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
 	}
 	if b == nil {
 		var err error
-		if b, err = tx.CreateBucket(bucketVirtual); err != nil {
+		if b, err = tx.CreateBucket(bucket); err != nil {
 			return err
 		}
 	}
@@ -428,14 +450,14 @@ func putVirtual(tx *bolt.Tx, k []byte, ref []byte, raised *bool) error {
 		m := tx.Bucket(bucketMeta)
 		if ver, err := readVersion(m); err != nil {
 			return err
-		} else if ver < virtualFormatVersion {
-			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, virtualFormatVersion)); err != nil {
+		} else if ver < version {
+			if err := m.Put(metaVersion, binary.BigEndian.AppendUint32(nil, version)); err != nil {
 				return err
 			}
 		}
 		*raised = true
 	}
-	return b.Put(k, ref)
+	return b.Put(k, v)
 }
 
 // PathState is what LookupStates says of one path: its inode's

@@ -41,6 +41,17 @@ type VirtualSink interface {
 	CreateVirtuals(files []NewVirtual) error
 }
 
+// DeferSink is a VirtualSink that can take a whole working copy's
+// virtual files at once and make each directory's when it is first
+// looked in (fsnode.Sink.DeferVirtuals): the checkout then hands it
+// every file in one call instead of batches.
+type DeferSink interface {
+	VirtualSink
+	// DeferVirtuals makes files virtual, and returns how many of them
+	// it deferred.
+	DeferVirtuals(files []NewVirtual) (int, error)
+}
+
 // NewVirtual is a file CreateVirtuals makes: its name, the size, mode
 // and mtime the mount reports, and its file revision.
 type NewVirtual struct {
@@ -86,7 +97,7 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 	if err := Check(to); err != nil {
 		return nil, err
 	}
-	written, err := writeSink(ctx, r, to, dst, mtime, opt)
+	written, deferred, err := writeSink(ctx, r, to, dst, mtime, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -117,15 +128,16 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 	if err := wcacheSink(dst, umask); err != nil {
 		return nil, err
 	}
-	return &Result{Updated: len(to), Branch: cs.Branch()}, nil
+	return &Result{Updated: len(to), Branch: cs.Branch(), Deferred: deferred}, nil
 }
 
 // writeSink has the writers reconstruct every file of m and write it
-// into dst with modification time mtime; results are by index of m.
-func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst Sink, mtime time.Time, opt Options) ([]Written, error) {
+// into dst with modification time mtime; results are by index of m,
+// with how many files dst deferred.
+func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst Sink, mtime time.Time, opt Options) ([]Written, int, error) {
 	out := make([]Written, len(m))
 	if len(m) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	if opt.Total != nil {
 		opt.Total(len(m))
@@ -176,7 +188,17 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 		return w.Size, nil
 	})
 	if err != nil || !virtual {
-		return out, err
+		return out, 0, err
+	}
+	if ddst, ok := dst.(DeferSink); ok {
+		all := make([]NewVirtual, 0, len(m))
+		for i, e := range m {
+			if out[i].Mode&^0o7777 == dirstate.ModeRegular {
+				all = append(all, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
+			}
+		}
+		n, err := ddst.DeferVirtuals(all)
+		return out, n, err
 	}
 	batch := make([]NewVirtual, 0, virtualBatch)
 	for i, e := range m {
@@ -186,18 +208,18 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 		batch = append(batch, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
 		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
-				return out, err
+				return out, 0, err
 			}
 			if err := vdst.CreateVirtuals(batch); err != nil {
-				return out, err
+				return out, 0, err
 			}
 			batch = batch[:0]
 		}
 	}
 	if len(batch) > 0 {
-		return out, vdst.CreateVirtuals(batch)
+		return out, 0, vdst.CreateVirtuals(batch)
 	}
-	return out, nil
+	return out, 0, nil
 }
 
 // FilePerm is the permission bits hg gives a new file of manifest

@@ -59,6 +59,8 @@ type Options struct {
 type Result struct {
 	Updated, Removed int
 	Branch           string
+	// Deferred counts the files a DeferSink deferred.
+	Deferred int
 }
 
 // ErrDirty is wrapped by the refusal of a working copy with uncommitted

@@ -306,7 +306,11 @@ func (cl *cloner) checkoutSink() (refused, err error) {
 		return nil, err
 	}
 	opt.Sizes = cl.sizes
-	res, err := worktree.CheckoutSink(cl.ctx, r, rev, virtualSink{t.sink}, opt)
+	var dst worktree.Sink = virtualSink{t.sink}
+	if c.ui.tune.Enabled(tune.DeferDirs) {
+		dst = deferSink{virtualSink{t.sink}}
+	}
+	res, err := worktree.CheckoutSink(cl.ctx, r, rev, dst, opt)
 	bar.done()
 	var ue *worktree.UnsupportedError
 	if errors.As(err, &ue) {
@@ -316,6 +320,7 @@ func (cl *cloner) checkoutSink() (refused, err error) {
 		return nil, checkoutError(cl.ctx, c, err, opt)
 	}
 	c.ui.status("%d files updated, 0 files merged, %d files removed, 0 files unresolved\n", res.Updated, res.Removed)
+	c.ui.debugf("%d working files deferred to their directories' first look\n", res.Deferred)
 	if book != "" {
 		w, err := t.sink.Create(".hg/bookmarks.current", int64(len(book)))
 		if err == nil {

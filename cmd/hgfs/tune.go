@@ -35,6 +35,8 @@ import (
 //     GOGC (runVerify).
 //   - quickack: wireproto.Options.QuickAck of every peer hgfs opens
 //     (dialPeer, pull.go).
+//   - deferdirs: the deferSink a clone's virtual checkout into a cache
+//     goes through (cloner.checkoutSink, clone_mount.go).
 //   - readahead: the read-ahead of a stream clone's HTTP response into
 //     a directory (cloner.readAhead, clone.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy

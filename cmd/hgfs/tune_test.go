@@ -306,11 +306,13 @@ func TestTuneCloneMountIngestGC(t *testing.T) {
 }
 
 // TestTuneCloneMountIngestSizes clones into a cache with and without
-// the sizes learnt from the stream (worktree.Sizes), from real history
-// and from a generated repository with copies, renames, empty files,
-// a file starting with the metadata marker, a symlink and an exec bit:
-// the sizes were learnt, and the two virtual working copies, their
-// dirstates (hg debugstate, without dates) and hg status agree.
+// the sizes learnt from the stream (worktree.Sizes), and without the
+// files deferred to their directories' first look (fsnode's vdir.go),
+// from real history and from a generated repository with copies,
+// renames, empty files, a file starting with the metadata marker, a
+// symlink and an exec bit: each trick did its work where it was on, and
+// the three virtual working copies, their dirstates (hg debugstate,
+// without dates) and hg status agree.
 func TestTuneCloneMountIngestSizes(t *testing.T) {
 	testenv.RequireFUSE(t)
 	rich := testenv.Rich
@@ -322,7 +324,7 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			var states, trees []string
-			for i, value := range []string{"", "-ingestsizes"} {
+			for i, value := range []string{"", "-ingestsizes", "-deferdirs"} {
 				mp, cache := filepath.Join(dir, fmt.Sprint("mnt", i)), filepath.Join(dir, fmt.Sprint("cache", i))
 				cmd := exec.Command(testenv.Hgfs(t), "clone", "--debug", "--mount", "--cache", cache, src, mp)
 				cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
@@ -331,17 +333,20 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 				if err != nil {
 					t.Fatalf("HGFS_TUNE=%s hgfs clone --mount: %v\n%s", value, err, out)
 				}
-				var learnt int
+				var learnt, deferred int
 				for _, l := range strings.Split(string(out), "\n") {
 					if n, ok := strings.CutSuffix(l, " working file sizes learnt from the stream"); ok {
 						learnt, _ = strconv.Atoi(n)
 					}
+					if n, ok := strings.CutSuffix(l, " working files deferred to their directories' first look"); ok {
+						deferred, _ = strconv.Atoi(n)
+					}
 				}
-				if value == "" && learnt == 0 {
-					t.Errorf("no sizes learnt from the stream:\n%s", out)
+				if (learnt == 0) != (value == "-ingestsizes") {
+					t.Errorf("HGFS_TUNE=%s: %d sizes learnt from the stream:\n%s", value, learnt, out)
 				}
-				if value != "" && learnt != 0 {
-					t.Errorf("HGFS_TUNE=%s: %d sizes learnt", value, learnt)
+				if (deferred == 0) != (value == "-deferdirs") {
+					t.Errorf("HGFS_TUNE=%s: %d working files deferred:\n%s", value, deferred, out)
 				}
 				if st := testenv.Hg(t, mp, "status"); len(st) > 0 {
 					t.Errorf("HGFS_TUNE=%s: hg status:\n%s", value, st)
@@ -349,11 +354,13 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 				states = append(states, string(testenv.Hg(t, mp, "debugstate", "--no-dates")))
 				trees = append(trees, testenv.WorkingCopy(t, mp))
 			}
-			if states[0] != states[1] {
-				t.Errorf("dirstates differ:\n%s", testenv.Diff("default", states[0], "-ingestsizes", states[1]))
-			}
-			if trees[0] != trees[1] {
-				t.Errorf("working copies differ:\n%s", testenv.Diff("default", trees[0], "-ingestsizes", trees[1]))
+			for i, off := range []string{"-ingestsizes", "-deferdirs"} {
+				if states[0] != states[i+1] {
+					t.Errorf("dirstates differ:\n%s", testenv.Diff("default", states[0], off, states[i+1]))
+				}
+				if trees[0] != trees[i+1] {
+					t.Errorf("working copies differ:\n%s", testenv.Diff("default", trees[0], off, trees[i+1]))
+				}
 			}
 		})
 	}

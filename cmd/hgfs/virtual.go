@@ -40,11 +40,26 @@ type virtualSink struct{ *fsnode.Sink }
 var _ worktree.VirtualSink = virtualSink{}
 
 func (s virtualSink) CreateVirtuals(files []worktree.NewVirtual) error {
+	return s.Sink.CreateVirtuals(fsnodeVirtuals(files))
+}
+
+func fsnodeVirtuals(files []worktree.NewVirtual) []fsnode.NewVirtual {
 	nv := make([]fsnode.NewVirtual, len(files))
 	for i, v := range files {
 		nv[i] = fsnode.NewVirtual{Name: v.Name, Size: v.Size, Perm: v.Perm, Mtime: v.Mtime, Ref: fsnode.VirtualRef{Node: v.Node, Path: v.Name}}
 	}
-	return s.Sink.CreateVirtuals(nv)
+	return nv
+}
+
+// deferSink is a virtualSink whose checkout defers each directory's
+// files until the mount first looks in it (fsnode's vdir.go; HGFS_TUNE's
+// deferdirs).
+type deferSink struct{ virtualSink }
+
+var _ worktree.DeferSink = deferSink{}
+
+func (s deferSink) DeferVirtuals(files []worktree.NewVirtual) (int, error) {
+	return s.Sink.DeferVirtuals(fsnodeVirtuals(files))
 }
 
 // mountVirtual returns how hgfs update makes files of the working copy

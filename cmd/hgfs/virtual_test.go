@@ -214,8 +214,10 @@ func appendFile(t *testing.T, p, s string) {
 }
 
 // TestVirtualFsck: hgfs fsck checks each virtual file's reference
-// against the repository in the cache: a size that is not the
-// revision's, and a revision the filelog lacks, are problems (exit 1).
+// against the repository in the cache, those of files still deferred to
+// their directories' first look (the clone's, before anything looked)
+// too: a size that is not the revision's, and a revision the filelog
+// lacks, are problems (exit 1).
 func TestVirtualFsck(t *testing.T) {
 	testenv.RequireFUSE(t)
 	bin := testenv.Hgfs(t)
@@ -228,6 +230,9 @@ func TestVirtualFsck(t *testing.T) {
 		t.Fatalf("hgfs clone --mount: %v\n%s", err, out)
 	}
 	testenv.UnmountCache(t, mp)
+	if r, err := fsnode.Fsck(cache, false); err != nil || r.Deferred == 0 || r.Deferred != len(r.Virtual) {
+		t.Errorf("the clone's working copy is not deferred: %v %+v", err, r)
+	}
 	fsckClean(t, cache)
 	fsys, err := fsnode.Open(cache, fsnode.Options{})
 	if err != nil {

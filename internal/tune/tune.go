@@ -136,6 +136,11 @@
 //     (2026-12-06, medians of alternated runs): a stream clone of real
 //     history (the corpus) 115.1 -> 39.8 ms, of the 20,000-file store
 //     572 -> 505 ms; a pull with nothing to pull 103.6 -> 17.2 ms.
+//   - deferdirs: a clone's virtual checkout records each directory's
+//     files as one deferred listing that the mount makes into files
+//     when the directory is first looked in (fsnode's vdir.go); off,
+//     every file's inode, reference and entry are made and committed
+//     by the clone. MEASURED below, in fsnode/vdir.go.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
@@ -175,6 +180,7 @@ const (
 	IngestGC
 	IngestSizes
 	QuickAck
+	DeferDirs
 	numTricks
 )
 
@@ -195,6 +201,7 @@ var names = [numTricks]string{
 	IngestGC:      "ingestgc",
 	IngestSizes:   "ingestsizes",
 	QuickAck:      "quickack",
+	DeferDirs:     "deferdirs",
 }
 
 // String is the trick's name in HGFS_TUNE.

@@ -1,0 +1,446 @@
+package fsnode
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// vdirTree is the working copy the deferred-listing tests check out:
+// nested directories, a directory's files interleaved with its
+// subdirectory's in manifest order (a/b.txt, a/b/x), an executable, an
+// empty file, a directory that already holds another file (pre) and one
+// that holds a file of the same name (clash: made, not deferred).
+func vdirTree(st *testStore, mtime time.Time) []NewVirtual {
+	var files []NewVirtual
+	add := func(name string, data []byte, perm uint32) {
+		files = append(files, NewVirtual{Name: name, Size: int64(len(data)), Perm: perm, Mtime: mtime, Ref: st.add(name, data)})
+	}
+	add("README", []byte("top\n"), 0o644)
+	add("a/b.txt", []byte("b text\n"), 0o644)
+	add("a/b/c/deep", bytes.Repeat([]byte("deep "), 300), 0o644)
+	add("a/b/x", []byte("x\n"), 0o600)
+	add("a/empty", nil, 0o644)
+	add("bin/run", []byte("#!/bin/sh\necho run\n"), 0o755)
+	add("clash/x", []byte("virtual x\n"), 0o644)
+	add("pre/new", []byte("new beside keep\n"), 0o644)
+	for i := range 40 {
+		add(fmt.Sprintf("many/f%03d", i), []byte(strings.Repeat(fmt.Sprint(i), i)), 0o644)
+	}
+	return files
+}
+
+// newVdirCache makes a cache holding vdirTree, deferred or made, after
+// two ordinary files (pre/keep, clash/x) the checkout meets.
+func newVdirCache(t *testing.T, defer_ bool) (*FS, string, *testStore) {
+	t.Helper()
+	dir := t.TempDir()
+	f := must[*FS](t)(Create(dir, Options{CommitInterval: time.Millisecond, InlineMax: 64}))
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.NewSink(bg)
+	for _, name := range []string{"pre/keep", "clash/x"} {
+		w := must[io.WriteCloser](t)(s.Create(name, 5))
+		if _, err := w.Write([]byte("plain")); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := vdirTree(st, time.Unix(1700000000, 0))
+	var err error
+	if defer_ {
+		var n int
+		n, err = s.DeferVirtuals(files)
+		if err == nil && n != len(files)-1 { // clash/x is made
+			t.Errorf("DeferVirtuals deferred %d files, want %d", n, len(files)-1)
+		}
+	} else {
+		err = s.CreateVirtuals(files)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return f, dir, st
+}
+
+// treeOf describes every name under the root: type, permissions, size,
+// link count, mtime (files), whether virtual, and contents.
+func treeOf(t *testing.T, f *FS) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var walk func(dir Ino, p string)
+	walk = func(dir Ino, p string) {
+		ents, err := f.ReadDir(bg, dir, 0)
+		if err != nil {
+			t.Fatalf("readdir %q: %v", p, err)
+		}
+		for _, e := range ents {
+			name := p + e.Name
+			a, err := f.Lookup(bg, dir, e.Name)
+			if err != nil {
+				t.Fatalf("lookup %q: %v", name, err)
+			}
+			f.Forget(a.Ino, 1)
+			desc := fmt.Sprintf("mode %o nlink %d", a.Mode, a.Nlink)
+			switch {
+			case a.IsDir():
+				walk(a.Ino, name+"/")
+			case isVirtual(t, f, a.Ino):
+				// The checkout's mtime; an ordinary file's is when
+				// the test made or wrote it.
+				desc += fmt.Sprintf(" size %d mtime %d virtual %q", a.Size, a.Mtime.UnixNano(), readAll(t, f, a.Ino))
+			default:
+				desc += fmt.Sprintf(" size %d %q", a.Size, readAll(t, f, a.Ino))
+			}
+			out[name] = desc
+		}
+	}
+	walk(RootIno, "")
+	return out
+}
+
+func diffTrees(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	var names []string
+	for n := range want {
+		names = append(names, n)
+	}
+	for n := range got {
+		if _, ok := want[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if got[n] != want[n] {
+			t.Errorf("%s: %s: deferred %q, made %q", what, n, got[n], want[n])
+		}
+	}
+}
+
+func ino(t *testing.T, f *FS, p string) Ino {
+	t.Helper()
+	return must[Attr](t)(f.LookupPath(bg, p)).Ino
+}
+
+// TestDeferVirtuals: a checkout whose files are deferred and one whose
+// files are made give the same tree (names, types, permissions, sizes,
+// links, mtimes, virtual files, contents) after each operation that
+// meets a directory not loaded yet, and again after a close and reopen
+// with fsck clean. Before anything looks, the deferred cache holds one
+// listing per directory (format version 4, fsck and VirtualStats count
+// the deferred files, fsck lists them for hgfs fsck's store check), and
+// loading a directory leaves its times alone.
+func TestDeferVirtuals(t *testing.T) {
+	ops := []struct {
+		name string
+		op   func(t *testing.T, f *FS) error
+	}{
+		{"nothing", func(t *testing.T, f *FS) error { return nil }},
+		{"lookup deep", func(t *testing.T, f *FS) error { _, err := f.LookupPath(bg, "a/b/c/deep"); return err }},
+		{"rename a directory first", func(t *testing.T, f *FS) error { return f.Rename(bg, RootIno, "a", RootIno, "z", 0) }},
+		{"rename over a deferred directory", func(t *testing.T, f *FS) error {
+			must[Attr](t)(f.Mkdir(bg, RootIno, "fresh", 0o755))
+			return f.Rename(bg, RootIno, "fresh", RootIno, "many", 0)
+		}},
+		{"rmdir a deferred directory", func(t *testing.T, f *FS) error { return f.Rmdir(bg, RootIno, "bin") }},
+		{"unlink a deferred file", func(t *testing.T, f *FS) error { return f.Unlink(bg, ino(t, f, "many"), "f001") }},
+		{"create in a deferred directory", func(t *testing.T, f *FS) error {
+			createFile(t, f, ino(t, f, "many"), "new", []byte("new"))
+			return nil
+		}},
+		{"create over a deferred file", func(t *testing.T, f *FS) error {
+			_, _, err := f.Create(bg, ino(t, f, "many"), "f002", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+			return err
+		}},
+		{"write a deferred file", func(t *testing.T, f *FS) error {
+			h := must[Handle](t)(f.Open(bg, ino(t, f, "many/f003"), syscall.O_RDWR))
+			defer f.Release(h)
+			_, err := f.Write(bg, h, 1, []byte("XY"))
+			return err
+		}},
+		{"link into another deferred directory", func(t *testing.T, f *FS) error {
+			_, err := f.Link(bg, ino(t, f, "bin/run"), ino(t, f, "many"), "run")
+			return err
+		}},
+		{"rename a file out", func(t *testing.T, f *FS) error { return f.Rename(bg, ino(t, f, "a/b"), "x", RootIno, "x2", 0) }},
+		{"mkdir in a deferred directory", func(t *testing.T, f *FS) error {
+			_, err := f.Mkdir(bg, ino(t, f, "bin"), "sub", 0o755)
+			return err
+		}},
+		{"chmod", func(t *testing.T, f *FS) error {
+			_, err := f.SetAttr(bg, ino(t, f, "many/f004"), SetAttr{Mode: ptr(uint32(0o700))})
+			return err
+		}},
+	}
+	for _, tc := range ops {
+		t.Run(tc.name, func(t *testing.T) {
+			d, ddir, dst := newVdirCache(t, true)
+			m, mdir, mst := newVdirCache(t, false)
+			derr, merr := tc.op(t, d), tc.op(t, m)
+			if ToErrno(derr) != ToErrno(merr) {
+				t.Errorf("deferred: %v, made: %v", derr, merr)
+			}
+			diffTrees(t, "after", treeOf(t, d), treeOf(t, m))
+			d, m = closeAndReopen(t, d, ddir), closeAndReopen(t, m, mdir)
+			d.SetResolver(dst.resolve)
+			m.SetResolver(mst.resolve)
+			diffTrees(t, "reopened", treeOf(t, d), treeOf(t, m))
+			for _, f := range []*FS{d, m} {
+				if err := f.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkFsck(t, ddir)
+		})
+	}
+
+	// The listings themselves, before anything looks.
+	f, dir, st := newVdirCache(t, true)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := cacheVersion(t, dir); v != vdirFormatVersion {
+		t.Errorf("format version %d with deferred listings, want %d", v, vdirFormatVersion)
+	}
+	r := must[*FsckReport](t)(Fsck(dir, false))
+	files := len(vdirTree(st, time.Time{}))
+	if !r.OK() || r.Deferred != files-1 { // clash/x was made
+		t.Errorf("fsck: %d deferred files, want %d; %s", r.Deferred, files-1, r)
+	}
+	for _, v := range r.Virtual {
+		if want := strings.TrimPrefix(v.Path, "/"); v.Ref.Path != want || v.Size != uint64(len(st.data[v.Ref])) {
+			t.Errorf("fsck lists %+v", v)
+		}
+	}
+	if len(r.Virtual) != files {
+		t.Errorf("fsck lists %d virtual files, want %d", len(r.Virtual), files)
+	}
+	f = must[*FS](t)(Open(dir, Options{}))
+	f.SetResolver(st.resolve)
+	if vs := f.VirtualStats(); vs.Virtual != int64(files) {
+		t.Errorf("VirtualStats %+v, want %d virtual", vs, files)
+	}
+	mtimes := map[string]time.Time{}
+	for _, p := range []string{"a", "many", "pre"} { // loads the root alone
+		mtimes[p] = must[Attr](t)(f.LookupPath(bg, p)).Mtime
+	}
+	treeOf(t, f)
+	for p, mt := range mtimes {
+		if got := must[Attr](t)(f.LookupPath(bg, p)).Mtime; !got.Equal(mt) {
+			t.Errorf("%s: mtime %v after loading, %v before", p, got, mt)
+		}
+	}
+	if vs := f.VirtualStats(); vs.Virtual != int64(files) {
+		t.Errorf("VirtualStats %+v once loaded, want %d virtual", vs, files)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := must[*FsckReport](t)(Fsck(dir, false)); !r.OK() || r.Deferred != 0 {
+		t.Errorf("fsck once loaded: %d deferred; %s", r.Deferred, r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestDeferVirtualsCrash: the files a load makes, their entries and the
+// listing's deletion commit together. An image of the cache taken after
+// a load and before its commit (a kill -9 then) still has the listing
+// and gives the same files; one taken after the commit has the files,
+// with the inode numbers the load gave them, and no listing. Both fsck
+// clean.
+func TestDeferVirtualsCrash(t *testing.T) {
+	dir := t.TempDir()
+	f := must[*FS](t)(Create(dir, Options{CommitInterval: time.Hour, BatchItems: 1 << 20, InlineMax: 64}))
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.NewSink(bg)
+	if _, err := s.DeferVirtuals(vdirTree(st, time.Unix(1700000000, 0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := treeOf(t, f) // loads every directory; nothing commits (an hour)
+	deep := ino(t, f, "a/b/c/deep")
+	image := func() string {
+		t.Helper()
+		img := t.TempDir()
+		ents := must[[]os.DirEntry](t)(os.ReadDir(dir))
+		for _, e := range ents {
+			b := must[[]byte](t)(os.ReadFile(filepath.Join(dir, e.Name())))
+			if err := os.WriteFile(filepath.Join(img, e.Name()), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return img
+	}
+	check := func(what, img string, listings int) {
+		t.Helper()
+		r := must[*FsckReport](t)(Fsck(img, false))
+		if !r.OK() {
+			t.Errorf("%s: fsck: %s", what, r)
+		}
+		n := 0
+		db := must[*bolt.DB](t)(bolt.Open(filepath.Join(img, indexName), 0o600, &bolt.Options{ReadOnly: true}))
+		_ = db.View(func(tx *bolt.Tx) error {
+			if b := tx.Bucket(bucketVdirs); b != nil {
+				n = b.Stats().KeyN
+			}
+			return nil
+		})
+		db.Close()
+		if n != listings {
+			t.Errorf("%s: %d listings, want %d", what, n, listings)
+		}
+		g := must[*FS](t)(Open(img, Options{}))
+		g.SetResolver(st.resolve)
+		diffTrees(t, what, treeOf(t, g), want)
+		if listings == 0 {
+			if got := ino(t, g, "a/b/c/deep"); got != deep {
+				t.Errorf("%s: a/b/c/deep is inode %d, the load made %d", what, got, deep)
+			}
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("before the load's commit", image(), 8) // every directory holding files
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	check("after the load's commit", image(), 0)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVdirFsck: fsck reports a listing that does not decode, one that
+// names a file the directory has an entry for, and one of an inode that
+// is no directory; repair drops each, and the next fsck is clean.
+func TestVdirFsck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(tx *bolt.Tx, root, a Ino) error
+		want   string
+	}{
+		{"truncated", func(tx *bolt.Tx, root, a Ino) error {
+			b := tx.Bucket(bucketVdirs)
+			v := bytes.Clone(b.Get(inoKey(a)))
+			return b.Put(inoKey(a), v[:len(v)-3])
+		}, "deferred listing"},
+		{"name taken", func(tx *bolt.Tx, root, a Ino) error {
+			r := must[*vdirRec](t)(decodeVdir(tx.Bucket(bucketVdirs).Get(inoKey(a))))
+			r.ents = append(r.ents, vdirEnt{name: "b", size: 1}) // a/b is a directory
+			sort.Slice(r.ents, func(i, j int) bool { return r.ents[i].name < r.ents[j].name })
+			return tx.Bucket(bucketVdirs).Put(inoKey(a), encodeVdir(r))
+		}, "is also an entry"},
+		{"of a file", func(tx *bolt.Tx, root, a Ino) error {
+			readme := tx.Bucket(bucketVdirs).Get(inoKey(root))
+			c := tx.Bucket(bucketDirents).Get(direntKey(root, "clash"))
+			d := must[diskDirent](t)(decodeDirent(c))
+			x := must[diskDirent](t)(decodeDirent(tx.Bucket(bucketDirents).Get(direntKey(d.Child, "x"))))
+			return tx.Bucket(bucketVdirs).Put(inoKey(x.Child), bytes.Clone(readme))
+		}, "deferred listing of no directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, dir, _ := newVdirCache(t, true)
+			a := ino(t, f, "a") // loads the root, not a
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db := must[*bolt.DB](t)(bolt.Open(filepath.Join(dir, indexName), 0o600, nil))
+			if err := db.Update(func(tx *bolt.Tx) error {
+				if tx.Bucket(bucketVdirs).Get(inoKey(RootIno)) == nil {
+					// the root was loaded: give it a listing again
+					r := &vdirRec{prefix: "", ents: []vdirEnt{{name: "zz", perm: 0o644}}}
+					if err := tx.Bucket(bucketVdirs).Put(inoKey(RootIno), encodeVdir(r)); err != nil {
+						return err
+					}
+				}
+				return tc.damage(tx, RootIno, a)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			r := must[*FsckReport](t)(Fsck(dir, true))
+			if r.OK() || !strings.Contains(r.String(), tc.want) {
+				t.Errorf("fsck --repair: want %q in\n%s", tc.want, r)
+			}
+			checkFsck(t, dir)
+		})
+	}
+}
+
+// TestDeferVirtualsLoadError: a listing that names a file the
+// directory already has fails the directory's load (EIO), as a damaged
+// entry does, and makes nothing.
+func TestDeferVirtualsLoadError(t *testing.T) {
+	f, dir, _ := newVdirCache(t, true)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := must[*bolt.DB](t)(bolt.Open(filepath.Join(dir, indexName), 0o600, nil))
+	if err := db.Update(func(tx *bolt.Tx) error {
+		d := must[diskDirent](t)(decodeDirent(tx.Bucket(bucketDirents).Get(direntKey(RootIno, "pre"))))
+		r := must[*vdirRec](t)(decodeVdir(tx.Bucket(bucketVdirs).Get(inoKey(d.Child))))
+		r.ents = append(r.ents, vdirEnt{name: "keep", size: 1})
+		return tx.Bucket(bucketVdirs).Put(inoKey(d.Child), encodeVdir(r))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f = must[*FS](t)(Open(dir, Options{}))
+	defer f.Close()
+	pre := ino(t, f, "pre")
+	if _, err := f.ReadDir(bg, pre, 0); ToErrno(err) != syscall.EIO || !errors.Is(err, ErrCorrupt) {
+		t.Errorf("readdir of a directory whose listing names an entry: %v", err)
+	}
+	if _, err := f.Lookup(bg, pre, "new"); ToErrno(err) != syscall.EIO {
+		t.Errorf("lookup in it: %v", err)
+	}
+}
+
+func FuzzDecodeVdir(f *testing.F) {
+	f.Add(encodeVdir(&vdirRec{mtime: 1, ctime: 2, uid: 3, gid: 4, prefix: "a/b", ents: []vdirEnt{
+		{name: "f", perm: 0o644, size: 10}, {name: "g", perm: 0o755, size: 1 << 40, node: [20]byte{1}}}}))
+	f.Add(encodeVdir(&vdirRec{}))
+	f.Add([]byte{})
+	f.Add(make([]byte, vdirHeaderLen))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeVdir(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		if !bytes.Equal(encodeVdir(r), b) {
+			t.Fatalf("re-encoding differs")
+		}
+		if vdirCount(b) != int64(len(r.ents)) {
+			t.Fatalf("count %d, %d files", vdirCount(b), len(r.ents))
+		}
+		for i := range r.ents {
+			if checkNewName(r.ents[i].name) != nil || i > 0 && r.ents[i].name <= r.ents[i-1].name || r.ents[i].perm&^07777 != 0 {
+				t.Fatalf("accepted %+v", r.ents[i])
+			}
+		}
+	})
+}
