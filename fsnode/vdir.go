@@ -11,7 +11,12 @@ package fsnode
 // clone. Deferred, the clone writes one record per directory (202 there)
 // and the mount makes a directory's files when something first looks in
 // it; the files' inode numbers are given then. A directory nobody opens
-// costs its record alone.
+// costs its record alone. Measured (2026-12-06, that store's stream
+// bundle, hgfs clone --mount, medians of 8 alternated runs): 245 ms
+// with every file made, 169 deferred, 105 with -U; what is left over
+// -U is learning each file's exact size (worktree.Sizes). The first hg
+// status after the clone loads every directory: 361 against 331 ms (6
+// alternated pairs); the next ones cost the same either way.
 //
 // Until then the directory is unloaded (inode.pending is set), whatever
 // else it holds: every path that reads or changes a directory's entries

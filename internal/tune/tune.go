@@ -140,7 +140,10 @@
 //     files as one deferred listing that the mount makes into files
 //     when the directory is first looked in (fsnode's vdir.go); off,
 //     every file's inode, reference and entry are made and committed
-//     by the clone. MEASURED below, in fsnode/vdir.go.
+//     by the clone. The 20,000-file stream bundle cloned --mount with
+//     its checkout (2026-12-06, medians of 8 alternated runs): 245 ->
+//     169 ms, against 105 for -U; the first hg status after it pays
+//     the loads, 331 -> 361 ms (6 pairs), the next ones nothing.
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
