@@ -5,13 +5,15 @@ package fsnode
 // directory entry each, and made into those (ordinary virtual files,
 // virtual.go) when the directory is first loaded.
 //
-// A virtual checkout made every working file's three records and its
-// entry's two at clone time: on the bench's 20,000-file store, 80,000
-// bbolt puts and 20,000 inodes, most of what the checkout added to the
+// A virtual checkout made every working file's two records (inode,
+// reference) and its entry's two (by name, by cookie) at clone time: on
+// the bench's 20,000-file store, 80,000 bbolt puts and 20,000 inodes, most of what the checkout added to the
 // clone. Deferred, the clone writes one record per directory (202 there)
 // and the mount makes a directory's files when something first looks in
 // it; the files' inode numbers are given then. A directory nobody opens
-// costs its record alone. Measured (2026-12-06, that store's stream
+// costs its record alone. Loading writes: even a command that only
+// reads (hgfs fsck reading the repository through the cache) makes the
+// files of the directories it passes, as a mount would. Measured (2026-12-06, that store's stream
 // bundle, hgfs clone --mount, medians of 8 alternated runs): 245 ms
 // with every file made, 169 deferred, 105 with -U; what is left over
 // -U is learning each file's exact size (worktree.Sizes). The first hg
@@ -158,8 +160,12 @@ func decodeVdir(b []byte) (*vdirRec, error) {
 	if r.prefix, ok = str(maxVirtualPath); !ok {
 		return bad("prefix")
 	}
-	if strings.IndexByte(r.prefix, 0) >= 0 || strings.HasPrefix(r.prefix, "/") || strings.HasSuffix(r.prefix, "/") {
-		return bad("prefix %q", r.prefix)
+	if r.prefix != "" {
+		for _, c := range strings.Split(r.prefix, "/") {
+			if checkNewName(c) != nil {
+				return bad("prefix %q", r.prefix)
+			}
+		}
 	}
 	r.ents = make([]vdirEnt, count)
 	for i := range r.ents {
@@ -173,8 +179,12 @@ func decodeVdir(b []byte) (*vdirRec, error) {
 		if i > 0 && e.name <= r.ents[i-1].name {
 			return bad("file %q after %q", e.name, r.ents[i-1].name)
 		}
-		if len(r.path(e)) > maxVirtualPath {
-			return bad("file %q: path of %d bytes", e.name, len(r.path(e)))
+		n := len(e.name) // the path's length, counted, not built
+		if r.prefix != "" {
+			n += len(r.prefix) + 1
+		}
+		if n > maxVirtualPath {
+			return bad("file %q: path of %d bytes", e.name, n)
 		}
 		if len(rest) < 2 {
 			return bad("file %q: short", e.name)
@@ -320,7 +330,10 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 		n := 0
 		f.tree.Lock()
 		defer f.tree.Unlock()
-		for _, g := range order {
+		// Every directory checked before any is changed: a failure
+		// leaves nothing deferred.
+		dirs := make([]*inode, len(order))
+		for i, g := range order {
 			dir, err := f.getInode(g.dir)
 			if err != nil {
 				return 0, fmt.Errorf("fsnode: sink directory %q: %w", g.path, err)
@@ -328,12 +341,16 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 			if !dir.isDir() || dir.d.Nlink == 0 {
 				return 0, fmt.Errorf("fsnode: sink directory %q: %w", g.path, syscall.ENOTDIR)
 			}
+			dirs[i] = dir
+		}
+		for i, g := range order {
+			dir := dirs[i]
 			if rec := deferrable(f, dir, g.path, files, g.files); rec != nil {
 				rec.ctime, rec.uid, rec.gid = now, f.uid, f.gid
-				dir.mu.Lock()
 				dir.pending, dir.vdirPut, dir.vdirDrop = rec, encodeVdir(rec), false
-				f.queueLocked(dir)
-				dir.mu.Unlock()
+				// Files added, as CreateVirtuals adds them: the
+				// directory's times change, and a Watch hears of it.
+				f.touchDir(dir)
 				n += len(rec.ents)
 				continue
 			}

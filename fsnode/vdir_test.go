@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -443,4 +444,112 @@ func FuzzDecodeVdir(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeferVirtualsChangesDir: deferring files to a directory that
+// existed changes its times and tells a Watch, as making them does; a
+// directory's load afterwards does neither.
+func TestDeferVirtualsChangesDir(t *testing.T) {
+	for _, defer_ := range []bool{false, true} {
+		dir := t.TempDir()
+		f := must[*FS](t)(Create(dir, Options{CommitInterval: time.Millisecond}))
+		st := newTestStore()
+		f.SetResolver(st.resolve)
+		s := f.NewSink(bg)
+		w := must[io.WriteCloser](t)(s.Create("pre/keep", 0))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pre := must[Attr](t)(f.LookupPath(bg, "pre"))
+		watch := NewWatch()
+		watch.Set(pre.Ino, "pre")
+		f.SetWatch(watch)
+		time.Sleep(2 * time.Millisecond)
+		files := []NewVirtual{{Name: "pre/new", Size: 1, Perm: 0o644, Mtime: time.Unix(1700000000, 0), Ref: st.add("pre/new", []byte("n"))}}
+		var err error
+		if defer_ {
+			_, err = s.DeferVirtuals(files)
+		} else {
+			err = s.CreateVirtuals(files)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := must[Attr](t)(f.GetAttr(bg, pre.Ino))
+		if !after.Mtime.After(pre.Mtime) || !after.Ctime.After(pre.Ctime) {
+			t.Errorf("defer %v: pre's times %v %v, before %v %v", defer_, after.Mtime, after.Ctime, pre.Mtime, pre.Ctime)
+		}
+		if names, _ := watch.Take(); len(names) != 1 || names[0] != "pre" {
+			t.Errorf("defer %v: the watch says %v changed", defer_, names)
+		}
+		must[Attr](t)(f.LookupPath(bg, "pre/new")) // loads pre
+		if names, _ := watch.Take(); len(names) != 0 {
+			t.Errorf("defer %v: loading pre told the watch %v", defer_, names)
+		}
+		if loaded := must[Attr](t)(f.GetAttr(bg, pre.Ino)); !loaded.Mtime.Equal(after.Mtime) || !loaded.Ctime.Equal(after.Ctime) {
+			t.Errorf("defer %v: loading pre changed its times", defer_)
+		}
+		if err := s.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkFsck(t, dir)
+	}
+}
+
+// TestDeferVirtualsFailsWhole: a directory that is gone by the time the
+// files are deferred fails the call before any directory's files are.
+func TestDeferVirtualsFailsWhole(t *testing.T) {
+	f := newTestFS(t, Options{})
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.NewSink(bg)
+	defer s.Finish()
+	if _, err := f.MkdirAll(bg, "gone", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The sink knows "gone" from a file it made there, since removed.
+	w := must[io.WriteCloser](t)(s.Create("gone/old", 0))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gone := ino(t, f, "gone")
+	if err := f.Unlink(bg, gone, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rmdir(bg, RootIno, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1700000000, 0)
+	_, err := s.DeferVirtuals([]NewVirtual{
+		{Name: "first/a", Size: 1, Perm: 0o644, Mtime: mtime, Ref: st.add("first/a", []byte("a"))},
+		{Name: "gone/b", Size: 1, Perm: 0o644, Mtime: mtime, Ref: st.add("gone/b", []byte("b"))},
+	})
+	if err == nil {
+		t.Fatal("DeferVirtuals into a removed directory succeeded")
+	}
+	if _, err := f.LookupPath(bg, "first/a"); ToErrno(err) != syscall.ENOENT {
+		t.Errorf("first/a after the failed call: %v", err)
+	}
+}
+
+// TestDecodeVdirAllocation: decoding a listing allocates in proportion
+// to its length, however long its prefix and however many its files.
+func TestDecodeVdirAllocation(t *testing.T) {
+	r := &vdirRec{prefix: strings.Repeat("p/", 2000) + "q"}
+	for i := range 40000 {
+		r.ents = append(r.ents, vdirEnt{name: fmt.Sprintf("%05d", i)})
+	}
+	b := encodeVdir(r)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := decodeVdir(b); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8*uint64(len(b)) {
+		t.Errorf("decoding %d bytes allocated %d", len(b), got)
+	}
 }

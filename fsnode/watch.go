@@ -10,12 +10,15 @@ import "sync"
 // (mount/update_watch_linux.go).
 //
 // A change is anything that queues an inode for the next commit
-// (markDirtyLocked), the one door every lasting change goes through:
-// contents, attributes, link counts, extended attributes and, for a
-// directory, its entries (a file created, removed or renamed in it, or a
-// directory moved out of or into it). Changes that move no meaning
-// (compaction moving a file's extents) count as well: a Watch may say
-// more changed than did, never less.
+// through markDirtyLocked, the one door every lasting change goes
+// through: contents, attributes, link counts, extended attributes and,
+// for a directory, its entries (a file created, removed or renamed in
+// it, files deferred to it, or a directory moved out of or into it).
+// Changes that move no meaning (compaction moving a file's extents)
+// count as well: a Watch may say more changed than did, never less. The
+// one exception is a directory's load making its deferred files
+// (vdir.go, queueLocked): the files were there before, so nothing
+// changed.
 type Watch struct {
 	mu    sync.RWMutex
 	names map[Ino]string // the watched inodes, with what each stands for
