@@ -567,8 +567,15 @@ func TestGuardedUpdate(t *testing.T) {
 // TestOpenDamagedAfterCrash: a cache not closed cleanly whose index is
 // damaged is refused by Open with a message naming the cache and fsck
 // --repair; fsck reports the damage, --repair rebuilds the index (keeping
-// the old file) and the next fsck is clean.
+// the old file) and the next fsck is clean. The damaged page is one from
+// the middle of the file, or the root bucket's, on the way to the meta
+// bucket whose version Open reads before it checks the whole file.
 func TestOpenDamagedAfterCrash(t *testing.T) {
+	t.Run("middle", func(t *testing.T) { testOpenDamagedAfterCrash(t, false) })
+	t.Run("root", func(t *testing.T) { testOpenDamagedAfterCrash(t, true) })
+}
+
+func testOpenDamagedAfterCrash(t *testing.T, root bool) {
 	dir := t.TempDir()
 	buildDamageCache(t, dir)
 	markOpen(t, dir)
@@ -584,6 +591,13 @@ func TestOpenDamagedAfterCrash(t *testing.T) {
 			page = id
 			break
 		}
+	}
+	if root {
+		m, m1 := parseBoltMeta(b), parseBoltMeta(b[4096:])
+		if m1.txid > m.txid {
+			m = m1
+		}
+		page = m.root
 	}
 	clear(b[page*4096 : (page+1)*4096])
 	if err := os.WriteFile(path, b, 0o600); err != nil {

@@ -351,6 +351,11 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		return nil, damagedIndex(dir, probs)
 	}
 	ver, unclean, err := checkVersion(path, opt.LockTimeout, ingest)
+	if pe := (*panicError)(nil); errors.As(err, &pe) {
+		// The pages on the way to the meta bucket are damaged: reading
+		// the version comes before the whole file's check.
+		return nil, damagedIndex(dir, []string{pe.Error()})
+	}
 	if err != nil {
 		return nil, err
 	}
