@@ -173,7 +173,13 @@ func (f *FS) rlockDir(ino Ino) (*inode, error) {
 // dirAdd adds name -> child to dir with a new cookie. f.tree is held for
 // writing.
 func (f *FS) dirAdd(dir *inode, name string, child *inode) {
-	ds := dir.dir
+	f.addEntry(dir.dir, name, child)
+	f.touchDir(dir)
+}
+
+// addEntry is dirAdd without the directory's change of times (a
+// directory's deferred files made, vdir.go).
+func (f *FS) addEntry(ds *dirState, name string, child *inode) {
 	e := &dentry{name: name, ino: child.ino, seq: f.nextSeq.Add(1) - 1, typ: child.typ()}
 	ch := ds.changes[name]
 	if ch == nil {
@@ -183,7 +189,6 @@ func (f *FS) dirAdd(dir *inode, name string, child *inode) {
 	ch.ent = e
 	ds.entries[name] = e
 	ds.order = append(ds.order, e)
-	f.touchDir(dir)
 }
 
 // dirRemove removes name from dir. f.tree is held for writing.

@@ -264,15 +264,7 @@ func (f *FS) populateLocked(dir *inode, ds *dirState) error {
 		f.setRefLocked(in, VirtualRef{Node: e.node, Path: r.path(e)}, e.size)
 		f.queueLocked(in)
 		in.mu.Unlock()
-		de := &dentry{name: e.name, ino: in.ino, seq: f.nextSeq.Add(1) - 1, typ: syscall.S_IFREG}
-		ds.entries[e.name] = de
-		ds.order = append(ds.order, de)
-		ch := ds.changes[e.name]
-		if ch == nil {
-			ch = &dirChange{}
-			ds.changes[e.name] = ch
-		}
-		ch.ent = de
+		f.addEntry(ds, e.name, in)
 	}
 	dir.mu.Lock()
 	dir.pending, dir.vdirPut, dir.vdirDrop = nil, nil, true
@@ -323,6 +315,7 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 	f := s.f
 	now := time.Now().UnixNano()
 	var eager []NewVirtual
+	var made []string // deferred; CreateVirtuals records the eager ones
 	if err := f.c.admit(s.ctx); err != nil {
 		return 0, err
 	}
@@ -352,6 +345,9 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 				// directory's times change, and a Watch hears of it.
 				f.touchDir(dir)
 				n += len(rec.ents)
+				for _, i := range g.files {
+					made = append(made, files[i].Name)
+				}
 				continue
 			}
 			for _, i := range g.files {
@@ -365,9 +361,7 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 	}
 	if !s.noTrack {
 		s.mu.Lock()
-		for _, v := range files {
-			s.files = append(s.files, v.Name)
-		}
+		s.files = append(s.files, made...)
 		s.mu.Unlock()
 	}
 	if len(eager) > 0 {

@@ -190,34 +190,25 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	if err != nil || !virtual {
 		return out, 0, err
 	}
-	if ddst, ok := dst.(DeferSink); ok {
-		all := make([]NewVirtual, 0, len(m))
-		for i, e := range m {
-			if out[i].Mode&^0o7777 == dirstate.ModeRegular {
-				all = append(all, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
-			}
+	all := make([]NewVirtual, 0, len(m))
+	for i, e := range m {
+		if out[i].Mode&^0o7777 == dirstate.ModeRegular { // not a symlink, made by its writer
+			all = append(all, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
 		}
+	}
+	if ddst, ok := dst.(DeferSink); ok {
 		n, err := ddst.DeferVirtuals(all)
 		return out, n, err
 	}
-	batch := make([]NewVirtual, 0, virtualBatch)
-	for i, e := range m {
-		if out[i].Mode&^0o7777 != dirstate.ModeRegular {
-			continue // a symlink, made by its writer
+	for len(all) > 0 {
+		if err := ctx.Err(); err != nil {
+			return out, 0, err
 		}
-		batch = append(batch, NewVirtual{Name: e.Path, Size: out[i].Size, Perm: out[i].Mode & 0o7777, Mtime: mtime, Node: e.Node})
-		if len(batch) == cap(batch) {
-			if err := ctx.Err(); err != nil {
-				return out, 0, err
-			}
-			if err := vdst.CreateVirtuals(batch); err != nil {
-				return out, 0, err
-			}
-			batch = batch[:0]
+		batch := all[:min(virtualBatch, len(all))]
+		if err := vdst.CreateVirtuals(batch); err != nil {
+			return out, 0, err
 		}
-	}
-	if len(batch) > 0 {
-		return out, 0, vdst.CreateVirtuals(batch)
+		all = all[len(batch):]
 	}
 	return out, 0, nil
 }
