@@ -1,10 +1,11 @@
 // Package profiling implements hgfs's --profile: a profile of one whole
 // command, configured as Mercurial's [profiling] section is.
 //
-// Kinds: cpu (sampled at Options.Freq Hz), heap, allocs, goroutine, block,
-// mutex (snapshots taken when the command ends; block and mutex sampling is
-// switched on for the command's duration) and trace (a runtime execution
-// trace, for go tool trace).
+// Kinds: cpu (sampled at Options.Freq Hz), heap (the live heap at its
+// peak, see peak.go), allocs, goroutine, block, mutex (snapshots taken
+// when the command ends; block and mutex sampling is switched on for the
+// command's duration) and trace (a runtime execution trace, for go tool
+// trace).
 //
 // Formats: pprof (the gzipped protobuf go tool pprof reads), text (a table
 // of the top functions by flat and cumulative cost) and kcachegrind
@@ -40,8 +41,9 @@ type Options struct {
 
 // Session is one running profile.
 type Session struct {
-	opt Options
-	buf bytes.Buffer
+	opt  Options
+	buf  bytes.Buffer
+	peak *peakHeap // heap: the profile at the largest live heap seen
 }
 
 // Kinds and formats accepted; hg's type names "stat" and "ls" mean cpu.
@@ -95,6 +97,8 @@ func Start(opt Options) (*Session, error) {
 		runtime.SetBlockProfileRate(1)
 	case "mutex":
 		runtime.SetMutexProfileFraction(1)
+	case "heap":
+		s.peak = watchPeak()
 	}
 	return s, nil
 }
@@ -125,7 +129,11 @@ func (s *Session) Stop(w io.Writer) error {
 		if s.opt.Kind == "heap" || s.opt.Kind == "allocs" {
 			runtime.GC()
 		}
-		if err := p.WriteTo(&s.buf, 0); err != nil {
+		if s.peak != nil {
+			if err := s.peak.stop(&s.buf); err != nil {
+				return err
+			}
+		} else if err := p.WriteTo(&s.buf, 0); err != nil {
 			return err
 		}
 		runtime.SetBlockProfileRate(0)

@@ -3,7 +3,10 @@ package profiling
 import (
 	"bytes"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -41,4 +44,69 @@ func TestCPUSilenceStderr(t *testing.T) {
 			t.Errorf("SilenceStderr=%v: fd 2 is another file after the profile started", silence)
 		}
 	}
+}
+
+// TestHeapPeak holds a large allocation for a while, frees it, and then
+// stops a heap profile: the profile is the heap at its peak, so it shows
+// the allocation, which a profile of the heap at the end would not.
+func TestHeapPeak(t *testing.T) {
+	s, err := Start(Options{Kind: "heap", Format: "pprof"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 48 << 20
+	held := holdPeak(size)
+	// The watcher reads the live heap measured at the last collection;
+	// wait until it has seen this one (a few polls).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.peak.mu.Lock()
+		live := s.peak.live
+		s.peak.mu.Unlock()
+		if live >= size || time.Now().After(deadline) {
+			break
+		}
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	runtime.GC()
+	var out bytes.Buffer
+	if err := s.Stop(&out); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inuse := -1
+	for i, st := range p.SampleType {
+		if st.Type == "inuse_space" {
+			inuse = i
+		}
+	}
+	if inuse < 0 {
+		t.Fatalf("no inuse_space in %v", p.SampleType)
+	}
+	var inHold int64
+	for _, smp := range p.Sample {
+		for _, loc := range smp.Location {
+			for _, l := range loc.Line {
+				if strings.HasSuffix(l.Function.Name, ".holdPeak") {
+					inHold += smp.Value[inuse]
+				}
+			}
+		}
+	}
+	if inHold < size/2 {
+		t.Errorf("the profile shows %d bytes in use from holdPeak, want about %d: not the heap at its peak", inHold, size)
+	}
+}
+
+//go:noinline
+func holdPeak(n int) []byte {
+	b := make([]byte, n)
+	b[n-1] = 1
+	return b
 }
