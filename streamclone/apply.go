@@ -1,6 +1,7 @@
 package streamclone
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -90,14 +91,14 @@ type applier struct {
 	reqs   store.Requirements
 	res    Result
 
-	seen      map[string]bool // sink names written
-	fncache   []string
+	seen      map[string]bool     // sink names written, but for store files'
+	stored    *nameSet            // store files' names, as the stream names them
 	bookmarks map[string][20]byte // name -> node
 	buf       []byte
 }
 
 func newApplier(ctx context.Context, sink Sink, opt Options) *applier {
-	return &applier{ctx: ctx, sink: sink, opt: opt, seen: map[string]bool{}}
+	return &applier{ctx: ctx, sink: sink, opt: opt, seen: map[string]bool{}, stored: newNameSet()}
 }
 
 // setRequirements checks the stream's requirements and fixes the
@@ -148,6 +149,9 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 	if isNodemapFile(name) && !a.reqs.Has(store.ReqPersistentNodemap) {
 		return a.copy("", name, size, r, false)
 	}
+	if !a.stored.add(name) {
+		return corruptf("file %q appears twice in the stream", name)
+	}
 	var check *indexCheck
 	if display, ok := indexChecked(name); ok {
 		check = &indexCheck{display: display}
@@ -160,9 +164,6 @@ func (a *applier) storeFile(name string, size int64, r io.Reader) error {
 		if err := check.done(size); err != nil {
 			return err
 		}
-	}
-	if inFncache(name) {
-		a.fncache = append(a.fncache, name)
 	}
 	return nil
 }
@@ -223,9 +224,10 @@ func recordsFiltered(head []byte) bool {
 }
 
 // copy streams size bytes from r into sinkName ("" discards them);
-// inStore says streamName is a store file's logical name.
+// inStore says streamName is a store file's logical name (which
+// storeFile has checked against those written before).
 func (a *applier) copy(sinkName, streamName string, size int64, r io.Reader, inStore bool) error {
-	if sinkName != "" {
+	if sinkName != "" && !inStore {
 		if a.seen[sinkName] {
 			return corruptf("file %q appears twice in the stream", streamName)
 		}
@@ -293,15 +295,24 @@ func (nopWriteCloser) Close() error { return nil }
 
 // writeSmall writes a file the applier produces itself.
 func (a *applier) writeSmall(name, content string) error {
+	return a.writeOwn(name, int64(len(content)), func(w io.Writer) error {
+		_, err := io.WriteString(w, content)
+		return err
+	})
+}
+
+// writeOwn writes a file of size bytes the applier produces itself with
+// write.
+func (a *applier) writeOwn(name string, size int64, write func(io.Writer) error) error {
 	if a.seen[name] {
 		return corruptf("file %q appears twice", name)
 	}
 	a.seen[name] = true
-	w, err := a.sink.Create(name, int64(len(content)))
+	w, err := a.sink.Create(name, size)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", name, err)
 	}
-	if _, err := io.WriteString(w, content); err != nil {
+	if err := write(w); err != nil {
 		w.Close()
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
@@ -315,10 +326,8 @@ func (a *applier) writeSmall(name, content string) error {
 // bookmarks, requirements: requirements last, so a sink without staging
 // only looks like a repository at the very end) and finishes the sink.
 func (a *applier) finish() (*Result, error) {
-	if a.layout.fncache && len(a.fncache) > 0 {
-		// hg writes a set in arbitrary order; sorted is deterministic.
-		sort.Strings(a.fncache)
-		if err := a.writeSmall(a.layout.storeDir()+"fncache", store.EncodeDir(strings.Join(a.fncache, "\n")+"\n")); err != nil {
+	if a.layout.fncache {
+		if err := a.writeFncache(); err != nil {
 			return nil, err
 		}
 	}
@@ -355,6 +364,30 @@ func (a *applier) finish() (*Result, error) {
 	}
 	res := a.res
 	return &res, nil
+}
+
+// writeFncache writes the fncache: the store's data/ and meta/ names,
+// encodedir'd, a line each. hg writes a set in arbitrary order; sorted is
+// deterministic. It is written from the names where they are, through
+// one buffer: the fncache of a large store is as large as its names.
+func (a *applier) writeFncache() error {
+	s := a.stored
+	names := s.sorted(func(name []byte) bool { return inFncache(string(name)) })
+	if len(names) == 0 {
+		return nil
+	}
+	var size int64
+	for _, i := range names {
+		size += int64(len(store.EncodeDir(string(s.name(int(i)))))) + 1
+	}
+	return a.writeOwn(a.layout.storeDir()+"fncache", size, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		for _, i := range names {
+			bw.WriteString(store.EncodeDir(string(s.name(int(i)))))
+			bw.WriteByte('\n')
+		}
+		return bw.Flush()
+	})
 }
 
 // run applies with body and finishes, or aborts the sink on any error.

@@ -111,6 +111,7 @@
 // in batches of at most 256 KiB on 2 goroutines, with at most 4 batches
 // waiting (under 2 MiB per stream), and large files through one 256 KiB
 // buffer or the destination's ReadFrom (sendfile for an HTTP response).
-// What grows with the number of files is the list of names kept for the
-// fncache and for duplicate detection.
+// What grows with the number of files is the set of store names kept for
+// the fncache and for duplicate detection (nameSet: the names' bytes and
+// 16 bytes each).
 package streamclone

@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/hgfs/hgfs/bundle2"
 )
@@ -56,6 +57,7 @@ func (a *applier) applyStream2(p *bundle2.Part) error {
 	a.expect(filecount, bytecount)
 	br := bufio.NewReaderSize(p, 64<<10)
 	var total int64
+	var name []byte // reused: storeFile and cacheFile keep what they need
 	for i := int64(0); i < filecount; i++ {
 		if err := a.ctx.Err(); err != nil {
 			return err
@@ -78,7 +80,7 @@ func (a *applier) applyStream2(p *bundle2.Part) error {
 		if datalen > uint64(bytecount-total) {
 			return corruptf("stream2 file %d: size %d exceeds the declared total of %d bytes (%d left)", i+1, datalen, bytecount, bytecount-total)
 		}
-		name := make([]byte, namelen)
+		name = slices.Grow(name[:0], int(namelen))[:namelen]
 		if _, err := io.ReadFull(br, name); err != nil {
 			return v2EOF(err, i, filecount)
 		}

@@ -165,6 +165,10 @@ func TestApplyStream2Bad(t *testing.T) {
 		{"cache dotdot", stream2Bundle(t, entry('c', "../hgrc", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
 		{"cache subdir", stream2Bundle(t, entry('c', "a/b", "x"), -1, -1, testReqs, nil), ErrUnsafeName, ""},
 		{"bad source", stream2Bundle(t, entry('x', "data/a.i", "x"), -1, -1, testReqs, nil), ErrCorrupt, "unknown source"},
+		// The applier refuses a name sent twice before its sink sees it
+		// (memSink would refuse it too, with another message).
+		{"store file twice", stream2Bundle(t, append(append([]v2Entry{}, smallV2...), smallV2[1]), -1, -1, testReqs, nil), ErrCorrupt, `file "meta/Dir/00manifest.i" appears twice in the stream`},
+		{"cache file twice", stream2Bundle(t, append(append([]v2Entry{}, smallV2...), smallV2[5]), -1, -1, testReqs, nil), ErrCorrupt, `file "branch2-served" appears twice in the stream`},
 		{"more files than declared", stream2Bundle(t, smallV2, 2, 10+13, testReqs, nil), ErrCorrupt, "after its 2 declared files"},
 		{"fewer files than declared", stream2Bundle(t, smallV2, 7, -1, testReqs, nil), ErrCorrupt, "stream ended unexpectedly in stream2 file entry 7"},
 		{"bytes too small", stream2Bundle(t, smallV2, -1, 5, testReqs, nil), ErrCorrupt, "exceeds the declared total"},
