@@ -428,9 +428,10 @@ func TestMigrateV1(t *testing.T) {
 
 // TestUnfinishedIngestRefused: a cache made by CreateForIngest whose sink
 // never finished is refused by Open and Fsck with ErrUnfinished, before
-// and after files came; Finish clears the mark in its commit.
+// and after files came, and after its sink's Abort (which leaves the
+// files to the cache's maker); Finish clears the mark in its commit.
 func TestUnfinishedIngestRefused(t *testing.T) {
-	for _, stage := range []string{"empty", "files", "finished"} {
+	for _, stage := range []string{"empty", "files", "aborted", "finished"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			f := must[*FS](t)(CreateForIngest(dir, Options{InlineMax: 8}))
@@ -443,9 +444,17 @@ func TestUnfinishedIngestRefused(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if stage == "finished" {
+				switch stage {
+				case "finished":
 					if err := s.Finish(); err != nil {
 						t.Fatal(err)
+					}
+				case "aborted":
+					if err := s.Abort(); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := f.LookupPath(bg, ".hg/store/data/a.i"); err != nil {
+						t.Errorf("Abort of a fresh cache's sink removed a file: %v", err)
 					}
 				}
 			}

@@ -92,6 +92,12 @@ type Options struct {
 	// LockTimeout is how long Open waits for another process's lock on the
 	// cache. Default 1s.
 	LockTimeout time.Duration
+	// IngestEvict keeps at most about QueueCap clean inodes in memory
+	// while a Sink is active (otherwise 4*QueueCap, at least 65,536, as
+	// at any time): a clone reads back few of the files it writes, and
+	// the process that ingests is not the one that mounts. HGFS_TUNE's
+	// ingestevict; measured in commit.go (afterCommit).
+	IngestEvict bool
 
 	// AutoCompact starts the background compactor (compact.go), which
 	// gives the space of dead data file bytes back while the cache is

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -31,7 +32,13 @@ type Sink struct {
 	files   []string       // created, for Abort
 	newDirs []string       // created, for Abort
 	noTrack bool
-	done    bool
+	// fresh: the sink fills a cache CreateForIngest made, marked
+	// unfinished until Finish (mount and fsck refuse it) and removed by
+	// its maker on failure. Abort leaves it as it is, so the sink keeps
+	// no list of its files: at 250,000 files the list and the names it
+	// held were 18 MB of the clone's peak live heap of 115.
+	fresh bool
+	done  bool
 
 	unhinted atomic.Int64 // data bytes written since the last writeback hint
 }
@@ -48,7 +55,23 @@ const writebackEvery = 8 << 20
 // that does not open, so the clone has to be redone from scratch.
 func (f *FS) NewSink(ctx context.Context) *Sink {
 	f.bulk.Add(1)
-	return &Sink{f: f, ctx: ctx, dirs: map[string]Ino{"": RootIno}}
+	f.c.mu.Lock()
+	fresh := f.c.unfinished
+	f.c.mu.Unlock()
+	return &Sink{f: f, ctx: ctx, dirs: map[string]Ino{"": RootIno}, fresh: fresh}
+}
+
+// tracking says whether the sink records the files it makes, for Abort.
+func (s *Sink) tracking() bool { return !s.noTrack && !s.fresh }
+
+// track records files the sink made, for Abort.
+func (s *Sink) track(names ...string) {
+	if !s.tracking() || len(names) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.files = append(s.files, names...)
+	s.mu.Unlock()
 }
 
 // Sink is NewSink with a background context.
@@ -250,13 +273,12 @@ func (w *sinkFile) Close() error {
 	in.d.Size = uint64(w.size)
 	f.markDirtyLocked(in)
 	in.mu.Unlock()
-	f.dirAdd(dir, w.base, in)
+	// The entry keeps its own copy of the name: w.base is a part of the
+	// path the caller passed, which would otherwise stay alive with it
+	// (at 250,000 files of a clone, 11 MB of paths for 4 MB of names).
+	f.dirAdd(dir, strings.Clone(w.base), in)
 	w.buf = nil
-	if !s.noTrack {
-		s.mu.Lock()
-		s.files = append(s.files, w.name)
-		s.mu.Unlock()
-	}
+	s.track(w.name)
 	return nil
 }
 
@@ -276,8 +298,14 @@ func (s *Sink) Finish() error {
 	return err
 }
 
-// Abort removes the files and directories this sink created.
+// Abort removes the files and directories this sink created; on a cache
+// CreateForIngest made, it leaves everything to the cache's maker (the
+// cache stays marked unfinished).
 func (s *Sink) Abort() error {
+	if s.fresh {
+		s.end()
+		return nil
+	}
 	s.mu.Lock()
 	files, dirs := s.files, s.newDirs
 	s.files, s.newDirs = nil, nil

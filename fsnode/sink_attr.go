@@ -83,10 +83,6 @@ func (s *Sink) Symlink(name, target string, mtime time.Time) error {
 		f.markDirtyLocked(in)
 		in.mu.Unlock()
 	}
-	if !s.noTrack {
-		s.mu.Lock()
-		s.files = append(s.files, name)
-		s.mu.Unlock()
-	}
+	s.track(name)
 	return nil
 }

@@ -352,3 +352,57 @@ func TestSinkLargeFile(t *testing.T) {
 		t.Fatalf("after fallocate: size %d, %v", a.Size, err)
 	}
 }
+
+// TestSinkIngestEvict ingests more files than QueueCap with and without
+// Options.IngestEvict: with it, the inode table holds about QueueCap
+// inodes once a commit is through, without it every file's; the files
+// read back the same either way, evicted ones from the index, and after
+// a reopen.
+func TestSinkIngestEvict(t *testing.T) {
+	files := syntheticStore(600, 3)
+	for _, evict := range []bool{false, true} {
+		t.Run(fmt.Sprint("evict=", evict), func(t *testing.T) {
+			dir := t.TempDir()
+			const queue = 64
+			f := must[*FS](t)(CreateForIngest(dir, Options{QueueCap: queue, BatchItems: 32, IngestEvict: evict}))
+			s := f.NewSink(bg)
+			for _, sf := range files {
+				w := must[io.WriteCloser](t)(s.Create(sf.name, int64(len(sf.data))))
+				w.Write(sf.data)
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A commit while the sink is active (its afterCommit has run
+			// when Sync returns).
+			if err := f.Sync(bg); err != nil {
+				t.Fatal(err)
+			}
+			f.imu.Lock()
+			table := len(f.inodes)
+			f.imu.Unlock()
+			// The directories (302 with the root) are never evicted.
+			if evict && table > queue+310 || !evict && table < len(files) {
+				t.Errorf("%d inodes in the table after a commit of %d files (queue %d)", table, len(files), queue)
+			}
+			for _, sf := range files {
+				if got := must[[]byte](t)(f.ReadFile(bg, sf.name)); !bytes.Equal(got, sf.data) {
+					t.Fatalf("%s: contents differ", sf.name)
+				}
+			}
+			if err := s.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			f = closeAndReopen(t, f, dir)
+			for _, sf := range files {
+				if got := must[[]byte](t)(f.ReadFile(bg, sf.name)); !bytes.Equal(got, sf.data) {
+					t.Fatalf("%s after reopen: contents differ", sf.name)
+				}
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			checkFsck(t, dir)
+		})
+	}
+}

@@ -359,11 +359,7 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !s.noTrack {
-		s.mu.Lock()
-		s.files = append(s.files, made...)
-		s.mu.Unlock()
-	}
+	s.track(made...)
 	if len(eager) > 0 {
 		return deferred, s.CreateVirtuals(eager)
 	}

@@ -411,7 +411,7 @@ func (s *Sink) CreateVirtuals(files []NewVirtual) error {
 		}
 		return nil
 	}()
-	if !s.noTrack && made > 0 {
+	if s.tracking() && made > 0 {
 		s.mu.Lock()
 		for _, v := range files[:made] {
 			s.files = append(s.files, v.Name)

@@ -81,6 +81,7 @@ func (cl *cloner) prepareMount() error {
 		cl.removeCache(t)
 		return err
 	}
+	copt.IngestEvict = c.ui.tune.Enabled(tune.IngestEvict)
 	// Marked unfinished until the sink's Finish: a clone killed before
 	// then leaves a cache that mount and fsck refuse with a message that
 	// says so (see unfinishedClone).

@@ -37,6 +37,8 @@ import (
 //     (dialPeer, pull.go).
 //   - deferdirs: the deferSink a clone's virtual checkout into a cache
 //     goes through (cloner.checkoutSink, clone_mount.go).
+//   - ingestevict: fsnode.Options.IngestEvict of the cache a clone
+//     --mount fills (cloner.prepareMount, clone_mount.go).
 //   - readahead: the read-ahead of a stream clone's HTTP response into
 //     a directory (cloner.readAhead, clone.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy

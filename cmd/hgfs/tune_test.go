@@ -306,13 +306,15 @@ func TestTuneCloneMountIngestGC(t *testing.T) {
 }
 
 // TestTuneCloneMountIngestSizes clones into a cache with and without
-// the sizes learnt from the stream (worktree.Sizes), and without the
-// files deferred to their directories' first look (fsnode's vdir.go),
-// from real history and from a generated repository with copies,
-// renames, empty files, a file starting with the metadata marker, a
-// symlink and an exec bit: each trick did its work where it was on, and
-// the three virtual working copies, their dirstates (hg debugstate,
-// without dates) and hg status agree.
+// the sizes learnt from the stream (worktree.Sizes), without the files
+// deferred to their directories' first look (fsnode's vdir.go), and
+// without inodes evicted during the ingest (fsnode.Options.IngestEvict,
+// which the small queue-size makes evict here), from real history and
+// from a generated repository with copies, renames, empty files, a file
+// starting with the metadata marker, a symlink and an exec bit: each
+// trick did its work where it was on, and the four virtual working
+// copies, their dirstates (hg debugstate, without dates) and hg status
+// agree.
 func TestTuneCloneMountIngestSizes(t *testing.T) {
 	testenv.RequireFUSE(t)
 	rich := testenv.Rich
@@ -324,9 +326,9 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			var states, trees []string
-			for i, value := range []string{"", "-ingestsizes", "-deferdirs"} {
+			for i, value := range []string{"", "-ingestsizes", "-deferdirs", "-ingestevict"} {
 				mp, cache := filepath.Join(dir, fmt.Sprint("mnt", i)), filepath.Join(dir, fmt.Sprint("cache", i))
-				cmd := exec.Command(testenv.Hgfs(t), "clone", "--debug", "--mount", "--cache", cache, src, mp)
+				cmd := exec.Command(testenv.Hgfs(t), "clone", "--debug", "--config", "hgfs.queue-size=64", "--mount", "--cache", cache, src, mp)
 				cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
 				out, err := cmd.CombinedOutput()
 				t.Cleanup(func() { testenv.UnmountCache(t, mp) })
@@ -354,7 +356,7 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 				states = append(states, string(testenv.Hg(t, mp, "debugstate", "--no-dates")))
 				trees = append(trees, testenv.WorkingCopy(t, mp))
 			}
-			for i, off := range []string{"-ingestsizes", "-deferdirs"} {
+			for i, off := range []string{"-ingestsizes", "-deferdirs", "-ingestevict"} {
 				if states[0] != states[i+1] {
 					t.Errorf("dirstates differ:\n%s", testenv.Diff("default", states[0], off, states[i+1]))
 				}
