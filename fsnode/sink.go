@@ -144,7 +144,7 @@ func (s *Sink) dir(p string) (Ino, error) {
 	}
 	s.mu.Lock()
 	s.dirs[p] = ino
-	if !existed && !s.noTrack {
+	if !existed && s.tracking() {
 		s.newDirs = append(s.newDirs, p)
 	}
 	s.mu.Unlock()

@@ -3,6 +3,7 @@ package profiling
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
@@ -42,8 +43,9 @@ type peakHeap struct {
 	quit chan struct{}
 	done chan struct{}
 
-	// The cycle the watcher saw last and the live heap measured then.
-	cycle, cycleLive uint64
+	// The collection counts the watcher saw last (all, and those forced
+	// by runtime.GC) and the live heap measured then; the watcher's own.
+	cycle, forced, cycleLive uint64
 
 	mu   sync.Mutex
 	live uint64       // the live heap prof describes
@@ -51,11 +53,13 @@ type peakHeap struct {
 	err  error
 }
 
-var peakMetrics = []string{"/gc/heap/live:bytes", "/gc/cycles/total:gc-cycles"}
+var peakMetrics = []string{"/gc/heap/live:bytes", "/gc/cycles/total:gc-cycles", "/gc/cycles/forced:gc-cycles"}
 
 func watchPeak() *peakHeap {
 	p := &peakHeap{quit: make(chan struct{}), done: make(chan struct{})}
-	p.read(p.samples())
+	if live, cycle, forced, ok := p.read(p.samples()); ok {
+		p.cycle, p.forced, p.cycleLive = cycle, forced, live
+	}
 	go p.run()
 	return p
 }
@@ -68,14 +72,17 @@ func (p *peakHeap) samples() []metrics.Sample {
 	return s
 }
 
-// read returns the live heap and the collection count, or ok false where
-// the runtime does not measure them (the final profile only, then).
-func (p *peakHeap) read(s []metrics.Sample) (live, cycle uint64, ok bool) {
+// read returns the live heap and the collection counts, or ok false
+// where the runtime does not measure them (the final profile only,
+// then).
+func (p *peakHeap) read(s []metrics.Sample) (live, cycle, forced uint64, ok bool) {
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0, 0, false
+	for _, m := range s {
+		if m.Value.Kind() != metrics.KindUint64 {
+			return 0, 0, 0, false
+		}
 	}
-	return s[0].Value.Uint64(), s[1].Value.Uint64(), true
+	return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), true
 }
 
 func (p *peakHeap) run() {
@@ -94,30 +101,38 @@ func (p *peakHeap) run() {
 }
 
 // check takes the published profile if the cycle count moved on by one
-// and the heap it describes is the largest yet by peakStep.
+// and the heap it describes is the largest yet by peakStep. A forced
+// collection (runtime.GC, which hgfs calls here and there) publishes
+// its own cycle's profile as it returns, so a poll across one cannot
+// tell which cycle the profile describes and takes none: a peak there
+// is missed, as is one in the last cycle before Stop.
 func (p *peakHeap) check(s []metrics.Sample) {
-	live, cycle, ok := p.read(s)
+	live, cycle, forced, ok := p.read(s)
 	if !ok || cycle == p.cycle {
 		return
 	}
 	described := p.cycleLive
-	next := cycle == p.cycle+1
-	p.cycle, p.cycleLive = cycle, live
-	if !next {
-		return
-	}
+	take := cycle == p.cycle+1 && forced == p.forced
+	p.cycle, p.forced, p.cycleLive = cycle, forced, live
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.err != nil || (p.prof.Len() > 0 && described < p.live+peakStep(p.live)) {
+	if !take || p.err != nil || (p.prof.Len() > 0 && described < p.live+peakStep(p.live)) {
 		return
 	}
-	p.prof.Reset()
-	p.err = pprof.Lookup("heap").WriteTo(&p.prof, 0)
-	p.live = described
+	var prof bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&prof, 0); err != nil {
+		p.err = err
+		return
+	}
+	// A collection that ended meanwhile may have published its own.
+	if _, again, _, ok := p.read(s); !ok || again != cycle {
+		return
+	}
+	p.prof, p.live = prof, described
 }
 
 // stop ends the watch and writes the heap profile at the peak to w, or
-// the heap's profile now if the watcher took none.
+// the heap's profile after a collection if the watcher took none.
 func (p *peakHeap) stop(w io.Writer) error {
 	close(p.quit)
 	<-p.done
@@ -128,6 +143,7 @@ func (p *peakHeap) stop(w io.Writer) error {
 		return p.err
 	}
 	if p.prof.Len() == 0 {
+		runtime.GC()
 		return pprof.Lookup("heap").WriteTo(w, 0)
 	}
 	_, err := w.Write(p.prof.Bytes())

@@ -56,9 +56,12 @@ func TestHeapPeak(t *testing.T) {
 	}
 	const size = 48 << 20
 	held := holdPeak(size)
-	// The watcher reads the live heap measured at the last collection;
-	// wait until it has seen this one (a few polls).
-	deadline := time.Now().Add(10 * time.Second)
+	// The watcher takes a profile one collection after the one that
+	// measured the peak, and none across a forced collection: make
+	// garbage until the runtime's own collections have come twice with
+	// the block held and the watcher has taken its profile.
+	deadline := time.Now().Add(20 * time.Second)
+	var sink []byte
 	for {
 		s.peak.mu.Lock()
 		live := s.peak.live
@@ -66,11 +69,16 @@ func TestHeapPeak(t *testing.T) {
 		if live >= size || time.Now().After(deadline) {
 			break
 		}
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
+		for range 64 {
+			sink = make([]byte, 1<<20)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	runtime.KeepAlive(held)
+	runtime.KeepAlive(sink)
 	held = nil
+	// What Stop must not take for the peak: the end's heap, published
+	// by a forced collection.
 	runtime.GC()
 	var out bytes.Buffer
 	if err := s.Stop(&out); err != nil {

@@ -55,9 +55,15 @@ func (s *nameSet) add(name string) bool {
 // store copies name into the chunks and returns its reference: the
 // chunk's index times nameChunk plus the offset, shifted past the length.
 func (s *nameSet) store(name string) uint64 {
+	if len(name) > maxNameLen {
+		// The applier bounds names before they come here (maxNameLen,
+		// and store.ValidateStreamName's shorter bound), so every name
+		// fits a chunk and its length the reference's 17 bits.
+		panic("streamclone: nameSet: name longer than maxNameLen")
+	}
 	n := len(s.chunks)
 	if n == 0 || len(s.chunks[n-1])+len(name) > cap(s.chunks[n-1]) {
-		s.chunks = append(s.chunks, make([]byte, 0, max(nameChunk, len(name))))
+		s.chunks = append(s.chunks, make([]byte, 0, nameChunk))
 		n++
 	}
 	c := &s.chunks[n-1]

@@ -22,7 +22,7 @@ func TestNameSet(t *testing.T) {
 		case i > 0 && rng.IntN(5) == 0: // a name already added
 			name = fmt.Sprintf("data/d%d/f%d.i", rng.IntN(i)%97, rng.IntN(i))
 		case rng.IntN(5000) == 0:
-			name = "data/" + strings.Repeat("x", maxNameLen-10) + fmt.Sprint(i)
+			name = "data/" + strings.Repeat("x", maxNameLen-20) + fmt.Sprint(i)
 		default:
 			name = fmt.Sprintf("data/d%d/f%d.i", i%97, i)
 		}
