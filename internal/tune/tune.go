@@ -113,10 +113,10 @@
 //     another job on the machine), and at tip 24-41 ms.
 //   - ingestgc: a clone into a cache (hgfs clone --mount) lets its heap
 //     grow by at least 48 MiB between garbage collections
-//     (internal/gcpace; cmd/hgfs ingestHeap), by the live heap beyond;
-//     off, GOGC as set. On the 20,000-file store's stream bundle the
-//     -U clone took 93 ms against 113 (medians of 30 alternated pairs),
-//     for 12 MB more peak RSS (78 against 66 MB).
+//     (internal/gcpace; cmd/hgfs ingestHeap), by half the live heap
+//     beyond; off, GOGC as set. On the 20,000-file store's stream
+//     bundle the -U clone took 93 ms against 113 (medians of 30
+//     alternated pairs), for 12 MB more peak RSS (78 against 66 MB).
 //   - ingestsizes: a clone into a cache with a virtual checkout learns
 //     its working files' sizes from the stream as it passes
 //     (streamclone.Options.Whole, worktree.Sizes: each small inline
