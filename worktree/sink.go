@@ -190,6 +190,7 @@ func writeSink(ctx context.Context, r *repo.Repo, m []revlog.ManifestEntry, dst 
 	if err != nil || !virtual {
 		return out, 0, err
 	}
+	opt.Sizes.release()
 	all := make([]NewVirtual, 0, len(m))
 	for i, e := range m {
 		if out[i].Mode&^0o7777 == dirstate.ModeRegular { // not a symlink, made by its writer

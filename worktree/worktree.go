@@ -43,7 +43,8 @@ type Options struct {
 	Virtual bool
 	// Sizes, with Virtual, holds sizes learnt before the checkout (a
 	// clone's stream, sizes.go): a file whose node it knows is made
-	// virtual without its filelog being read.
+	// virtual without its filelog being read. The checkout consumes
+	// it: once its files are sized, what it learnt is dropped.
 	Sizes *Sizes
 	// SetVirtual, if set, makes Update show regular files' revisions
 	// through it instead of writing them (a mount's virtual working
