@@ -104,6 +104,9 @@ func TestHeapPeak(t *testing.T) {
 				if strings.HasSuffix(l.Function.Name, ".holdPeak") {
 					inHold += smp.Value[inuse]
 				}
+				if strings.HasPrefix(l.Function.Name, watcherFuncs) {
+					t.Errorf("the profile shows the watcher's own allocation: %v", smp.Location)
+				}
 			}
 		}
 	}
@@ -117,4 +120,38 @@ func holdPeak(n int) []byte {
 	b := make([]byte, n)
 	b[n-1] = 1
 	return b
+}
+
+// TestDropWatcher: the peak profile leaves out the samples whose stack
+// passes through the watcher, and keeps the rest as they were.
+func TestDropWatcher(t *testing.T) {
+	fn := func(id uint64, name string) *profile.Function { return &profile.Function{ID: id, Name: name} }
+	app, own, rt := fn(1, "main.work"), fn(2, watcherFuncs+"check"), fn(3, "runtime.mallocgc")
+	loc := func(id uint64, f *profile.Function) *profile.Location {
+		return &profile.Location{ID: id, Line: []profile.Line{{Function: f}}}
+	}
+	la, lo, lr := loc(1, app), loc(2, own), loc(3, rt)
+	in := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}},
+		Function:   []*profile.Function{app, own, rt},
+		Location:   []*profile.Location{la, lo, lr},
+		Sample: []*profile.Sample{
+			{Location: []*profile.Location{lr, la}, Value: []int64{100}},
+			{Location: []*profile.Location{lr, lo}, Value: []int64{2000}},
+		},
+	}
+	var raw, out bytes.Buffer
+	if err := in.Write(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := dropWatcher(&out, raw.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := profile.Parse(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Sample) != 1 || got.Sample[0].Value[0] != 100 {
+		t.Errorf("samples after the filter: %v", got.Sample)
+	}
 }
