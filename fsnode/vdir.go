@@ -345,8 +345,10 @@ func (s *Sink) DeferVirtuals(files []NewVirtual) (int, error) {
 				// directory's times change, and a Watch hears of it.
 				f.touchDir(dir)
 				n += len(rec.ents)
-				for _, i := range g.files {
-					made = append(made, files[i].Name)
+				if s.tracking() {
+					for _, i := range g.files {
+						made = append(made, files[i].Name)
+					}
 				}
 				continue
 			}

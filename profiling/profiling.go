@@ -126,17 +126,19 @@ func (s *Session) Stop(w io.Writer) error {
 		if p == nil {
 			return fmt.Errorf("no %s profile in this runtime", s.opt.Kind)
 		}
-		if s.opt.Kind == "heap" && s.peak == nil || s.opt.Kind == "allocs" {
-			runtime.GC()
-		}
-		// The peak's profile is taken without a collection first: a
-		// forced one publishes the end's heap (peak.go).
+		// A heap profile is the peak's, taken without a collection
+		// first: a forced one publishes the end's heap (peak.go).
 		if s.peak != nil {
 			if err := s.peak.stop(&s.buf); err != nil {
 				return err
 			}
-		} else if err := p.WriteTo(&s.buf, 0); err != nil {
-			return err
+		} else {
+			if s.opt.Kind == "allocs" {
+				runtime.GC()
+			}
+			if err := p.WriteTo(&s.buf, 0); err != nil {
+				return err
+			}
 		}
 		runtime.SetBlockProfileRate(0)
 		runtime.SetMutexProfileFraction(0)

@@ -91,7 +91,7 @@ type applier struct {
 	reqs   store.Requirements
 	res    Result
 
-	seen      map[string]bool     // sink names written, but for store files'
+	seen      map[string]bool     // sink names written, other than store files'
 	stored    *nameSet            // store files' names, as the stream names them
 	bookmarks map[string][20]byte // name -> node
 	buf       []byte
@@ -372,7 +372,7 @@ func (a *applier) finish() (*Result, error) {
 // one buffer: the fncache of a large store is as large as its names.
 func (a *applier) writeFncache() error {
 	s := a.stored
-	names := s.sorted(func(name []byte) bool { return inFncache(string(name)) })
+	names := s.sorted(func(name []byte) bool { return store.InFncache(string(name)) })
 	if len(names) == 0 {
 		return nil
 	}

@@ -118,12 +118,6 @@ func cacheSinkName(name string) (string, error) {
 	return ".hg/cache/" + name, nil
 }
 
-// inFncache reports whether hg's fncache vfs records a store file
-// (mercurial/store.py _fncachevfs: paths under data/ and meta/).
-func inFncache(name string) bool {
-	return strings.HasPrefix(name, "data/") || strings.HasPrefix(name, "meta/")
-}
-
 // isNodemapFile reports the persistent-nodemap files of the changelog and
 // manifest (docket "00changelog.n", data "00changelog-<uid>.nd"), which hg
 // deletes after a stream clone when the clone lacks persistent-nodemap

@@ -10,7 +10,8 @@ import (
 // stream sends twice, and to write the fncache at the end. It is the only
 // part of an apply that grows with the number of files, so it keeps the
 // names' bytes back to back in chunks and indexes them with an open
-// hash table of 32-bit slots: 16 bytes per name besides the name itself. A map[string]bool of the encoded names and a []string of the
+// hash table of 32-bit slots: 16 bytes per name besides the name
+// itself. A map[string]bool of the encoded names and a []string of the
 // fncache's (what it replaced) held 44 MB at the peak of a clone of a
 // 250,000-file store whose fncache is 7 MB, and set the peak RSS of a
 // clone into a directory.
@@ -22,7 +23,7 @@ import (
 type nameSet struct {
 	seed   maphash.Seed
 	chunks [][]byte // names back to back; a name never spans two chunks
-	refs   []uint64 // per name: its start in the chunks (see ref) and length
+	refs   []uint64 // per name: its start in the chunks and its length (see store)
 	table  []uint32 // open addressing, linear probing: 0 empty, else refs index+1
 }
 
