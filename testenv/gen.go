@@ -80,12 +80,18 @@ func Generate(t testing.TB, spec Spec) string {
 	return e.dir
 }
 
-// RemoveGenerated deletes the repositories Generate made in this process.
+// RemoveGenerated deletes what this process left in the temporary
+// directory for its tests to share: the repositories Generate made and
+// the hgfs binary Hgfs built. A test package that uses either calls it
+// from TestMain after m.Run.
 func RemoveGenerated() {
 	genMu.Lock()
 	defer genMu.Unlock()
 	if genDir != "" {
 		os.RemoveAll(genDir)
+	}
+	if hgfsPath != "" {
+		os.RemoveAll(filepath.Dir(hgfsPath))
 	}
 }
 

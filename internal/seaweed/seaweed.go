@@ -125,7 +125,10 @@ func Start(weed, dir string, timeout time.Duration) (*Server, error) {
 	}
 	port := func(i int) string { return strconv.Itoa(p[i]) }
 	s.Endpoint = "http://127.0.0.1:" + port(6)
-	cmd := exec.Command(weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir="+data,
+	// -logdir keeps glog's files out of /tmp; the gRPC sockets weed
+	// names itself (/tmp/seaweedfs-NAME-grpc-PORT.sock, fixed in its
+	// server command) are removed when it stops.
+	cmd := exec.Command(weed, "-logdir="+dir, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir="+data,
 		"-master.port="+port(0), "-master.port.grpc="+port(1),
 		"-volume.port="+port(2), "-volume.port.grpc="+port(3),
 		"-filer", "-filer.port="+port(4), "-filer.port.grpc="+port(5),
@@ -156,6 +159,12 @@ func Start(weed, dir string, timeout time.Duration) (*Server, error) {
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
 			<-exited
+		}
+		for _, g := range []struct {
+			name string
+			port int
+		}{{"master", p[1]}, {"volume", p[3]}, {"filer", p[5]}, {"s3", p[7]}} {
+			_ = os.Remove(fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%d.sock", g.name, g.port))
 		}
 	}
 	c, err := s.Client()
