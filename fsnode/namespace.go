@@ -81,7 +81,11 @@ func (f *FS) loadDir(in *inode) error {
 		return nil
 	}
 	if in.dir != nil {
-		return f.populateLocked(in, in.dir)
+		r, err := decodeVdir(in.pending)
+		if err != nil {
+			return fmt.Errorf("directory %d: %w: %w", in.ino, err, syscall.EIO)
+		}
+		return f.populateLocked(in, in.dir, r)
 	}
 	ds := newDirState()
 	var pending *vdirRec
@@ -112,10 +116,8 @@ func (f *FS) loadDir(in *inode) error {
 	}
 	sort.Slice(ds.order, func(i, j int) bool { return ds.order[i].seq < ds.order[j].seq })
 	if pending != nil {
-		in.pending = pending
-		if err := f.populateLocked(in, ds); err != nil {
-			in.pending = nil // read again from the index next time
-			return err
+		if err := f.populateLocked(in, ds, pending); err != nil {
+			return err // read again from the index next time
 		}
 	}
 	in.dir = ds

@@ -63,7 +63,7 @@ func newVdirCache(t *testing.T, defer_ bool) (*FS, string, *testStore) {
 	var err error
 	if defer_ {
 		var n int
-		n, err = s.DeferVirtuals(files)
+		n, err = s.DeferVirtuals(Virtuals(files))
 		if err == nil && n != len(files)-1 { // clash/x is made
 			t.Errorf("DeferVirtuals deferred %d files, want %d", n, len(files)-1)
 		}
@@ -272,7 +272,7 @@ func TestDeferVirtualsCrash(t *testing.T) {
 	st := newTestStore()
 	f.SetResolver(st.resolve)
 	s := f.NewSink(bg)
-	if _, err := s.DeferVirtuals(vdirTree(st, time.Unix(1700000000, 0))); err != nil {
+	if _, err := s.DeferVirtuals(Virtuals(vdirTree(st, time.Unix(1700000000, 0)))); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Finish(); err != nil {
@@ -468,7 +468,7 @@ func TestDeferVirtualsChangesDir(t *testing.T) {
 		files := []NewVirtual{{Name: "pre/new", Size: 1, Perm: 0o644, Mtime: time.Unix(1700000000, 0), Ref: st.add("pre/new", []byte("n"))}}
 		var err error
 		if defer_ {
-			_, err = s.DeferVirtuals(files)
+			_, err = s.DeferVirtuals(Virtuals(files))
 		} else {
 			err = s.CreateVirtuals(files)
 		}
@@ -523,7 +523,7 @@ func TestDeferVirtualsFailsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	mtime := time.Unix(1700000000, 0)
-	_, err := s.DeferVirtuals([]NewVirtual{
+	_, err := s.DeferVirtuals(Virtuals{
 		{Name: "first/a", Size: 1, Perm: 0o644, Mtime: mtime, Ref: st.add("first/a", []byte("a"))},
 		{Name: "gone/b", Size: 1, Perm: 0o644, Mtime: mtime, Ref: st.add("gone/b", []byte("b"))},
 	})

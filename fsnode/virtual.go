@@ -345,6 +345,19 @@ type NewVirtual struct {
 	Ref   VirtualRef
 }
 
+// VirtualList is the files DeferVirtuals makes: Len of them, the i'th
+// by At, which may build it afresh at each call.
+type VirtualList interface {
+	Len() int
+	At(i int) NewVirtual
+}
+
+// Virtuals is a slice as a VirtualList.
+type Virtuals []NewVirtual
+
+func (v Virtuals) Len() int             { return len(v) }
+func (v Virtuals) At(i int) NewVirtual { return v[i] }
+
 // check checks a file's arguments, as CreateVirtuals takes them.
 func (v *NewVirtual) check() error {
 	switch {

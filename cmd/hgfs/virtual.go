@@ -46,10 +46,22 @@ func (s virtualSink) CreateVirtuals(files []worktree.NewVirtual) error {
 func fsnodeVirtuals(files []worktree.NewVirtual) []fsnode.NewVirtual {
 	nv := make([]fsnode.NewVirtual, len(files))
 	for i, v := range files {
-		nv[i] = fsnode.NewVirtual{Name: v.Name, Size: v.Size, Perm: v.Perm, Mtime: v.Mtime, Ref: fsnode.VirtualRef{Node: v.Node, Path: v.Name}}
+		nv[i] = fsnodeVirtual(v)
 	}
 	return nv
 }
+
+// fsnodeVirtual is a checkout's file as the cache makes it: its
+// reference names its own path.
+func fsnodeVirtual(v worktree.NewVirtual) fsnode.NewVirtual {
+	return fsnode.NewVirtual{Name: v.Name, Size: v.Size, Perm: v.Perm, Mtime: v.Mtime, Ref: fsnode.VirtualRef{Node: v.Node, Path: v.Name}}
+}
+
+// fsnodeList is a checkout's list of files as fsnode's: each file
+// converted as it is asked for, never the whole list at once.
+type fsnodeList struct{ worktree.VirtualList }
+
+func (l fsnodeList) At(i int) fsnode.NewVirtual { return fsnodeVirtual(l.VirtualList.At(i)) }
 
 // deferSink is a virtualSink whose checkout defers each directory's
 // files until the mount first looks in it (fsnode's vdir.go; HGFS_TUNE's
@@ -58,8 +70,8 @@ type deferSink struct{ virtualSink }
 
 var _ worktree.DeferSink = deferSink{}
 
-func (s deferSink) DeferVirtuals(files []worktree.NewVirtual) (int, error) {
-	return s.Sink.DeferVirtuals(fsnodeVirtuals(files))
+func (s deferSink) DeferVirtuals(files worktree.VirtualList) (int, error) {
+	return s.Sink.DeferVirtuals(fsnodeList{files})
 }
 
 // mountVirtual returns how hgfs update makes files of the working copy
