@@ -422,30 +422,39 @@ func (m *meta) heads(r *Repo) []int {
 	return heads
 }
 
+// computeTags reads the global tags from each head's .hgtags, and adds
+// the local ones. As hg's tags._readtagcache, it looks in no manifest
+// when the .hgtags filelog is missing or empty (no tag was ever
+// committed), and in each head's it finds .hgtags without parsing the
+// rest (the manifest of a 250,000-file tree is 20 MB parsed).
 func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 	all := map[string]tagEntry{}
 	seen := map[revlog.Node]bool{}
-	var fl *revlog.Revlog
-	defer func() {
-		if fl != nil {
-			fl.Close()
-		}
-	}()
-	for _, head := range m.heads(r) { // oldest to newest
-		man, err := r.Manifest(head)
+	fl, err := r.File(".hgtags")
+	switch {
+	case errors.Is(err, ErrNoFile):
+	case err != nil:
+		return err
+	default:
+		defer fl.Close()
+	}
+	var heads []int
+	if fl != nil && fl.Len() > 0 {
+		heads = m.heads(r)
+	}
+	for _, head := range heads { // oldest to newest
+		cs, err := r.Changeset(head)
 		if err != nil {
 			return err
 		}
-		e, ok := FindEntry(man, ".hgtags")
+		e, ok, err := r.FindInManifest(cs.Manifest, ".hgtags")
+		if err != nil {
+			return err
+		}
 		if !ok || seen[e.Node] {
 			continue
 		}
 		seen[e.Node] = true
-		if fl == nil {
-			if fl, err = r.File(".hgtags"); err != nil {
-				return err
-			}
-		}
 		body, err := FileContent(fl, e)
 		if err != nil {
 			return err

@@ -199,12 +199,8 @@ func (r *Repo) Manifest(rev int) ([]revlog.ManifestEntry, error) {
 // ReadManifest returns the manifest whose node is node (nil for the null
 // manifest), sorted by path.
 func (r *Repo) ReadManifest(node revlog.Node) ([]revlog.ManifestEntry, error) {
-	mrev, err := r.manifestRev(node)
-	if err != nil || mrev == revlog.NullRev {
-		return nil, err
-	}
-	text, err := r.ml.Revision(mrev)
-	if err != nil {
+	text, err := r.manifestText(node)
+	if err != nil || text == nil {
 		return nil, err
 	}
 	m, err := revlog.ParseManifest(text)
@@ -212,6 +208,30 @@ func (r *Repo) ReadManifest(node revlog.Node) ([]revlog.ManifestEntry, error) {
 		return nil, fmt.Errorf("manifest %s: %w", node, err)
 	}
 	return m, nil
+}
+
+// FindInManifest finds path in the manifest whose node is node without
+// parsing the rest of it (revlog.FindManifestEntry).
+func (r *Repo) FindInManifest(node revlog.Node, path string) (revlog.ManifestEntry, bool, error) {
+	text, err := r.manifestText(node)
+	if err != nil || text == nil {
+		return revlog.ManifestEntry{}, false, err
+	}
+	e, ok, err := revlog.FindManifestEntry(text, path)
+	if err != nil {
+		return revlog.ManifestEntry{}, false, fmt.Errorf("manifest %s: %w", node, err)
+	}
+	return e, ok, nil
+}
+
+// manifestText is the text of the manifest whose node is node, nil for
+// the null manifest.
+func (r *Repo) manifestText(node revlog.Node) ([]byte, error) {
+	mrev, err := r.manifestRev(node)
+	if err != nil || mrev == revlog.NullRev {
+		return nil, err
+	}
+	return r.ml.Revision(mrev)
 }
 
 // FindEntry finds path in a manifest as returned by Manifest.
