@@ -465,7 +465,17 @@ func (f *FS) writeBatch(recs []inodeSnap, drops []*dataFile, lengths map[uint32]
 		exts := tx.Bucket(bucketExtents)
 		inl := tx.Bucket(bucketInline)
 		inl.FillPercent = 0.9
+		// A directory's entries are put in name order (writeDirChanges),
+		// and a clone's come in name order too: at bbolt's default
+		// split (half a page), every page a run of entries left behind
+		// stayed half empty. Measured (2026-12-06, the 250,000-file
+		// stream bundle cloned --mount with its checkout, then hg status
+		// loading every deferred directory, 3 alternated runs on tmpfs):
+		// this bucket 60 -> 33 MB and the virtual references' 33 -> 18
+		// MB at 49 -> 90% full pages, the index 242-244 -> 192 MB; the
+		// -U clone and the first hg status no slower.
 		dirents := tx.Bucket(bucketDirents)
+		dirents.FillPercent = 0.9
 		dirseq := tx.Bucket(bucketDirseq)
 		dirseq.FillPercent = 0.9 // cookies ascend
 		orphans := tx.Bucket(bucketOrphans)

@@ -459,6 +459,10 @@ func putVersioned(tx *bolt.Tx, bucket []byte, version uint32, k, v []byte, raise
 			return err
 		}
 	}
+	// Keyed by inode number, which mostly ascends: pages split at 90%,
+	// not bbolt's half, stay full (the dirents bucket's note in
+	// writeBatch).
+	b.FillPercent = 0.9
 	if !*raised {
 		m := tx.Bucket(bucketMeta)
 		if ver, err := readVersion(m); err != nil {
