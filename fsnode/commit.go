@@ -304,8 +304,10 @@ func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
 		s.xattrs, s.xattrsSet = maps.Clone(in.xattrs), true
 	}
 	in.xattrsDirty = false
-	s.vdir, s.vdirDrop = in.vdirPut, in.vdirDrop
-	in.vdirPut, in.vdirDrop = nil, false
+	if in.dir != nil {
+		s.vdir, s.vdirDrop = in.dir.vdirPut, in.dir.vdirDrop
+		in.dir.vdirPut, in.dir.vdirDrop = nil, false
+	}
 	if in.dir != nil && len(in.dir.changes) > 0 {
 		s.changes = in.dir.changes
 		in.dir.changes = make(map[string]*dirChange)

@@ -20,7 +20,7 @@ package fsnode
 // status after the clone loads every directory: 361 against 331 ms (6
 // alternated pairs); the next ones cost the same either way.
 //
-// Until then the directory is unloaded (inode.pending is set), whatever
+// Until then the directory is unloaded (dirState.pending is set), whatever
 // else it holds: every path that reads or changes a directory's entries
 // loads it first (loadDir), so no call sees the directory without its
 // deferred files. Loading makes them with the listing's attributes
@@ -266,8 +266,8 @@ func (f *FS) populateLocked(dir *inode, ds *dirState, r *vdirRec) error {
 		in.mu.Unlock()
 		f.addEntry(ds, e.name, in)
 	}
+	ds.pending, ds.vdirPut, ds.vdirDrop = nil, nil, true
 	dir.mu.Lock()
-	dir.pending, dir.vdirPut, dir.vdirDrop = nil, nil, true
 	f.queueLocked(dir)
 	dir.mu.Unlock()
 	return nil
@@ -349,7 +349,7 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 			if rec := deferrable(f, dir, g.path, files, g.files); rec != nil {
 				rec.ctime, rec.uid, rec.gid = now, f.uid, f.gid
 				b := encodeVdir(rec)
-				dir.pending, dir.vdirPut, dir.vdirDrop = b, b, false
+				dir.dir.pending, dir.dir.vdirPut, dir.dir.vdirDrop = b, b, false
 				// Files added, as CreateVirtuals adds them: the
 				// directory's times change, and a Watch hears of it.
 				f.touchDir(dir)
@@ -382,7 +382,7 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 // deferred already (its entries unknown here), holds one of the names,
 // or a file's reference or time is not the listing's. f.tree is held.
 func deferrable(f *FS, dir *inode, path string, files VirtualList, idx []int32) *vdirRec {
-	if dir.dir == nil || dir.pending != nil {
+	if dir.dir == nil || dir.dir.pending != nil {
 		return nil
 	}
 	rec := &vdirRec{prefix: path, ents: make([]vdirEnt, 0, len(idx))}

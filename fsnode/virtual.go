@@ -355,7 +355,7 @@ type VirtualList interface {
 // Virtuals is a slice as a VirtualList.
 type Virtuals []NewVirtual
 
-func (v Virtuals) Len() int             { return len(v) }
+func (v Virtuals) Len() int            { return len(v) }
 func (v Virtuals) At(i int) NewVirtual { return v[i] }
 
 // check checks a file's arguments, as CreateVirtuals takes them.
