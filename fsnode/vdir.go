@@ -90,10 +90,13 @@ func (r *vdirRec) path(e *vdirEnt) string {
 	return r.prefix + "/" + e.name
 }
 
+// encodeVdir encodes r in a slice of exactly its length: a deferred
+// directory keeps it until the directory loads (dirState.pending).
 func encodeVdir(r *vdirRec) []byte {
-	n := vdirHeaderLen + binary.MaxVarintLen64 + len(r.prefix)
+	n := vdirHeaderLen + uvarintLen(uint64(len(r.prefix))) + len(r.prefix)
 	for i := range r.ents {
-		n += 2*binary.MaxVarintLen64 + len(r.ents[i].name) + 22
+		e := &r.ents[i]
+		n += uvarintLen(uint64(len(e.name))) + len(e.name) + 2 + uvarintLen(e.size) + 20
 	}
 	b := make([]byte, vdirHeaderLen, n)
 	b[0] = vdirRecordVersion
@@ -113,6 +116,15 @@ func encodeVdir(r *vdirRec) []byte {
 		b = append(b, e.node[:]...)
 	}
 	return b
+}
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 // vdirCount is the count of files a listing's header gives, without
@@ -161,12 +173,8 @@ func decodeVdir(b []byte) (*vdirRec, error) {
 	if r.prefix, ok = str(maxVirtualPath); !ok {
 		return bad("prefix")
 	}
-	if r.prefix != "" {
-		for _, c := range strings.Split(r.prefix, "/") {
-			if checkNewName(c) != nil {
-				return bad("prefix %q", r.prefix)
-			}
-		}
+	if !validVdirPrefix(r.prefix) {
+		return bad("prefix %q", r.prefix)
 	}
 	r.ents = make([]vdirEnt, count)
 	for i := range r.ents {
@@ -211,6 +219,20 @@ func decodeVdir(b []byte) (*vdirRec, error) {
 		return bad("%d bytes after the last file", len(rest))
 	}
 	return r, nil
+}
+
+// validVdirPrefix says whether p can be a listing's prefix: "" (the
+// root) or names, each one a file could have, joined by "/".
+func validVdirPrefix(p string) bool {
+	if p == "" {
+		return true
+	}
+	for _, c := range strings.Split(p, "/") {
+		if checkNewName(c) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // uvarint is binary.Uvarint of a minimal encoding only (k <= 0
@@ -382,7 +404,9 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 // deferred already (its entries unknown here), holds one of the names,
 // or a file's reference or time is not the listing's. f.tree is held.
 func deferrable(f *FS, dir *inode, path string, files VirtualList, idx []int32) *vdirRec {
-	if dir.dir == nil || dir.dir.pending != nil {
+	if dir.dir == nil || dir.dir.pending != nil || !validVdirPrefix(path) {
+		// A prefix decodeVdir would refuse ("/a" from a name "//a/x",
+		// which CreateVirtuals takes as a/x): made, not recorded.
 		return nil
 	}
 	rec := &vdirRec{prefix: path, ents: make([]vdirEnt, 0, len(idx))}

@@ -553,3 +553,67 @@ func TestDecodeVdirAllocation(t *testing.T) {
 		t.Errorf("decoding %d bytes allocated %d", len(b), got)
 	}
 }
+
+// TestDeferVirtualsListingDecodes: a listing DeferVirtuals records is
+// one loadDir can read. A name with two leading slashes is taken (as
+// CreateVirtuals takes it: the file a/x), but its directory's path,
+// "/a", would be the listing's prefix, which decodeVdir refuses: the
+// directory was EIO from then on, in this process and, once committed,
+// after a reopen. Its files are made instead, in both.
+func TestDeferVirtualsListingDecodes(t *testing.T) {
+	f := must[*FS](t)(Create(t.TempDir(), Options{CommitInterval: time.Millisecond}))
+	defer f.Close()
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.NewSink(bg)
+	ref := st.add("/a/x", []byte("x"))
+	n, err := s.DeferVirtuals(Virtuals{{Name: "//a/x", Size: 1, Perm: 0o644, Mtime: time.Unix(1700000000, 0), Ref: ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d files deferred under the prefix \"/a\", want 0", n)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.LookupPath(bg, "a/x"); err != nil {
+		t.Fatalf("lookup a/x: %v", err)
+	}
+	dir := f.Dir()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g := must[*FS](t)(Open(dir, Options{}))
+	defer g.Close()
+	if _, err := g.LookupPath(bg, "a/x"); err != nil {
+		t.Fatalf("lookup a/x after a reopen: %v", err)
+	}
+}
+
+// TestEncodeVdirExact: a listing is encoded in a slice of exactly its
+// length (a deferred directory keeps it), and decodes to what it was.
+func TestEncodeVdirExact(t *testing.T) {
+	for _, r := range []*vdirRec{
+		{prefix: ""},
+		{prefix: "a/b", mtime: 1, ctime: 2, uid: 3, gid: 4, ents: []vdirEnt{{name: "x", perm: 0o644, size: 0}, {name: "y", perm: 0o755, size: 1 << 40}}},
+		{prefix: strings.Repeat("p", 200), ents: []vdirEnt{{name: strings.Repeat("n", 200), size: 127}, {name: strings.Repeat("o", 200), size: 128}}},
+	} {
+		b := encodeVdir(r)
+		if len(b) != cap(b) {
+			t.Errorf("prefix %q: %d bytes in a slice of %d", r.prefix, len(b), cap(b))
+		}
+		got, err := decodeVdir(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.prefix != r.prefix || len(got.ents) != len(r.ents) {
+			t.Fatalf("decoded %+v, want %+v", got, r)
+		}
+		for i := range r.ents {
+			if got.ents[i] != r.ents[i] {
+				t.Errorf("file %d: %+v, want %+v", i, got.ents[i], r.ents[i])
+			}
+		}
+	}
+}
