@@ -112,6 +112,7 @@ func TestMain(m *testing.M) {
 	if fixtureDir != "" {
 		os.RemoveAll(fixtureDir)
 	}
+	testenv.RemoveGenerated()
 	os.Exit(code)
 }
 
