@@ -307,10 +307,10 @@ func (f *FS) snapshotLocked(in *inode, snap uint64) inodeSnap {
 	if in.dir != nil {
 		s.vdir, s.vdirDrop = in.dir.vdirPut, in.dir.vdirDrop
 		in.dir.vdirPut, in.dir.vdirDrop = nil, false
-	}
-	if in.dir != nil && len(in.dir.changes) > 0 {
-		s.changes = in.dir.changes
-		in.dir.changes = make(map[string]*dirChange)
+		if len(in.dir.changes) > 0 {
+			s.changes = in.dir.changes
+			in.dir.changes = make(map[string]*dirChange)
+		}
 	}
 	in.dirty = false
 	in.contentDirty = false

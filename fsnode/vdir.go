@@ -401,12 +401,13 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 
 // deferrable returns the deferred listing of the files idx (of files)
 // in dir, at path, or nil if they must be made: dir is unloaded or
-// deferred already (its entries unknown here), holds one of the names,
-// or a file's reference or time is not the listing's. f.tree is held.
+// deferred already (its entries unknown here), path is no prefix a
+// listing can record, dir holds one of the names, or a file's reference
+// or time is not the listing's. f.tree is held.
 func deferrable(f *FS, dir *inode, path string, files VirtualList, idx []int32) *vdirRec {
 	if dir.dir == nil || dir.dir.pending != nil || !validVdirPrefix(path) {
-		// A prefix decodeVdir would refuse ("/a" from a name "//a/x",
-		// which CreateVirtuals takes as a/x): made, not recorded.
+		// validVdirPrefix: "/a" from a name "//a/x", which
+		// CreateVirtuals takes as a/x, and decodeVdir would refuse.
 		return nil
 	}
 	rec := &vdirRec{prefix: path, ents: make([]vdirEnt, 0, len(idx))}
