@@ -367,24 +367,31 @@ func (a *applier) finish() (*Result, error) {
 }
 
 // writeFncache writes the fncache: the store's data/ and meta/ names,
-// encodedir'd, a line each. hg writes a set in arbitrary order; sorted is
-// deterministic. It is written from the names where they are, through
-// one buffer: the fncache of a large store is as large as its names.
+// encodedir'd, a line each, in the order the stream sent them (hg's is
+// nearly sorted). hg writes a set in arbitrary order, and every reader
+// (hg's fncache, store.ParseFncache) takes the lines as a set. It is
+// written from the names where they are, through one buffer: the
+// fncache of a large store is as large as its names.
 func (a *applier) writeFncache() error {
-	s := a.stored
-	names := s.sorted(func(name []byte) bool { return store.InFncache(string(name)) })
-	if len(names) == 0 {
-		return nil
-	}
 	var size int64
-	for _, i := range names {
-		size += int64(len(store.EncodeDir(string(s.name(int(i)))))) + 1
+	if err := a.stored.each(func(name []byte) error {
+		if store.InFncache(string(name)) {
+			size += int64(len(store.EncodeDir(string(name)))) + 1
+		}
+		return nil
+	}); err != nil || size == 0 {
+		return err
 	}
 	return a.writeOwn(a.layout.storeDir()+"fncache", size, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
-		for _, i := range names {
-			bw.WriteString(store.EncodeDir(string(s.name(int(i)))))
-			bw.WriteByte('\n')
+		if err := a.stored.each(func(name []byte) error {
+			if store.InFncache(string(name)) {
+				bw.WriteString(store.EncodeDir(string(name)))
+				bw.WriteByte('\n')
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		return bw.Flush()
 	})

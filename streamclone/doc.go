@@ -34,7 +34,8 @@
 // source's clone sees everything public), never as parts.
 //
 // Besides the streamed files an apply writes what hg's clone writes:
-// .hg/store/fncache (the data/ and meta/ names, sorted; hg writes a set),
+// .hg/store/fncache (the data/ and meta/ names in the stream's order; hg
+// writes a set),
 // .hg/bookmarks (or .hg/store/bookmarks with bookmarksinstore), the dummy
 // .hg/00changelog.i that locks out pre-requirements clients, and the
 // requirements (.hg/requires, .hg/store/requires with share-safe), last.
@@ -112,6 +113,6 @@
 // waiting (under 2 MiB per stream), and large files through one 256 KiB
 // buffer or the destination's ReadFrom (sendfile for an HTTP response).
 // What grows with the number of files is the set of store names kept for
-// the fncache and for duplicate detection (nameSet: the names' bytes and
-// 16 bytes each).
+// the fncache and for duplicate detection (nameSet: the names
+// front-coded, and 8 to 16 bytes each for the set).
 package streamclone

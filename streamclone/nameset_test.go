@@ -1,6 +1,7 @@
 package streamclone
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,13 +10,15 @@ import (
 )
 
 // TestNameSet adds names, many of them again, and compares the set with a
-// map: what add reports, and the sorted names. There are enough names
-// (and some long enough) to fill several chunks and grow the table many
-// times.
+// map: what add reports, each name by its index, and every name in the
+// order added. There are enough names (some long enough to fill a chunk
+// alone, some sharing nothing with the one before, some prefixes of the
+// one before) to fill several chunks and grow the table many times.
 func TestNameSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := newNameSet()
 	want := map[string]bool{}
+	var order []string
 	for i := range 200_000 {
 		var name string
 		switch {
@@ -23,36 +26,64 @@ func TestNameSet(t *testing.T) {
 			name = fmt.Sprintf("data/d%d/f%d.i", rng.IntN(i)%97, rng.IntN(i))
 		case rng.IntN(5000) == 0:
 			name = "data/" + strings.Repeat("x", maxNameLen-20) + fmt.Sprint(i)
+		case rng.IntN(50) == 0 && len(order) > 0: // a prefix of the last name
+			last := order[len(order)-1]
+			name = last[:1+rng.IntN(len(last))]
+		case rng.IntN(50) == 0:
+			name = fmt.Sprintf("meta/%d", rng.Uint64())
 		default:
 			name = fmt.Sprintf("data/d%d/f%d.i", i%97, i)
 		}
 		if got := s.add(name); got == want[name] {
 			t.Fatalf("add(%q) = %v with the name already there %v", name, got, want[name])
 		}
+		if !want[name] {
+			order = append(order, name)
+		}
 		want[name] = true
 	}
-	var all []string
-	for n := range want {
-		all = append(all, n)
+	if int(s.n) != len(order) {
+		t.Fatalf("%d names, want %d", s.n, len(order))
 	}
-	slices.Sort(all)
-	var got []string
-	for _, i := range s.sorted(func([]byte) bool { return true }) {
-		got = append(got, string(s.name(int(i))))
-	}
-	if !slices.Equal(got, all) {
-		t.Errorf("sorted: %d names, want %d", len(got), len(all))
-	}
-	odd := s.sorted(func(b []byte) bool { return b[len(b)-3]%2 == 1 })
-	for k, i := range odd {
-		if n := s.name(int(i)); n[len(n)-3]%2 != 1 || k > 0 && string(s.name(int(odd[k-1]))) >= string(n) {
-			t.Fatalf("sorted with a filter: %q at %d", n, k)
+	for _, i := range rng.Perm(len(order))[:5000] {
+		if got := string(s.name(uint32(i))); got != order[i] {
+			t.Fatalf("name(%d) = %q, want %q", i, got, order[i])
 		}
+	}
+	var got []string
+	if err := s.each(func(b []byte) error { got = append(got, string(b)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, order) {
+		t.Errorf("each: %d names, want %d in the order added", len(got), len(order))
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.each(func([]byte) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("each with fn failing: %v after %d calls, want its error after 1", err, calls)
+	}
+}
+
+// TestNameSetEmpty: a set nothing was added to has no names, and the
+// empty name is a name like another.
+func TestNameSetEmpty(t *testing.T) {
+	s := newNameSet()
+	if err := s.each(func(b []byte) error { return fmt.Errorf("name %q", b) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "", "a", ""} {
+		s.add(name)
+	}
+	var got []string
+	s.each(func(b []byte) error { got = append(got, string(b)); return nil })
+	if !slices.Equal(got, []string{"a", ""}) {
+		t.Errorf("names %q, want [a \"\"]", got)
 	}
 }
 
 // TestApplyFncacheEncodeDir: the fncache is written name by name, and
-// each name is encodedir'd as the whole file used to be.
+// each name is encodedir'd as the whole file used to be, in the
+// stream's order.
 func TestApplyFncacheEncodeDir(t *testing.T) {
 	entries := []v2Entry{
 		{'s', "data/z.i/b.d/c.hg/f.i", "1"},
@@ -63,7 +94,7 @@ func TestApplyFncacheEncodeDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(sink.files[".hg/store/fncache"]), "data/a.i\ndata/z.i.hg/b.d.hg/c.hg.hg/f.i\n"; got != want {
+	if got, want := string(sink.files[".hg/store/fncache"]), "data/z.i.hg/b.d.hg/c.hg.hg/f.i\ndata/a.i\n"; got != want {
 		t.Errorf("fncache %q, want %q", got, want)
 	}
 }

@@ -260,10 +260,31 @@ func FuzzStream2(f *testing.F) {
 			{Name: "requirements", Value: bundle2.Quote(string(reqs))}}, nil, payload)
 		bw.Close()
 		sink, _, err := applyBundleMem(t, buf.Bytes(), Options{})
+		revlogs := 0
 		for name := range sink.files {
 			if !strings.HasPrefix(name, ".hg/store/") && !strings.HasPrefix(name, ".hg/cache/") &&
 				name != ".hg/requires" && name != ".hg/00changelog.i" {
 				t.Fatalf("unexpected file %q (err %v)", name, err)
+			}
+			for _, dir := range []string{"data/", "meta/", "dh/"} {
+				if strings.HasPrefix(name, ".hg/store/"+dir) {
+					revlogs++
+				}
+			}
+		}
+		// The fncache names each data/ and meta/ file once: the files
+		// under data/, meta/ and (hashed) dh/.
+		if fncache, ok := sink.files[".hg/store/fncache"]; ok && err == nil {
+			lines := strings.Split(strings.TrimSuffix(string(fncache), "\n"), "\n")
+			seen := map[string]bool{}
+			for _, l := range lines {
+				if seen[l] {
+					t.Fatalf("fncache names %q twice", l)
+				}
+				seen[l] = true
+			}
+			if len(lines) != revlogs {
+				t.Fatalf("fncache has %d names for %d files under data/, meta/ and dh/", len(lines), revlogs)
 			}
 		}
 	})
