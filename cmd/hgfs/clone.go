@@ -34,6 +34,7 @@ import (
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/internal/readahead"
 	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/repo"
@@ -46,7 +47,6 @@ import (
 func init() {
 	register(&command{
 		name:     "clone",
-		bigHeap:  true,
 		norepo:   true,
 		synopsis: "[OPTION]... SOURCE [DEST]",
 		help: `make a copy of an existing repository
@@ -173,6 +173,7 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	unpace := func() {}
 	if cl.mount != nil {
+		hugeheap.Reserve(heapReserve)
 		unpace = ingestHeap(c)
 	}
 	switch kind {
@@ -376,6 +377,9 @@ func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamcl
 	if cl.ingestSizes() {
 		cl.sizes = worktree.NewSizes()
 		opt.Whole = cl.sizes.Observe
+	}
+	if cl.mount == nil {
+		defer dirApplyHeap(cl.c)()
 	}
 	res, err := fn(sink, opt)
 	if cl.sizes != nil {

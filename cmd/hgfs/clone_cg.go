@@ -20,6 +20,7 @@ import (
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/exchange"
+	"github.com/hgfs/hgfs/internal/hugeheap"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
 	"github.com/hgfs/hgfs/streamclone"
@@ -32,6 +33,7 @@ func (cl *cloner) changegroupClone(fill func(root string) error) error {
 	if err := cl.checkDest(); err != nil {
 		return err
 	}
+	hugeheap.Reserve(heapReserve)
 	created := false
 	if _, err := os.Lstat(cl.destAbs); errors.Is(err, os.ErrNotExist) {
 		created = true

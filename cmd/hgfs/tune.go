@@ -21,7 +21,8 @@ import (
 //   - checkoutgc: GOGC around a small checkout (checkoutHeap,
 //     checkout.go).
 //   - ingestgc: the garbage collector's pace in a clone into a cache
-//     (ingestHeap, clone_mount.go).
+//     (ingestHeap, clone_mount.go) and in a stream clone into a
+//     directory (dirApplyHeap, clone_mount.go).
 //   - ingestsizes: the working files' sizes a clone into a cache learns
 //     from its stream for the virtual checkout (cloner.ingestSizes,
 //     clone_mount.go).

@@ -367,3 +367,30 @@ func TestTuneCloneMountIngestSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestTuneCloneDirIngestGC: a stream clone of real history into a
+// directory gives the same store with the collector paced (ingestgc,
+// dirApplyHeap) and at GOGC as set. (At this size the live heap stays
+// under the pacer's floor, so both aim at about the runtime's 4 MB
+// start: gcpace's own tests check the pace.)
+func TestTuneCloneDirIngestGC(t *testing.T) {
+	src := testenv.CorpusRepo(t, testenv.CorpusHistory)
+	bundle := filepath.Join(t.TempDir(), "stream.hg")
+	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", bundle)
+	dir := t.TempDir()
+	var stores []map[string]string
+	for i, value := range []string{"", "-ingestgc"} {
+		dest := filepath.Join(dir, fmt.Sprint("clone", i))
+		cmd := exec.Command(testenv.Hgfs(t), "clone", "-q", "-U", bundle, dest)
+		cmd.Env = append(testenv.HgEnv(), tune.EnvVar+"="+value)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("HGFS_TUNE=%s hgfs clone: %v\n%s", value, err, out)
+		}
+		testenv.Hg(t, dest, "verify", "-q")
+		stores = append(stores, storeFiles(t, dest, notUndo))
+	}
+	if len(stores[0]) < 100 {
+		t.Fatalf("the clone's store holds %d files", len(stores[0]))
+	}
+	sameStores(t, stores[0], stores[1], "-ingestgc")
+}

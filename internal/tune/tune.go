@@ -117,6 +117,9 @@
 //     beyond; off, GOGC as set. On the 20,000-file store's stream
 //     bundle the -U clone took 93 ms against 113 (medians of 30
 //     alternated pairs), for 12 MB more peak RSS (78 against 66 MB).
+//     A stream clone into a directory lets its heap grow by a quarter
+//     of the live heap, by at least 2 MiB (cmd/hgfs dirApplyHeap): at
+//     250,000 files its peak RSS was 27.7 against 34.0 MB.
 //   - ingestsizes: a clone into a cache with a virtual checkout learns
 //     its working files' sizes from the stream as it passes
 //     (streamclone.Options.Whole, worktree.Sizes: each small inline
