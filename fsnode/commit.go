@@ -47,6 +47,10 @@ type committer struct {
 	evictBase int // its minimum
 	// ingestEvictAt is evictAt during an ingest (Options.IngestEvict).
 	ingestEvictAt int
+	// dirEvictAt: the directory entries in memory that make an ingest's
+	// commit drop those of the directories it has left
+	// (evictDirsLocked); dirEvictBase: its minimum (dirEvictEntries).
+	dirEvictAt, dirEvictBase int
 	// drop lists detached data files (Compact) whose datafiles records the
 	// next batch deletes; the files are removed once that batch commits.
 	drop []*dataFile
@@ -70,6 +74,8 @@ func (c *committer) init(f *FS) {
 	c.evictBase = max(4*f.opt.QueueCap, 1<<16)
 	c.evictAt = c.evictBase
 	c.ingestEvictAt = f.opt.QueueCap
+	c.dirEvictBase = dirEvictEntries
+	c.dirEvictAt = c.dirEvictBase
 }
 
 // bulkInterval is the group-commit window during an ingest.
@@ -392,6 +398,62 @@ func (c *committer) commitOnce() {
 	c.mu.Unlock()
 }
 
+// dirEvictEntries is how many directory entries an ingest keeps in
+// memory before evictDirsLocked drops those of directories it has left.
+// The 20,000-file store's never reach it.
+const dirEvictEntries = 1 << 16
+
+// evictDirsLocked drops the loaded entries of the directories an ingest
+// has left, once the directories in memory hold more than
+// f.c.dirEvictAt entries (dirEvictEntries, or twice what the last sweep
+// kept). A directory is left when the batch just committed changed none
+// of its entries and nothing since has: its entries are then all the
+// index's, and the directory is unloaded as if never read (loadDir reads
+// it back when it is next used). A stream names a store's files
+// directory by directory, so what it has left it rarely comes back to;
+// the entries are some 110 bytes each (the entry, its name, its slot in
+// the map and in the readdir order) and were the largest part of the
+// heap of a 250,000-file ingest. A directory the kernel or an open
+// handle refers to, one whose own record is queued, and a deferred one
+// (vdir.go) stay. f.tree is held for writing (the caller's); afterCommit
+// calls it after the batch recs is in the index.
+func (f *FS) evictDirsLocked(recs []inodeSnap) {
+	f.imu.Lock()
+	var dirs []*inode
+	for _, in := range f.inodes {
+		if in.dir != nil {
+			dirs = append(dirs, in)
+		}
+	}
+	f.imu.Unlock()
+	total := 0
+	for _, in := range dirs {
+		total += len(in.dir.order)
+	}
+	if total <= f.c.dirEvictAt {
+		return
+	}
+	touched := make(map[Ino]bool)
+	for i := range recs {
+		if recs[i].changes != nil || recs[i].vdir != nil || recs[i].vdirDrop {
+			touched[recs[i].ino] = true
+		}
+	}
+	kept := 0
+	for _, in := range dirs {
+		ds := in.dir
+		in.mu.Lock()
+		busy := in.dirty || in.handles > 0 || in.lookups > 0 || in.reclaimed
+		in.mu.Unlock()
+		if busy || touched[in.ino] || ds.pending != nil || len(ds.changes) > 0 || ds.vdirPut != nil || ds.vdirDrop {
+			kept += len(ds.order)
+			continue
+		}
+		in.dir = nil
+	}
+	f.c.dirEvictAt = max(f.c.dirEvictBase, 2*kept)
+}
+
 // sortSnaps orders recs by inode number, as the index's keys are. A
 // record is some 190 bytes, and sorting them where they are moved each
 // one about log2(n) times (an ingest commits 20,000 in a batch): the
@@ -672,6 +734,9 @@ func putCounters(tx *bolt.Tx, lengths map[uint32]int64, nextIno, nextSeq uint64)
 func (f *FS) afterCommit(recs []inodeSnap) {
 	f.tree.Lock()
 	defer f.tree.Unlock()
+	if f.opt.IngestEvict && f.bulk.Load() > 0 {
+		f.evictDirsLocked(recs)
+	}
 	f.imu.Lock()
 	for i := range recs {
 		if recs[i].reclaimed {

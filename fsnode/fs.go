@@ -94,9 +94,11 @@ type Options struct {
 	LockTimeout time.Duration
 	// IngestEvict keeps at most about QueueCap clean inodes in memory
 	// while a Sink is active (otherwise 4*QueueCap, at least 65,536, as
-	// at any time): a clone reads back few of the files it writes, and
-	// the process that ingests is not the one that mounts. HGFS_TUNE's
-	// ingestevict; measured in commit.go (afterCommit).
+	// at any time), and past 65,536 directory entries in memory drops
+	// those of the directories the ingest has left (evictDirsLocked): a
+	// clone reads back few of the files it writes, and the process that
+	// ingests is not the one that mounts. HGFS_TUNE's ingestevict;
+	// measured in commit.go (afterCommit, evictDirsLocked).
 	IngestEvict bool
 
 	// AutoCompact starts the background compactor (compact.go), which

@@ -66,7 +66,9 @@ func (f *FS) childOfLocked(dir *inode, name string) (Ino, *inode, error) {
 	if !dir.isDir() {
 		return 0, dir, syscall.ENOTDIR
 	}
-	if !dir.loaded() {
+	// Again while not loaded: an ingest's commit may have dropped the
+	// directory's entries again while the lock was free (evictDirsLocked).
+	for !dir.loaded() {
 		f.tree.RUnlock()
 		f.tree.Lock()
 		err := f.loadDir(dir)
@@ -75,7 +77,7 @@ func (f *FS) childOfLocked(dir *inode, name string) (Ino, *inode, error) {
 		if err != nil {
 			return 0, dir, err
 		}
-		if dir, err = f.getInode(ino); err != nil || !dir.loaded() {
+		if dir, err = f.getInode(ino); err != nil || !dir.isDir() {
 			return 0, dir, syscall.ENOENT
 		}
 	}

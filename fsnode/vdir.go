@@ -400,12 +400,20 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 }
 
 // deferrable returns the deferred listing of the files idx (of files)
-// in dir, at path, or nil if they must be made: dir is unloaded or
-// deferred already (its entries unknown here), path is no prefix a
+// in dir, at path, or nil if they must be made: dir is deferred already
+// (its entries unknown here) or cannot be read, path is no prefix a
 // listing can record, dir holds one of the names, or a file's reference
-// or time is not the listing's. f.tree is held.
+// or time is not the listing's. f.tree is held for writing.
 func deferrable(f *FS, dir *inode, path string, files VirtualList, idx []int32) *vdirRec {
-	if dir.dir == nil || dir.dir.pending != nil || !validVdirPrefix(path) {
+	if dir.dir == nil {
+		// Made by the checkout's sink and committed since, or one whose
+		// entries an ingest's commit dropped (evictDirsLocked): its
+		// entries are the index's, read back. An error makes the files.
+		if err := f.loadDir(dir); err != nil {
+			return nil
+		}
+	}
+	if dir.dir.pending != nil || !validVdirPrefix(path) {
 		// validVdirPrefix: "/a" from a name "//a/x", which
 		// CreateVirtuals takes as a/x, and decodeVdir would refuse.
 		return nil

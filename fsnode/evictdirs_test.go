@@ -1,0 +1,156 @@
+package fsnode
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+)
+
+// evictDirsAt makes f's ingest drop left directories' entries once
+// more than n are in memory (dirEvictEntries is far larger than a
+// test's store).
+func evictDirsAt(f *FS, n int) {
+	f.tree.Lock()
+	f.c.dirEvictBase, f.c.dirEvictAt = n, n
+	f.tree.Unlock()
+}
+
+// unloadedDirs counts the directories in the inode table whose entries
+// are not in memory.
+func unloadedDirs(f *FS) int {
+	f.tree.RLock()
+	defer f.tree.RUnlock()
+	f.imu.Lock()
+	defer f.imu.Unlock()
+	n := 0
+	for _, in := range f.inodes {
+		if in.isDir() && in.dir == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestIngestEvictDirs: an ingest that drops the entries of directories
+// its commits left reads them back when it writes there again, and
+// every directory lists, and every file reads, what was written: during
+// the ingest, after it and after a reopen. The store's files go round
+// robin over 300 directories, each batch leaving many, the order that
+// makes the most of them come back.
+func TestIngestEvictDirs(t *testing.T) {
+	dir := t.TempDir()
+	f := must[*FS](t)(CreateForIngest(dir, Options{QueueCap: 64, BatchItems: 32, IngestEvict: true}))
+	evictDirsAt(f, 100)
+	files := syntheticStore(1500, 5)
+	s := f.NewSink(bg)
+	write := func(files []storeFile) {
+		for _, sf := range files {
+			w := must[io.WriteCloser](t)(s.Create(sf.name, int64(len(sf.data))))
+			w.Write(sf.data)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Sync(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(files)
+	if n := unloadedDirs(f); n == 0 {
+		t.Fatal("no directory's entries were dropped")
+	}
+	// Into every directory again, its entries dropped or not.
+	more := make([]storeFile, 0, 300)
+	for i := range 300 {
+		more = append(more, storeFile{fmt.Sprintf(".hg/store/data/d%03d/g%05d.i", i, i), []byte(fmt.Sprint("more ", i))})
+	}
+	write(more)
+	all := append(slices.Clone(files), more...)
+	check := func(when string) {
+		t.Helper()
+		want := map[string][]string{}
+		for _, sf := range all {
+			d, base := splitDir(sf.name)
+			want[d] = append(want[d], base)
+			if got := must[[]byte](t)(f.ReadFile(bg, sf.name)); !bytes.Equal(got, sf.data) {
+				t.Fatalf("%s: %s: contents differ", when, sf.name)
+			}
+		}
+		for d, names := range want {
+			if d == ".hg" {
+				continue // store/ besides requires
+			}
+			a := must[Attr](t)(f.LookupPath(bg, d))
+			ents := must[[]DirEntry](t)(f.ReadDir(bg, a.Ino, 0))
+			var got []string
+			for _, e := range ents {
+				got = append(got, e.Name)
+			}
+			slices.Sort(got)
+			slices.Sort(names)
+			if !slices.Equal(got, names) {
+				t.Fatalf("%s: %s lists %d names, want %d", when, d, len(got), len(names))
+			}
+		}
+	}
+	check("during the ingest")
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	check("after it")
+	f = closeAndReopen(t, f, dir)
+	check("after a reopen")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+}
+
+// TestDeferVirtualsEvictedDir: a checkout defers files into a directory
+// whose entries a commit dropped (as into one it just made), beside the
+// file already there.
+func TestDeferVirtualsEvictedDir(t *testing.T) {
+	dir := t.TempDir()
+	f := must[*FS](t)(CreateForIngest(dir, Options{IngestEvict: true}))
+	st := newTestStore()
+	f.SetResolver(st.resolve)
+	s := f.NewSink(bg)
+	w := must[io.WriteCloser](t)(s.Create("w/old", 3))
+	w.Write([]byte("old"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	evictDirsAt(f, 0)
+	f.tree.Lock()
+	f.evictDirsLocked(nil)
+	f.tree.Unlock()
+	if unloadedDirs(f) == 0 {
+		t.Fatal("no directory's entries were dropped")
+	}
+	mtime := time.Unix(1700000000, 0)
+	files := []NewVirtual{
+		{Name: "w/a", Size: 1, Perm: 0o644, Mtime: mtime, Ref: st.add("w/a", []byte("a"))},
+		{Name: "w/b", Size: 2, Perm: 0o644, Mtime: mtime, Ref: st.add("w/b", []byte("bb"))},
+	}
+	if n, err := s.DeferVirtuals(Virtuals(files)); err != nil || n != 2 {
+		t.Fatalf("DeferVirtuals: %d deferred, %v; want 2", n, err)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"w/old": "old", "w/a": "a", "w/b": "bb"} {
+		if got := must[[]byte](t)(f.ReadFile(bg, name)); string(got) != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+}
