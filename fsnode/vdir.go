@@ -406,9 +406,11 @@ func (s *Sink) DeferVirtuals(files VirtualList) (int, error) {
 // or time is not the listing's. f.tree is held for writing.
 func deferrable(f *FS, dir *inode, path string, files VirtualList, idx []int32) *vdirRec {
 	if dir.dir == nil {
-		// Made by the checkout's sink and committed since, or one whose
-		// entries an ingest's commit dropped (evictDirsLocked): its
-		// entries are the index's, read back. An error makes the files.
+		// Not read since Open, or one whose entries an ingest's commit
+		// dropped (evictDirsLocked): its entries are the index's, read
+		// back (a committed deferred listing's files made, which the
+		// names below are then checked against). An error makes the
+		// files.
 		if err := f.loadDir(dir); err != nil {
 			return nil
 		}
