@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,4 +98,41 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("output %d exceeds limit %d", len(out), limit)
 		}
 	})
+}
+
+// TestUnzstdSizeHint: a zstd frame that declares no content size (what
+// hg's streaming compressor writes for a text over 1 MB) is decoded into
+// a buffer of the hinted size, not one grown by doubling; a frame that
+// declares it needs no hint.
+func TestUnzstdSizeHint(t *testing.T) {
+	// A manifest's lines: compressible as a real one is (a few times),
+	// not as a repeated line (past preallocBound's ratio).
+	var text []byte
+	for i := range 50_000 {
+		text = fmt.Appendf(text, "f/%03d/file%05d.txt\x00%040x\n", i/100, i, uint64(i)*0x9e3779b97f4a7c15)
+	}
+	var stream bytes.Buffer
+	enc, err := zstd.NewWriter(&stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(text)
+	enc.Close()
+	var h zstd.Header
+	if err := h.Decode(stream.Bytes()); err != nil || h.HasFCS {
+		t.Fatalf("the streamed frame declares its size (%v, %v): the test needs one that does not", h.HasFCS, err)
+	}
+	chunk := append([]byte{}, stream.Bytes()...) // a zstd chunk is the frame, its magic the marker
+	got, err := Decompress(chunk, MaxTextLen, int64(len(text)))
+	if err != nil || !bytes.Equal(got, text) {
+		t.Fatalf("decoding with the hint: %v", err)
+	}
+	if cap(got) > len(text)+8192 { // the allocator's rounding
+		t.Errorf("with the hint: a buffer of %d bytes for a %d-byte text", cap(got), len(text))
+	}
+	got, err = Decompress(chunk, MaxTextLen, -1)
+	if err != nil || !bytes.Equal(got, text) {
+		t.Fatalf("decoding without the hint: %v", err)
+	}
+	t.Logf("without the hint: a buffer of %d bytes", cap(got))
 }
