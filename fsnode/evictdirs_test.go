@@ -47,13 +47,7 @@ func TestIngestEvictDirs(t *testing.T) {
 	files := syntheticStore(1500, 5)
 	s := f.NewSink(bg)
 	write := func(files []storeFile) {
-		for _, sf := range files {
-			w := must[io.WriteCloser](t)(s.Create(sf.name, int64(len(sf.data))))
-			w.Write(sf.data)
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sinkWrite(t, s, files)
 		if err := f.Sync(bg); err != nil {
 			t.Fatal(err)
 		}

@@ -45,6 +45,15 @@ func syntheticStore(n int, seed uint64) []storeFile {
 
 func ingest(t testing.TB, f *FS, files []storeFile) {
 	s := f.NewSink(bg)
+	sinkWrite(t, s, files)
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sinkWrite writes files through s, which stays open.
+func sinkWrite(t testing.TB, s *Sink, files []storeFile) {
+	t.Helper()
 	for _, sf := range files {
 		w, err := s.Create(sf.name, int64(len(sf.data)))
 		if err != nil {
@@ -61,9 +70,6 @@ func ingest(t testing.TB, f *FS, files []storeFile) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := s.Finish(); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -367,13 +373,7 @@ func TestSinkIngestEvict(t *testing.T) {
 			const queue = 64
 			f := must[*FS](t)(CreateForIngest(dir, Options{QueueCap: queue, BatchItems: 32, IngestEvict: evict}))
 			s := f.NewSink(bg)
-			for _, sf := range files {
-				w := must[io.WriteCloser](t)(s.Create(sf.name, int64(len(sf.data))))
-				w.Write(sf.data)
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			sinkWrite(t, s, files)
 			// A commit while the sink is active (its afterCommit has run
 			// when Sync returns).
 			if err := f.Sync(bg); err != nil {

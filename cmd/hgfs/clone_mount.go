@@ -239,12 +239,7 @@ const ingestShare = 50
 // (the files' creation is the cost) for 10 MB more peak RSS, and a
 // changegroup clone of real history 4% for 17 MB. A stream clone into a
 // directory has a tighter one of its own (dirApplyHeap).
-func ingestHeap(c *cmdContext) func() {
-	if !c.ui.tune.Enabled(tune.IngestGC) || os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	return sync.OnceFunc(gcpace.Pace(ingestShare, ingestHeadroom))
-}
+func ingestHeap(c *cmdContext) func() { return paceHeap(c, ingestShare, ingestHeadroom) }
 
 // dirApplyShare and dirApplyHeadroom pace a stream clone into a
 // directory (dirApplyHeap): each collection lets the heap grow by a
@@ -270,11 +265,16 @@ const (
 // directory (HGFS_TUNE's ingestgc) until the returned function is
 // called, after the apply (a checkout after it sets its own pace,
 // checkoutHeap). GOGC set in the environment is left alone.
-func dirApplyHeap(c *cmdContext) func() {
+func dirApplyHeap(c *cmdContext) func() { return paceHeap(c, dirApplyShare, dirApplyHeadroom) }
+
+// paceHeap paces the collector (gcpace.Pace) under HGFS_TUNE's ingestgc
+// until the returned function is called, which may be called again;
+// GOGC set in the environment is left alone.
+func paceHeap(c *cmdContext, share int, floor uint64) func() {
 	if !c.ui.tune.Enabled(tune.IngestGC) || os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	return sync.OnceFunc(gcpace.Pace(dirApplyShare, dirApplyHeadroom))
+	return sync.OnceFunc(gcpace.Pace(share, floor))
 }
 
 // unfinishedClone is the abort for a cache a killed "hgfs clone --mount"
