@@ -216,3 +216,44 @@ func TestReliable(t *testing.T) {
 		}
 	}
 }
+
+// listOf is entries as a dirstate.EntryList.
+type listOf []dirstate.Entry
+
+func (l listOf) Len() int                { return len(l) }
+func (l listOf) At(i int) dirstate.Entry { return l[i] }
+
+// TestEncodeList: the entries read one at a time encode as the
+// Dirstate holding them does, in both formats, an entry tracked
+// nowhere left out.
+func TestEncodeList(t *testing.T) {
+	m := dirstate.Timestamp{Sec: 1700000000, Nsec: 5}
+	d := &dirstate.Dirstate{Entries: []dirstate.Entry{
+		dirstate.Clean("a", dirstate.ModeRegular|0o644, 3, &m),
+		{Path: "b", WCTracked: true, Copy: "a"},
+		{Path: "c"},
+		dirstate.Clean("d/e", dirstate.ModeRegular|0o755, 9, nil),
+		{Path: "gone", P1Tracked: true},
+	}}
+	d.Parents[0][0], d.Parents[1][3] = 1, 2
+	for _, v2 := range []bool{false, true} {
+		want, err := dirstate.Encode(d, v2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := dirstate.EncodeList(d.Parents, listOf(d.Entries), v2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("v2 %v: %d files, want %d", v2, len(got), len(want))
+		}
+		// A v2 docket names a data file of a random id.
+		if !bytes.Equal(got[0].Data, want[0].Data) {
+			t.Errorf("v2 %v: %q\nwant %q", v2, got[0].Data, want[0].Data)
+		}
+		if !v2 && bytes.Contains(got[0].Data, []byte("c")) {
+			t.Errorf("an entry tracked nowhere was recorded: %q", got[0].Data)
+		}
+	}
+}

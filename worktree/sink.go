@@ -121,6 +121,9 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 		if to, err = r.ReadManifest(cs.Manifest); err != nil {
 			return nil, err
 		}
+		// The parse holds its own copy; nothing reads this manifest's
+		// text again.
+		r.Manifestlog().Forget()
 	}
 	if err := Check(to); err != nil {
 		return nil, err
@@ -132,17 +135,8 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 	// The cache stamps what it creates with the system clock: "now" for
 	// the sink is that clock now, as dirstate.Now is for a directory.
 	now := dirstate.TimestampOf(time.Now().UnixNano())
-	nd := &dirstate.Dirstate{Entries: make([]dirstate.Entry, 0, len(to))}
-	nd.Parents[0] = r.Node(rev)
-	for i, e := range to {
-		w := written[i]
-		var mt *dirstate.Timestamp
-		if !dirstate.Ambiguous(w.Mtime, now) {
-			mt = &w.Mtime
-		}
-		nd.Entries = append(nd.Entries, dirstate.Clean(e.Path, w.Mode, w.Size, mt))
-	}
-	files, err := dirstate.Encode(nd, r.Store.Requirements.Has("dirstate-v2"))
+	parents := [2]revlog.Node{r.Node(rev)}
+	files, err := dirstate.EncodeList(parents, &cleanList{m: to, written: written, now: now}, r.Store.Requirements.Has("dirstate-v2"))
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +151,26 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 		return nil, err
 	}
 	return &Result{Updated: len(to), Branch: cs.Branch(), Deferred: deferred}, nil
+}
+
+// cleanList is a new checkout's dirstate entries, each built as the
+// encoder reads it: m's files, clean as written records them, with
+// their mtime unless it is ambiguous against now.
+type cleanList struct {
+	m       []revlog.ManifestEntry
+	written []Written
+	now     dirstate.Timestamp
+}
+
+func (l *cleanList) Len() int { return len(l.m) }
+
+func (l *cleanList) At(i int) dirstate.Entry {
+	w := &l.written[i]
+	var mt *dirstate.Timestamp
+	if !dirstate.Ambiguous(w.Mtime, l.now) {
+		mt = &w.Mtime
+	}
+	return dirstate.Clean(l.m[i].Path, w.Mode, w.Size, mt)
 }
 
 // writeSink has the writers reconstruct every file of m and write it

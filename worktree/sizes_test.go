@@ -1,8 +1,12 @@
 package worktree
 
 import (
+	"crypto/sha1"
+	"hash/maphash"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/hgfs/hgfs/revlog"
@@ -85,5 +89,42 @@ func TestSizes(t *testing.T) {
 	none.Wait()
 	if _, ok := none.Size(n); ok || none.Len() != 0 {
 		t.Error("a nil Sizes knows a size")
+	}
+}
+
+// TestSizeTable checks the table against a map through its growth:
+// every node put is found with its last size, others are not.
+func TestSizeTable(t *testing.T) {
+	tb := sizeTable{seed: maphash.MakeSeed()}
+	want := map[revlog.Node]uint32{}
+	node := func(i int) revlog.Node {
+		return revlog.Node(sha1.Sum([]byte(strconv.Itoa(i))))
+	}
+	for i := range 100000 {
+		n := node(i % 70000) // the last 30,000 set again
+		tb.put(n, uint32(i))
+		want[n] = uint32(i)
+	}
+	tb.put(node(-1), math.MaxUint32-1)
+	want[node(-1)] = math.MaxUint32 - 1
+	if tb.n != len(want) {
+		t.Fatalf("%d nodes, want %d", tb.n, len(want))
+	}
+	for n, size := range want {
+		if got, ok := tb.get(n); !ok || got != size {
+			t.Fatalf("%s: %d, %v; want %d", n, got, ok, size)
+		}
+	}
+	for i := 70000; i < 80000; i++ {
+		if got, ok := tb.get(node(i)); ok {
+			t.Fatalf("%s never put: %d", node(i), got)
+		}
+	}
+	if load := float64(tb.n) / float64(len(tb.slots)); load > 0.8 || load < 0.5 {
+		t.Errorf("load %.2f", load)
+	}
+	var empty sizeTable
+	if _, ok := empty.get(node(0)); ok {
+		t.Error("an empty table has a node")
 	}
 }
