@@ -581,8 +581,23 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 // time being 0.97-1.05 s; 5.7 MiB more peak RSS (docs/ARCHITECTURE.md).
 // At 250,000 files the buffers fill; 32 of them (8 MiB) cut peak RSS
 // from 162 to 120 MiB but were slower in each of five alternated pairs.
+//
+// The bound starts at readAheadStart buffers (8 MiB) and doubles, up to
+// readAheadBuffers, each time the buffers were all full and then all
+// drained (HGFS_TUNE's readaheadgrow, readahead.NewGrowing): a clone
+// whose applier is slower than the server throughout keeps them full,
+// and more of them only hold more of the stream. Measured (2026-12-06,
+// one binary, the bound fixed at 32 MiB against growing from 8, two
+// alternated `go run ./bench -run 'clone --stream from hg serve' -n 5`
+// runs of each): large revlogs 284 and 258 ms against 237 and 247,
+// peak RSS 50.2 against 26.2 MiB (the bound did not grow); 20,000
+// files 576 and 571 ms against 550 and 569, 25.6-25.9 MiB either way
+// (its 4 MB stream fits either bound). At 250,000 files, by hand on
+// tmpfs (3 alternated pairs): 70 against 40 MB, 6.1-6.2 against
+// 6.0-6.7 s.
 const (
 	readAheadBuffer  = 256 << 10
+	readAheadStart   = 32
 	readAheadBuffers = 128
 )
 
@@ -605,8 +620,15 @@ func (cl *cloner) readAhead(peer wireproto.Peer, body io.Reader) (r io.Reader, s
 	if _, ok := peer.(*wireproto.HTTPPeer); !ok || cl.mount != nil || !cl.c.ui.tune.Enabled(tune.ReadAhead) {
 		return body, func() {}
 	}
-	ra := readahead.New(body, readAheadBuffer, readAheadBuffers)
-	return ra, func() { ra.Close() }
+	start := readAheadBuffers
+	if cl.c.ui.tune.Enabled(tune.ReadAheadGrow) {
+		start = readAheadStart
+	}
+	ra := readahead.NewGrowing(body, readAheadBuffer, start, readAheadBuffers)
+	return ra, func() {
+		cl.c.ui.debugf("read ahead of the stream: %d buffers of %d KiB at most\n", ra.Buffers(), readAheadBuffer>>10)
+		ra.Close()
+	}
 }
 
 func orRevlogv1(reqs []string) []string {

@@ -167,12 +167,13 @@ func TestTuneUnbundleApplyFork(t *testing.T) {
 
 // TestTuneCloneHTTP: hgfs clone --stream from hg serve writes the same
 // store with every trick on, with the response read by the applier
-// itself (-readahead), and with the kernel's delayed acknowledgements
+// itself (-readahead), with its bound at its most from the start
+// (-readaheadgrow), and with the kernel's delayed acknowledgements
 // (-quickack), and hg verify accepts each.
 func TestTuneCloneHTTP(t *testing.T) {
 	url := testenv.Serve(t, testenv.CorpusRepo(t, testenv.CorpusHistory))
 	dir := t.TempDir()
-	values := []string{"", "-readahead", "-quickack"}
+	values := []string{"", "-readahead", "-readaheadgrow", "-quickack"}
 	var stores []map[string]string
 	for i, value := range values {
 		repo := filepath.Join(dir, fmt.Sprint("clone", i))

@@ -140,3 +140,96 @@ func TestClose(t *testing.T) {
 		t.Fatalf("read after Close: %v", err)
 	}
 }
+
+// gatedReader passes on what the test sends it, and EOF once closed.
+type gatedReader struct {
+	ch  chan []byte
+	cur []byte
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if len(g.cur) == 0 {
+		b, ok := <-g.ch
+		if !ok {
+			return 0, io.EOF
+		}
+		g.cur = b
+	}
+	n := copy(p, g.cur)
+	g.cur = g.cur[n:]
+	return n, nil
+}
+
+// TestGrowing: the bound doubles, up to its most, each time the buffers
+// were all full and then all drained, and not while a slower consumer
+// keeps them full; every byte passes through in order.
+func TestGrowing(t *testing.T) {
+	const size = 4096
+	src := &gatedReader{ch: make(chan []byte)}
+	ra := NewGrowing(src, size, 2, 6)
+	defer ra.Close()
+	data := randomBytes(64 * size)
+	sent, got := 0, []byte{}
+	// cycle sends n buffers' worth, waits until the goroutine finds no
+	// free buffer (when n is over the bound), then reads all of it and
+	// one buffer more, sent after the Read has found nothing ahead (a
+	// buffer is passed on whole).
+	cycle := func(n int) {
+		t.Helper()
+		go func() {
+			src.ch <- data[sent : sent+n*size]
+		}()
+		for i := 0; i < 1000 && !ra.waited.Load(); i++ {
+			time.Sleep(time.Millisecond)
+		}
+		if !ra.waited.Load() {
+			t.Fatalf("the goroutine never waited for a buffer (bound %d, %d sent)", ra.Buffers(), n)
+		}
+		p := make([]byte, n*size)
+		if _, err := io.ReadFull(ra, p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p...)
+		sent += n * size
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			src.ch <- data[sent : sent+size]
+		}()
+		one := make([]byte, size)
+		if _, err := io.ReadFull(ra, one); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, one...)
+		sent += size
+	}
+	for _, want := range []int{4, 6, 6} {
+		cycle(ra.Buffers() + 1)
+		if ra.Buffers() != want {
+			t.Fatalf("bound %d buffers after a fill and a drain, want %d", ra.Buffers(), want)
+		}
+	}
+	close(src.ch)
+	rest, err := io.ReadAll(ra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, rest...)
+	if !bytes.Equal(got, data[:sent]) {
+		t.Fatalf("%d bytes read, not the %d sent", len(got), sent)
+	}
+
+	// A consumer slower than its source throughout: the buffers stay
+	// full, and the bound where it started.
+	fast := &countingReader{}
+	slow := NewGrowing(fast, size, 2, 8)
+	defer slow.Close()
+	for range 50 {
+		time.Sleep(2 * time.Millisecond)
+		if _, err := io.ReadFull(slow, make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slow.Buffers() != 2 {
+		t.Fatalf("a consumer slower throughout grew the bound to %d", slow.Buffers())
+	}
+}
