@@ -87,7 +87,7 @@ func (s *Sizes) learn(index []byte) {
 	if err != nil {
 		return
 	}
-	if len(body) >= math.MaxUint32 {
+	if uint64(len(body)) >= math.MaxUint32 {
 		return // more than a slot holds (revlog v1's raw lengths are 31 bits)
 	}
 	s.mu.Lock()
