@@ -325,7 +325,7 @@ type File struct {
 // v2, a new data file ("dirstate.<random id>") then the docket
 // ("dirstate") naming it, in the order they are to be written.
 func Encode(d *Dirstate, v2 bool) ([]File, error) {
-	return encode(d.Parents, entrySlice(d.Entries), v2, d)
+	return EncodeList(d.Parents, entrySlice(d.Entries), v2)
 }
 
 // EncodeList is Encode of a dirstate with parents and the entries l,
@@ -333,11 +333,6 @@ func Encode(d *Dirstate, v2 bool) ([]File, error) {
 // them all as a Dirstate, 20 MB of the clone's peak live heap, to
 // write 14 MB of dirstate. v2's tree holds them all whichever way.
 func EncodeList(parents [2]revlog.Node, l EntryList, v2 bool) ([]File, error) {
-	return encode(parents, l, v2, nil)
-}
-
-// encode is Encode and EncodeList: d, if not nil, is parents and l.
-func encode(parents [2]revlog.Node, l EntryList, v2 bool, d *Dirstate) ([]File, error) {
 	if !v2 {
 		data, err := appendV1(nil, parents, l)
 		if err != nil {
@@ -345,8 +340,11 @@ func encode(parents [2]revlog.Node, l EntryList, v2 bool, d *Dirstate) ([]File, 
 		}
 		return []File{{"dirstate", data}}, nil
 	}
-	if d == nil {
-		d = &Dirstate{Parents: parents, Entries: make([]Entry, l.Len())}
+	d := &Dirstate{Parents: parents}
+	if s, ok := l.(entrySlice); ok {
+		d.Entries = s
+	} else {
+		d.Entries = make([]Entry, l.Len())
 		for i := range d.Entries {
 			d.Entries[i] = l.At(i)
 		}

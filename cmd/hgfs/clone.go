@@ -579,8 +579,10 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 // -tune readahead -run 'clone --stream from hg serve' -n 5`: the
 // 20,000-file clone 1.32 s against 1.71 s without, hg serve's own send
 // time being 0.97-1.05 s; 5.7 MiB more peak RSS (docs/ARCHITECTURE.md).
-// At 250,000 files the buffers fill; 32 of them (8 MiB) cut peak RSS
-// from 162 to 120 MiB but were slower in each of five alternated pairs.
+// At 250,000 files the buffers fill; 32 of them (8 MiB) fixed cut peak
+// RSS from 162 to 120 MiB but looked slower in each of five alternated
+// pairs on a noisy disk, which the growing bound's runs below did not
+// bear out.
 //
 // The bound starts at readAheadStart buffers (8 MiB) and doubles, up to
 // readAheadBuffers, each time the buffers were all full and then all
