@@ -37,6 +37,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/mount"
 )
 
@@ -68,7 +69,12 @@ func fuseFloorChild(mp string, args []string) error {
 			return err
 		}
 	}
-	srv, err := mount.NewCacheServer(fsys, mp, mount.Options{FsName: "fusefloor", RootPermissions: true, Yield: true})
+	tricks, err := tune.FromEnv()
+	if err != nil {
+		return err
+	}
+	// The daemon's kernel settings, io_uring as HGFS_TUNE has it.
+	srv, err := mount.NewCacheServer(fsys, mp, mount.Options{FsName: "fusefloor", RootPermissions: true, Yield: true, URing: tricks.Enabled(tune.FuseURing)})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -21,7 +22,7 @@ import (
 
 // Server is a live mount.
 type Server struct {
-	srv        *fuse.Server
+	srv        *FuseServer
 	fsys       *fsnode.FS // nil for a repository view
 	mountpoint string
 	done       chan struct{}
@@ -44,11 +45,17 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 	}
 	s := &Server{fsys: fsys, mountpoint: mp, done: make(chan struct{})}
 	var raw *rawFS
+	// served is the server once made; requests over io_uring may come
+	// before Mount has it.
+	var served atomic.Pointer[FuseServer]
 	self := Info{Pid: os.Getpid(), Mountpoint: mp, Source: opt.FsName, Kind: "cache", ReadOnly: opt.ReadOnly, Virtual: true}
 	raw = newRawFS(fsys, func() any {
 		st := fsys.Stats()
 		info := self
 		info.Updates, info.UpdateFullChecks, info.Stats = raw.updates.Load(), raw.fullChecks.Load(), &st
+		if srv := served.Load(); srv != nil {
+			info.URingRequests = srv.URingRequests()
+		}
 		return &info
 	})
 	if raw.infoXattr, err = json.Marshal(&self); err != nil {
@@ -59,8 +66,10 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", mp, err)
 	}
 	s.srv = srv
+	served.Store(srv)
 	go func() {
 		srv.Serve()
+		srv.Wait()
 		close(s.done)
 	}()
 	if err := srv.WaitMount(); err != nil {
@@ -72,12 +81,13 @@ func Mount(fsys *fsnode.FS, mountpoint string, opt Options) (*Server, error) {
 }
 
 // NewCacheServer is fuse.NewServer for raw at mountpoint mp with what a
-// cache mount of opt asks of the kernel: its mount options and, with
-// opt.Yield, the yielding request loop. Mount serves fsnode with it; the
+// cache mount of opt asks of the kernel: its mount options, with
+// opt.Yield the yielding request loop, and with opt.URing requests over
+// io_uring where the kernel offers them (newServer). Mount serves fsnode with it; the
 // bench's FUSE floor (bench/fusefloor.go), a file system that keeps
 // everything in memory and does nothing else, does too, so that the
 // kernel sends the floor what it sends hgfs.
-func NewCacheServer(raw fuse.RawFileSystem, mp string, opt Options) (*fuse.Server, error) {
+func NewCacheServer(raw fuse.RawFileSystem, mp string, opt Options) (*FuseServer, error) {
 	mo := mountOptions(opt)
 	cacheMountOptions(mo)
 	if rootOnly(opt) {
@@ -85,7 +95,7 @@ func NewCacheServer(raw fuse.RawFileSystem, mp string, opt Options) (*fuse.Serve
 		// each one after a directory changed costs a GETATTR.
 		mo.Options = slices.DeleteFunc(mo.Options, func(o string) bool { return o == "default_permissions" })
 	}
-	return fuse.NewServer(yieldingIf(opt.Yield, raw), mp, mo)
+	return newServer(raw, mp, mo, opt)
 }
 
 // rootOnly reports whether Options.RootPermissions applies. A daemon
@@ -215,6 +225,9 @@ func (s *Server) Wait() { <-s.done }
 
 // Done is closed when the mount is gone.
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// URingRequests is how many requests came over io_uring (Options.URing).
+func (s *Server) URingRequests() uint64 { return s.srv.URingRequests() }
 
 // UnmountPath unmounts the FUSE mount at mountpoint with fusermount3 (or
 // fusermount); lazy detaches even while files are open. The serving daemon

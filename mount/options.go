@@ -44,6 +44,14 @@ type Options struct {
 	// yield_linux.go for why and what it saves). Per request, not
 	// process-wide; the hgfs daemon sets it unless HGFS_TUNE has -yield.
 	Yield bool
+	// URing (go-fuse adapter, Linux) serves the mount's requests over
+	// io_uring where the kernel offers FUSE over io_uring (Linux 6.14+,
+	// the fuse module's enable_uring parameter set): one system call
+	// per request instead of two, answered on a thread of the CPU its
+	// caller runs on (internal/fuseuring). Elsewhere the mount serves
+	// /dev/fuse as before. The hgfs daemon sets it unless HGFS_TUNE has
+	// -fuseuring.
+	URing bool
 }
 
 // ReaderPool is how many goroutines the go-fuse adapter reads requests
@@ -88,8 +96,11 @@ type Info struct {
 	// looked at every tracked file (refused ones too); the others looked
 	// only at what had changed since the daemon's update before
 	// (update_watch_linux.go).
-	UpdateFullChecks int64         `json:"update_full_checks,omitempty"`
-	Stats            *fsnode.Stats `json:"stats,omitempty"`
+	UpdateFullChecks int64 `json:"update_full_checks,omitempty"`
+	// URingRequests counts the requests that came over io_uring
+	// (Options.URing); absent when every request comes on /dev/fuse.
+	URingRequests uint64        `json:"uring_requests,omitempty"`
+	Stats         *fsnode.Stats `json:"stats,omitempty"`
 }
 
 // ReadInfo reads the stats file of the hgfs mount at mountpoint; a path

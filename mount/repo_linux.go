@@ -53,7 +53,7 @@ func MountRepo(repo, mountpoint string, opt Options) (*Server, error) {
 		AttrTimeout:  &timeout,
 	}
 	raw := &repoFS{RawFileSystem: fs.NewNodeFS(root, fsOpts), kernel: k}
-	srv, err := fuse.NewServer(yieldingIf(opt.Yield, raw), mp, &fsOpts.MountOptions)
+	srv, err := newServer(raw, mp, &fsOpts.MountOptions, opt)
 	if err != nil {
 		hgFile.Close()
 		return nil, fmt.Errorf("mount %s: %w", mp, err)

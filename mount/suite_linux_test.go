@@ -11,6 +11,7 @@ import (
 
 	"github.com/hgfs/hgfs/fsnode"
 	"github.com/hgfs/hgfs/fsnode/posixtest"
+	"github.com/hgfs/hgfs/internal/fuseuring"
 	"github.com/hgfs/hgfs/testenv"
 )
 
@@ -32,6 +33,9 @@ type backend struct {
 	afterPOSIX func(t *testing.T, m *testMount)
 	// lacks is what the conformance cases must expect to be missing.
 	lacks posixtest.OSOptions
+	// unavailable says why this machine cannot run the backend ("":
+	// it can).
+	unavailable func() string
 }
 
 var backends = []backend{
@@ -43,6 +47,24 @@ var backends = []backend{
 	{name: "gofuse-rootperm", noPrograms: true, mount: func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
 		opt.RootPermissions = true
 		return Mount(fsys, mp, opt)
+	}},
+	// As the hgfs daemon mounts where the kernel offers FUSE over
+	// io_uring: every request but FORGET and INTERRUPT comes over the
+	// ring (.ci/run switches the fuse module's enable_uring on).
+	{name: "gofuse-uring", noPrograms: true, mount: func(fsys *fsnode.FS, mp string, opt Options) (testServer, error) {
+		opt.RootPermissions, opt.URing = true, true
+		return Mount(fsys, mp, opt)
+	}, unavailable: func() string {
+		if !fuseuring.Available() {
+			return "the kernel does not offer FUSE over io_uring (Linux 6.14+ with " + fuseuring.ParamPath + " set to Y) or io_uring is not permitted"
+		}
+		return ""
+	}, afterPOSIX: func(t *testing.T, m *testMount) {
+		if n := m.srv.(*Server).URingRequests(); n == 0 {
+			t.Errorf("no request came over io_uring")
+		} else {
+			t.Logf("%d requests over io_uring", n)
+		}
 	}},
 }
 
@@ -62,6 +84,11 @@ var suite = []struct {
 func TestBackends(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			if b.unavailable != nil {
+				if why := b.unavailable(); why != "" {
+					testenv.Missing(t, why)
+				}
+			}
 			for _, part := range suite {
 				t.Run(part.name, func(t *testing.T) {
 					part.run(t, b, newMountWith(t, b.mount))

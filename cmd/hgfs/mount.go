@@ -171,6 +171,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		// created (see mount.Options).
 		RootPermissions: true,
 		Yield:           c.ui.tune.Enabled(tune.Yield),
+		URing:           c.ui.tune.Enabled(tune.FuseURing),
 	}
 	// The go-fuse daemon's process-wide tricks (HGFS_TUNE), once the
 	// mount is up: a mount that fails changes nothing in this process.

@@ -110,6 +110,15 @@
 //     hold more of the stream and send nothing sooner: its peak RSS
 //     went from 70 to 40 MB, no slower. cmd/hgfs readAheadStart has
 //     the figures.
+//   - fuseuring: a mount's requests come over io_uring where the kernel
+//     offers FUSE over io_uring (Linux 6.14+ with the fuse module's
+//     enable_uring set; mount.Options.URing, internal/fuseuring): one
+//     io_uring_enter per request, answered on a thread pinned to the
+//     CPU its caller runs on, where /dev/fuse takes a read(2) and a
+//     writev(2) on any reader thread; off, or where the kernel does not
+//     offer it, /dev/fuse alone. hg update of the 20,000-file working
+//     copy into a cache mount took 5.7-6.1 s against 7.6 s, the
+//     daemon's CPU 3.0 against 4.5 s (two alternated pairs).
 //   - daemonupdate: hgfs update on a cache mount with a virtual working
 //     copy asks the mount's daemon to do the update in its cache
 //     (package mount's UpdateXattr), which has both manifests parsed
@@ -207,6 +216,7 @@ const (
 	DeferDirs
 	IngestEvict
 	ReadAheadGrow
+	FuseURing
 	numTricks
 )
 
@@ -230,6 +240,7 @@ var names = [numTricks]string{
 	DeferDirs:     "deferdirs",
 	IngestEvict:   "ingestevict",
 	ReadAheadGrow: "readaheadgrow",
+	FuseURing:     "fuseuring",
 }
 
 // String is the trick's name in HGFS_TUNE.

@@ -1,0 +1,422 @@
+package fuseuring
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's ABI (include/uapi/linux/fuse.h, io_uring.h).
+const (
+	cmdRegister       = 1 // FUSE_IO_URING_CMD_REGISTER
+	cmdCommitAndFetch = 2 // FUSE_IO_URING_CMD_COMMIT_AND_FETCH
+
+	inOutSize  = 128 // FUSE_URING_IN_OUT_HEADER_SZ
+	opInSize   = 128 // FUSE_URING_OP_IN_OUT_SZ
+	entOff     = inOutSize + opInSize
+	headerSize = entOff + 32 // struct fuse_uring_req_header
+
+	inHeaderSize  = 40 // struct fuse_in_header
+	outHeaderSize = 16 // struct fuse_out_header
+
+	opURingCmd = 46 // IORING_OP_URING_CMD
+
+	setupSQE128       = 1 << 10 // IORING_SETUP_SQE128
+	setupSingleIssuer = 1 << 12 // IORING_SETUP_SINGLE_ISSUER
+	setupDeferTaskrun = 1 << 13 // IORING_SETUP_DEFER_TASKRUN
+	enterGetevents    = 1       // IORING_ENTER_GETEVENTS
+	offSQEs           = 0x10000000
+	featSingleMmap    = 1 << 0
+
+	sqeSize = 128
+	cqeSize = 16
+
+	opcodeInit = 26 // FUSE_INIT
+)
+
+// ParamPath is the fuse module's switch.
+const ParamPath = "/sys/module/fuse/parameters/enable_uring"
+
+// Available reports whether a mount made now can be served over
+// io_uring: the fuse module offers it to new connections (ParamPath is
+// Y) and this process can set up the rings Start needs. A connection
+// that negotiated io_uring has every request but INIT held by the kernel
+// until its queues are registered, so a mount asks for it only when this
+// holds.
+func Available() bool {
+	b, err := os.ReadFile(ParamPath)
+	if err != nil || strings.TrimSpace(string(b)) != "Y" {
+		return false
+	}
+	probe.Do(func() {
+		var p params
+		p.flags = ringFlags
+		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&p)), 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+			probeOK = p.features&featSingleMmap != 0
+		}
+	})
+	return probeOK
+}
+
+var (
+	probe   sync.Once
+	probeOK bool
+)
+
+// ringFlags: 128-byte SQEs (the command area holds fuse's request), one
+// thread submits, and the kernel's completion work runs only when that
+// thread waits for completions (not as a signal to it at any time).
+const ringFlags = setupSQE128 | setupSingleIssuer | setupDeferTaskrun
+
+type params struct {
+	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFD uint32
+	resv                                                                   [3]uint32
+	sqOff                                                                  struct {
+		head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
+		userAddr                                                        uint64
+	}
+	cqOff struct {
+		head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32
+		userAddr                                                        uint64
+	}
+}
+
+// Server serves one connection's queues.
+type Server struct {
+	ps         *fuse.ProtocolServer
+	fd         int // a duplicate of the connection's /dev/fuse descriptor
+	maxPayload int
+	depth      int
+	wg         sync.WaitGroup
+	served     atomic.Uint64
+	errMu      sync.Mutex
+	err        error
+}
+
+// Depth is how many requests each queue holds at once: each is answered
+// on its queue's thread in turn, so this bounds only what the kernel can
+// hand over between two waits.
+const Depth = 8
+
+// Start registers Depth entries on each of the kernel's queues of the
+// connection on devFD (its /dev/fuse descriptor, which Start duplicates),
+// whose INIT negotiated CAP_OVER_IO_URING with settings init, and serves
+// their requests with fs until the connection ends. maxPayload is the
+// largest request or reply body: the mount's max_write (and max_pages).
+// On an error the connection may hold requests for queues that never
+// registered: the caller unmounts.
+func Start(devFD int, fs fuse.RawFileSystem, opts *fuse.MountOptions, init *fuse.InitIn, maxPayload int) (*Server, error) {
+	if init.Flags64()&fuse.CAP_OVER_IO_URING == 0 {
+		return nil, errors.New("fuseuring: the connection did not negotiate io_uring")
+	}
+	maxPayload = max(maxPayload, minPayload)
+	s := &Server{ps: fuse.NewProtocolServer(fs, opts), maxPayload: maxPayload, depth: Depth}
+	if err := s.replayInit(init); err != nil {
+		return nil, err
+	}
+	ncpu, err := possibleCPUs()
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.FcntlInt(uintptr(devFD), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("fuseuring: duplicating /dev/fuse: %w", err)
+	}
+	s.fd = fd
+	ready := make(chan error, ncpu)
+	s.wg.Add(ncpu)
+	for q := 0; q < ncpu; q++ {
+		go s.serveQueue(q, ready)
+	}
+	go func() {
+		s.wg.Wait()
+		unix.Close(fd)
+	}()
+	for q := 0; q < ncpu; q++ {
+		if err := <-ready; err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// minPayload is the kernel's floor for a request's buffer
+// (FUSE_MIN_READ_BUFFER).
+const minPayload = 8192
+
+// replayInit gives the ProtocolServer the kernel's INIT, so that it
+// decodes and encodes as the connection negotiated.
+func (s *Server) replayInit(init *fuse.InitIn) error {
+	// go-fuse's InitIn begins with the request's header.
+	size := int(unsafe.Sizeof(*init))
+	in := make([]byte, size)
+	copy(in, unsafe.Slice((*byte)(unsafe.Pointer(init)), size))
+	binary.LittleEndian.PutUint32(in[0:], uint32(len(in)))
+	binary.LittleEndian.PutUint32(in[4:], opcodeInit)
+	binary.LittleEndian.PutUint64(in[8:], 1)
+	out := make([]byte, 4096)
+	_, st := s.ps.HandleRequest([][]byte{in}, [][]byte{out})
+	if !st.Ok() {
+		return fmt.Errorf("fuseuring: replaying INIT: %v", st)
+	}
+	if e := int32(binary.LittleEndian.Uint32(out[4:])); e != 0 {
+		return fmt.Errorf("fuseuring: replaying INIT: %v", unix.Errno(-e))
+	}
+	return nil
+}
+
+// Served is how many requests came over io_uring.
+func (s *Server) Served() uint64 { return s.served.Load() }
+
+// Wait waits for every queue to end and returns the first failure.
+func (s *Server) Wait() error {
+	s.wg.Wait()
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+func (s *Server) fail(err error) {
+	s.errMu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.errMu.Unlock()
+}
+
+func possibleCPUs() (int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if err != nil {
+		return 0, err
+	}
+	// "0-N" or "0"
+	str := strings.TrimSpace(string(b))
+	var lo, hi int
+	if _, err := fmt.Sscanf(str, "%d-%d", &lo, &hi); err == nil {
+		return hi + 1, nil
+	}
+	if _, err := fmt.Sscanf(str, "%d", &lo); err == nil {
+		return lo + 1, nil
+	}
+	return 0, fmt.Errorf("fuseuring: possible CPUs %q", str)
+}
+
+type queue struct {
+	qid                    int
+	fd                     int // the ring
+	dev                    int // /dev/fuse
+	ringMem, sqeMem        []byte
+	sqHead, sqTail, sqMask *uint32
+	sqArray                []uint32
+	sqes                   []byte
+	cqHead, cqTail, cqMask *uint32
+	cqes                   []byte
+	ents                   []entry
+	mem                    []byte
+}
+
+type entry struct {
+	hdr, payload []byte
+	iov          [2]unix.Iovec
+}
+
+func (s *Server) serveQueue(qid int, ready chan<- error) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(qid)
+	_ = unix.SchedSetaffinity(0, &set) // an offline CPU: serve from anywhere
+	q, err := s.newQueue(qid)
+	if err != nil {
+		ready <- err
+		return
+	}
+	for i := range q.ents {
+		q.push(cmdRegister, uint64(i), 0, &q.ents[i])
+	}
+	if _, err := q.enter(uint32(len(q.ents)), 0); err != nil {
+		// The entries' buffers stay mapped: the kernel may hold some.
+		q.closeRing()
+		ready <- fmt.Errorf("fuseuring: registering queue %d: %w", qid, err)
+		return
+	}
+	ready <- nil
+	live := len(q.ents)
+	var submit uint32
+	for live > 0 {
+		if _, err := q.enter(submit, 1); err != nil {
+			q.closeRing()
+			s.fail(fmt.Errorf("fuseuring: queue %d: %w", qid, err))
+			return
+		}
+		submit = 0
+		h, t := atomic.LoadUint32(q.cqHead), atomic.LoadUint32(q.cqTail)
+		for ; h != t; h++ {
+			c := q.cqes[(h&*q.cqMask)*cqeSize:]
+			i := binary.LittleEndian.Uint64(c[0:])
+			res := int32(binary.LittleEndian.Uint32(c[8:]))
+			if res < 0 || i >= uint64(len(q.ents)) {
+				// The connection ended (ENOTCONN) or the entry was
+				// refused: it serves no more.
+				live--
+				continue
+			}
+			e := &q.ents[i]
+			commit := s.handle(e)
+			q.push(cmdCommitAndFetch, i, commit, e)
+			submit++
+		}
+		atomic.StoreUint32(q.cqHead, h)
+	}
+	// Every entry came back ended: the kernel holds none of the
+	// buffers.
+	q.closeRing()
+	unix.Munmap(q.mem)
+}
+
+// handle answers the request in e and returns its commit ID.
+func (s *Server) handle(e *entry) uint64 {
+	s.served.Add(1)
+	ent := e.hdr[entOff:]
+	commit := binary.LittleEndian.Uint64(ent[8:])
+	payloadSz := int(binary.LittleEndian.Uint32(ent[16:]))
+	inLen := int(binary.LittleEndian.Uint32(e.hdr[0:]))
+	unique := binary.LittleEndian.Uint64(e.hdr[8:])
+	opSize := inLen - inHeaderSize - payloadSz
+	var n int
+	st := fuse.EIO
+	if opSize >= 0 && opSize <= opInSize && payloadSz <= len(e.payload) {
+		in := [][]byte{e.hdr[:inHeaderSize], e.hdr[inOutSize : inOutSize+opSize], e.payload[:payloadSz]}
+		out := [][]byte{e.hdr[:outHeaderSize], e.payload}
+		n, st = s.ps.HandleRequest(in, out)
+	}
+	if !st.Ok() || n < outHeaderSize {
+		// A reply the kernel can take: the request's unique and an
+		// error.
+		if st.Ok() {
+			st = fuse.ENOSYS
+		}
+		binary.LittleEndian.PutUint32(e.hdr[0:], outHeaderSize)
+		binary.LittleEndian.PutUint32(e.hdr[4:], uint32(-int32(st)))
+		binary.LittleEndian.PutUint64(e.hdr[8:], unique)
+		n = outHeaderSize
+	}
+	binary.LittleEndian.PutUint32(ent[16:], uint32(n-outHeaderSize))
+	return commit
+}
+
+func (s *Server) newQueue(qid int) (*queue, error) {
+	var p params
+	p.flags = ringFlags
+	entries := uint32(s.depth)
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("fuseuring: io_uring_setup: %w", errno)
+	}
+	q := &queue{qid: qid, fd: int(fd), dev: s.fd}
+	if p.features&featSingleMmap == 0 {
+		q.closeRing()
+		return nil, errors.New("fuseuring: kernel lacks IORING_FEAT_SINGLE_MMAP")
+	}
+	size := max(p.sqOff.array+p.sqEntries*4, p.cqOff.cqes+p.cqEntries*cqeSize)
+	var err error
+	if q.ringMem, err = unix.Mmap(q.fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		q.closeRing()
+		return nil, err
+	}
+	if q.sqeMem, err = unix.Mmap(q.fd, offSQEs, int(p.sqEntries)*sqeSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		q.closeRing()
+		return nil, err
+	}
+	b := unsafe.Pointer(&q.ringMem[0])
+	q.sqHead = (*uint32)(unsafe.Add(b, p.sqOff.head))
+	q.sqTail = (*uint32)(unsafe.Add(b, p.sqOff.tail))
+	q.sqMask = (*uint32)(unsafe.Add(b, p.sqOff.ringMask))
+	q.sqArray = unsafe.Slice((*uint32)(unsafe.Add(b, p.sqOff.array)), p.sqEntries)
+	q.sqes = q.sqeMem
+	q.cqHead = (*uint32)(unsafe.Add(b, p.cqOff.head))
+	q.cqTail = (*uint32)(unsafe.Add(b, p.cqOff.tail))
+	q.cqMask = (*uint32)(unsafe.Add(b, p.cqOff.ringMask))
+	q.cqes = unsafe.Slice((*byte)(unsafe.Add(b, p.cqOff.cqes)), int(p.cqEntries)*cqeSize)
+
+	// The entries' buffers are outside Go's heap: the kernel writes
+	// into them while no Go pointer refers to them.
+	per := headerSize + s.maxPayload
+	per = (per + 4095) &^ 4095
+	if q.mem, err = unix.Mmap(-1, 0, per*s.depth, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+		q.closeRing()
+		return nil, err
+	}
+	q.ents = make([]entry, s.depth)
+	for i := range q.ents {
+		m := q.mem[i*per : (i+1)*per]
+		e := &q.ents[i]
+		e.hdr = m[:headerSize]
+		e.payload = m[headerSize : headerSize+s.maxPayload]
+		e.iov[0] = unix.Iovec{Base: &e.hdr[0]}
+		e.iov[0].SetLen(headerSize)
+		e.iov[1] = unix.Iovec{Base: &e.payload[0]}
+		e.iov[1].SetLen(s.maxPayload)
+	}
+	return q, nil
+}
+
+// push queues a command for e.
+func (q *queue) push(op uint32, user, commit uint64, e *entry) {
+	t := atomic.LoadUint32(q.sqTail)
+	i := t & *q.sqMask
+	sqe := q.sqes[int(i)*sqeSize : int(i+1)*sqeSize]
+	clear(sqe)
+	sqe[0] = opURingCmd
+	binary.LittleEndian.PutUint32(sqe[4:], uint32(q.dev))
+	binary.LittleEndian.PutUint32(sqe[8:], op) // cmd_op
+	binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&e.iov[0]))))
+	binary.LittleEndian.PutUint32(sqe[24:], 2)
+	binary.LittleEndian.PutUint64(sqe[32:], user)
+	// struct fuse_uring_cmd_req at cmd (offset 48)
+	binary.LittleEndian.PutUint64(sqe[48+8:], commit)
+	binary.LittleEndian.PutUint16(sqe[48+16:], uint16(q.qid))
+	q.sqArray[i] = i
+	atomic.StoreUint32(q.sqTail, t+1)
+}
+
+func (q *queue) enter(submit, wait uint32) (int, error) {
+	for {
+		flags := uintptr(0)
+		if wait > 0 {
+			flags = enterGetevents
+		}
+		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(q.fd), uintptr(submit), uintptr(wait), flags, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return int(n), nil
+	}
+}
+
+// closeRing closes the ring. The entries' buffers (q.mem) are the
+// caller's to unmap, once the kernel holds none of them.
+func (q *queue) closeRing() {
+	if q.sqeMem != nil {
+		unix.Munmap(q.sqeMem)
+	}
+	if q.ringMem != nil {
+		unix.Munmap(q.ringMem)
+	}
+	q.sqeMem, q.ringMem = nil, nil
+	unix.Close(q.fd)
+}
