@@ -85,6 +85,9 @@ func runStats(ctx context.Context, c *cmdContext, args []string) error {
 	c.ui.write("mountpoint: %s\n", info.Mountpoint)
 	c.ui.write("source: %s (%s)\n", info.Source, info.Kind)
 	c.ui.write("pid: %d\n", info.Pid)
+	if info.URingRequests > 0 {
+		c.ui.write("requests over io_uring: %d\n", info.URingRequests)
+	}
 	if info.Virtual {
 		c.ui.write("hgfs updates done by the daemon: %d\n", info.Updates)
 		c.ui.write("daemon updates that looked at every tracked file: %d\n", info.UpdateFullChecks)
