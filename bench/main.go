@@ -41,6 +41,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hgfs/hgfs/internal/fuseuring"
 	"github.com/hgfs/hgfs/internal/hggen"
 	"github.com/hgfs/hgfs/internal/tune"
 )
@@ -98,6 +99,13 @@ func main() {
 		os.Exit(2)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format, args...) }
+	// The mount rows' transport: the daemon and the FUSE floor alike take
+	// requests over io_uring when the kernel offers it (tune fuseuring).
+	if fuseuring.Available() {
+		logf("mounts take their requests over io_uring (%s is Y; HGFS_TUNE=-fuseuring for /dev/fuse)\n", fuseuring.ParamPath)
+	} else {
+		logf("mounts take their requests on /dev/fuse (FUSE over io_uring: %s is not Y, or io_uring is not permitted)\n", fuseuring.ParamPath)
+	}
 	// What an interrupted run left: its scratch directories, its trash.
 	discard(env, filepath.Join(env.Cache, "work"))
 	if had, err := emptyTrash(env); err != nil {
