@@ -13,6 +13,12 @@
 // /dev/fuse takes a read and a writev, and the thread that answers runs
 // where the caller waits.
 //
+// A queue's thread answers inline the requests that never wait for the
+// kernel (LOOKUP, GETATTR, CREATE, WRITE, READ...); the others run on
+// goroutines and hand their answer back through an eventfd the ring
+// reads, since a notification to the kernel may wait for a request
+// queued behind it (inline).
+//
 // Requests are decoded and answered by go-fuse's ProtocolServer on the
 // same RawFileSystem the go-fuse Server serves; that Server still mounts,
 // negotiates INIT (with CAP_OVER_IO_URING) and carries what the kernel

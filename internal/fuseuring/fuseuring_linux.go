@@ -1,6 +1,7 @@
 package fuseuring
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ const (
 	outHeaderSize = 16 // struct fuse_out_header
 
 	opURingCmd = 46 // IORING_OP_URING_CMD
+	opRead     = 22 // IORING_OP_READ
 
 	setupSQE128       = 1 << 10 // IORING_SETUP_SQE128
 	setupSingleIssuer = 1 << 12 // IORING_SETUP_SINGLE_ISSUER
@@ -121,7 +123,7 @@ func Start(devFD int, fs fuse.RawFileSystem, opts *fuse.MountOptions, init *fuse
 		return nil, errors.New("fuseuring: the connection did not negotiate io_uring")
 	}
 	maxPayload = max(maxPayload, minPayload)
-	s := &Server{ps: fuse.NewProtocolServer(fs, opts), maxPayload: maxPayload, depth: Depth}
+	s := &Server{ps: fuse.NewProtocolServer(inPlaceReads{fs}, opts), maxPayload: maxPayload, depth: Depth}
 	if err := s.replayInit(init); err != nil {
 		return nil, err
 	}
@@ -224,12 +226,37 @@ type queue struct {
 	cqes                   []byte
 	ents                   []entry
 	mem                    []byte
+	wake                   int    // eventfd: answers made on goroutines
+	wakeBuf                []byte // its read's 8 bytes, in mem
+
+	mu          sync.Mutex
+	done, spare []uint64 // entries answered on goroutines, to commit
+}
+
+// armWake asks the ring for the next read of the eventfd.
+func (q *queue) armWake() {
+	t := atomic.LoadUint32(q.sqTail)
+	i := t & *q.sqMask
+	sqe := q.sqes[int(i)*sqeSize : int(i+1)*sqeSize]
+	clear(sqe)
+	sqe[0] = opRead
+	binary.LittleEndian.PutUint32(sqe[4:], uint32(q.wake))
+	binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&q.wakeBuf[0]))))
+	binary.LittleEndian.PutUint32(sqe[24:], 8)
+	binary.LittleEndian.PutUint64(sqe[32:], wakeTag)
+	q.sqArray[i] = i
+	atomic.StoreUint32(q.sqTail, t+1)
 }
 
 type entry struct {
 	hdr, payload []byte
 	iov          [2]unix.Iovec
+	commit       uint64 // an answer made on a goroutine: its commit ID
 }
+
+// wakeTag marks the completion of a queue's eventfd read: requests
+// answered on goroutines are waiting for their commit.
+const wakeTag = 1 << 63
 
 func (s *Server) serveQueue(qid int, ready chan<- error) {
 	defer s.wg.Done()
@@ -251,6 +278,12 @@ func (s *Server) serveQueue(qid int, ready chan<- error) {
 		ready <- fmt.Errorf("fuseuring: registering queue %d: %w", qid, err)
 		return
 	}
+	q.armWake()
+	if _, err := q.enter(1, 0); err != nil {
+		q.closeRing()
+		ready <- fmt.Errorf("fuseuring: queue %d: %w", qid, err)
+		return
+	}
 	ready <- nil
 	live := len(q.ents)
 	var submit uint32
@@ -266,6 +299,21 @@ func (s *Server) serveQueue(qid int, ready chan<- error) {
 			c := q.cqes[(h&*q.cqMask)*cqeSize:]
 			i := binary.LittleEndian.Uint64(c[0:])
 			res := int32(binary.LittleEndian.Uint32(c[8:]))
+			if i == wakeTag {
+				// Requests answered on goroutines: commit them.
+				q.mu.Lock()
+				done := q.done
+				q.done = q.spare[:0]
+				q.mu.Unlock()
+				for _, j := range done {
+					q.push(cmdCommitAndFetch, j, q.ents[j].commit, &q.ents[j])
+					submit++
+				}
+				q.spare = done
+				q.armWake()
+				submit++
+				continue
+			}
 			if res < 0 || i >= uint64(len(q.ents)) {
 				// The connection ended (ENOTCONN) or the entry was
 				// refused: it serves no more.
@@ -273,6 +321,10 @@ func (s *Server) serveQueue(qid int, ready chan<- error) {
 				continue
 			}
 			e := &q.ents[i]
+			if !inline(e) {
+				go s.handleAsync(q, i)
+				continue
+			}
 			commit := s.handle(e)
 			q.push(cmdCommitAndFetch, i, commit, e)
 			submit++
@@ -282,7 +334,58 @@ func (s *Server) serveQueue(qid int, ready chan<- error) {
 	// Every entry came back ended: the kernel holds none of the
 	// buffers.
 	q.closeRing()
+	unix.Close(q.wake)
 	unix.Munmap(q.mem)
+}
+
+// handleAsync answers entry i of q on a goroutine of its own and hands
+// it back to q's thread, which alone submits to the ring.
+func (s *Server) handleAsync(q *queue, i uint64) {
+	e := &q.ents[i]
+	e.commit = s.handle(e)
+	q.mu.Lock()
+	q.done = append(q.done, i)
+	q.mu.Unlock()
+	// A blocking eventfd (the ring's read of a non-blocking one would
+	// fail at once rather than wait): a write waits only if the counter
+	// were about to overflow.
+	one := [8]byte{1}
+	for {
+		if _, err := unix.Write(q.wake, one[:]); err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// inline reports whether the request in e is answered on its queue's
+// thread. A queue answers its requests one at a time, so a request that
+// can wait for the kernel must not hold the queue: a notification to
+// the kernel (the .hgfs views' NOTIFY_STORE before OPEN and after
+// READDIRPLUS, the user.hgfs.* attributes' invalidations, which write
+// back dirty pages through WRITE requests) may wait for a request the
+// kernel gave this very queue, and an fsync waits for its commit. So only
+// the requests that do neither are answered inline, which are the ones
+// that come by the thousand (LOOKUP, GETATTR, CREATE, WRITE...); the rest
+// run on goroutines, as every request does on /dev/fuse.
+func inline(e *entry) bool {
+	switch binary.LittleEndian.Uint32(e.hdr[4:]) {
+	case 1, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 25, 34, 35, 39, 43, 45, 46, 52:
+		// LOOKUP GETATTR SETATTR READLINK SYMLINK MKNOD MKDIR UNLINK
+		// RMDIR RENAME LINK READ WRITE STATFS RELEASE FLUSH ACCESS
+		// CREATE IOCTL (Python's isatty of every file it opens)
+		// FALLOCATE RENAME2 LSEEK STATX
+		return true
+
+	case 21, 22, 24:
+		// SETXATTR GETXATTR REMOVEXATTR: the name follows the fixed
+		// part, in the payload.
+		n := int(binary.LittleEndian.Uint32(e.hdr[entOff+16:]))
+		p := e.payload[:min(n, len(e.payload))]
+		return !bytes.HasPrefix(p, []byte("user.hgfs."))
+	case 23: // LISTXATTR
+		return true
+	}
+	return false
 }
 
 // handle answers the request in e and returns its commit ID.
@@ -319,7 +422,9 @@ func (s *Server) handle(e *entry) uint64 {
 func (s *Server) newQueue(qid int) (*queue, error) {
 	var p params
 	p.flags = ringFlags
-	entries := uint32(s.depth)
+	// Room for every entry's commit and the eventfd's read in one
+	// submission.
+	entries := uint32(2 * s.depth)
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("fuseuring: io_uring_setup: %w", errno)
@@ -354,9 +459,15 @@ func (s *Server) newQueue(qid int) (*queue, error) {
 	// into them while no Go pointer refers to them.
 	per := headerSize + s.maxPayload
 	per = (per + 4095) &^ 4095
-	if q.mem, err = unix.Mmap(-1, 0, per*s.depth, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+	if q.mem, err = unix.Mmap(-1, 0, per*s.depth+4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
 		q.closeRing()
 		return nil, err
+	}
+	q.wakeBuf = q.mem[per*s.depth : per*s.depth+8]
+	if q.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC); err != nil {
+		q.closeRing()
+		unix.Munmap(q.mem)
+		return nil, fmt.Errorf("fuseuring: eventfd: %w", err)
 	}
 	q.ents = make([]entry, s.depth)
 	for i := range q.ents {
@@ -420,3 +531,31 @@ func (q *queue) closeRing() {
 	q.sqeMem, q.ringMem = nil, nil
 	unix.Close(q.fd)
 }
+
+// inPlaceReads passes a READ's answer on without a copy when the file
+// system read into the buffer it was given, which is the entry's payload
+// buffer: the ProtocolServer would otherwise copy the data onto itself.
+type inPlaceReads struct{ fuse.RawFileSystem }
+
+func (f inPlaceReads) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	res, st := f.RawFileSystem.Read(cancel, in, buf)
+	if !st.Ok() || res == nil || len(buf) == 0 {
+		return res, st
+	}
+	if b, bst := res.Bytes(nil); bst.Ok() && len(b) > 0 && len(b) <= len(buf) && &b[0] == &buf[0] {
+		res.Done()
+		return readInPlace(len(b)), fuse.OK
+	}
+	return res, st
+}
+
+// readInPlace is a READ's answer of that many bytes already at the start
+// of the reply's payload.
+type readInPlace int
+
+func (n readInPlace) Bytes([]byte) ([]byte, fuse.Status) { return nil, fuse.EIO } // only Readv is asked for
+func (n readInPlace) Size() int                          { return int(n) }
+func (n readInPlace) Done()                              {}
+
+// Readv is go-fuse's vectored answer: the bytes are in place already.
+func (n readInPlace) Readv(dst [][]byte) (int, fuse.Status) { return int(n), fuse.OK }

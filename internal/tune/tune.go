@@ -118,7 +118,10 @@
 //     writev(2) on any reader thread; off, or where the kernel does not
 //     offer it, /dev/fuse alone. hg update of the 20,000-file working
 //     copy into a cache mount took 5.7-6.1 s against 7.6 s, the
-//     daemon's CPU 3.0 against 4.5 s (two alternated pairs).
+//     daemon's CPU 3.0 against 4.5 s (two alternated pairs); a real hg
+//     clone --stream into a mount 9.8 against 13.1 s; a sequential read
+//     of a 200 MiB file was slower, 130-150 against 90-120 ms
+//     (docs/ARCHITECTURE.md has the whole table).
 //   - daemonupdate: hgfs update on a cache mount with a virtual working
 //     copy asks the mount's daemon to do the update in its cache
 //     (package mount's UpdateXattr), which has both manifests parsed
