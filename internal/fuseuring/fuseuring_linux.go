@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,7 +123,10 @@ func Start(devFD int, fs fuse.RawFileSystem, opts *fuse.MountOptions, init *fuse
 	if init.Flags64()&fuse.CAP_OVER_IO_URING == 0 {
 		return nil, errors.New("fuseuring: the connection did not negotiate io_uring")
 	}
-	maxPayload = max(maxPayload, minPayload)
+	// The kernel refuses an entry whose payload buffer is smaller than
+	// its max_payload_sz: max(8192, max_write, max_pages pages).
+	page := os.Getpagesize()
+	maxPayload = (max(maxPayload, minPayload) + page - 1) / page * page
 	s := &Server{ps: fuse.NewProtocolServer(inPlaceReads{fs}, opts), maxPayload: maxPayload, depth: Depth}
 	if err := s.replayInit(init); err != nil {
 		return nil, err
@@ -197,21 +201,37 @@ func (s *Server) fail(err error) {
 	s.errMu.Unlock()
 }
 
+// possibleCPUs is the kernel's num_possible_cpus(), the number of its
+// queues: the CPUs in /sys/devices/system/cpu/possible.
 func possibleCPUs() (int, error) {
 	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
 	if err != nil {
 		return 0, err
 	}
-	// "0-N" or "0"
-	str := strings.TrimSpace(string(b))
-	var lo, hi int
-	if _, err := fmt.Sscanf(str, "%d-%d", &lo, &hi); err == nil {
-		return hi + 1, nil
+	return countCPUs(strings.TrimSpace(string(b)))
+}
+
+// countCPUs counts the CPUs of a kernel CPU list ("0-3,5,8-9").
+func countCPUs(list string) (int, error) {
+	n := 0
+	for _, r := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0, fmt.Errorf("fuseuring: CPU list %q", list)
+		}
+		z := a
+		if isRange {
+			if z, err = strconv.Atoi(hi); err != nil || z < a {
+				return 0, fmt.Errorf("fuseuring: CPU list %q", list)
+			}
+		}
+		n += z - a + 1
 	}
-	if _, err := fmt.Sscanf(str, "%d", &lo); err == nil {
-		return lo + 1, nil
+	if n <= 0 || n > 1<<16 {
+		return 0, fmt.Errorf("fuseuring: CPU list %q", list)
 	}
-	return 0, fmt.Errorf("fuseuring: possible CPUs %q", str)
+	return n, nil
 }
 
 type queue struct {
