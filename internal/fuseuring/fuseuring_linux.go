@@ -15,6 +15,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/hgfs/hgfs/internal/uring"
 )
 
 // The kernel's ABI (include/uapi/linux/fuse.h, io_uring.h).
@@ -33,15 +35,8 @@ const (
 	opURingCmd = 46 // IORING_OP_URING_CMD
 	opRead     = 22 // IORING_OP_READ
 
-	setupSQE128       = 1 << 10 // IORING_SETUP_SQE128
 	setupSingleIssuer = 1 << 12 // IORING_SETUP_SINGLE_ISSUER
 	setupDeferTaskrun = 1 << 13 // IORING_SETUP_DEFER_TASKRUN
-	enterGetevents    = 1       // IORING_ENTER_GETEVENTS
-	offSQEs           = 0x10000000
-	featSingleMmap    = 1 << 0
-
-	sqeSize = 128
-	cqeSize = 16
 
 	opcodeInit = 26 // FUSE_INIT
 )
@@ -61,12 +56,9 @@ func Available() bool {
 		return false
 	}
 	probe.Do(func() {
-		var p params
-		p.flags = ringFlags
-		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&p)), 0)
-		if errno == 0 {
-			unix.Close(int(fd))
-			probeOK = p.features&featSingleMmap != 0
+		if r, err := uring.Setup(1, ringFlags); err == nil {
+			r.Close()
+			probeOK = true
 		}
 	})
 	return probeOK
@@ -80,36 +72,21 @@ var (
 // ringFlags: 128-byte SQEs (the command area holds fuse's request), one
 // thread submits, and the kernel's completion work runs only when that
 // thread waits for completions (not as a signal to it at any time).
-const ringFlags = setupSQE128 | setupSingleIssuer | setupDeferTaskrun
-
-type params struct {
-	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFD uint32
-	resv                                                                   [3]uint32
-	sqOff                                                                  struct {
-		head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
-		userAddr                                                        uint64
-	}
-	cqOff struct {
-		head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32
-		userAddr                                                        uint64
-	}
-}
+const ringFlags = uring.SetupSQE128 | setupSingleIssuer | setupDeferTaskrun
 
 // Server serves one connection's queues.
 type Server struct {
 	ps         *fuse.ProtocolServer
 	fd         int // a duplicate of the connection's /dev/fuse descriptor
 	maxPayload int
-	depth      int
 	wg         sync.WaitGroup
 	served     atomic.Uint64
 	errMu      sync.Mutex
 	err        error
 }
 
-// Depth is how many requests each queue holds at once: each is answered
-// on its queue's thread in turn, so this bounds only what the kernel can
-// hand over between two waits.
+// Depth is how many requests each queue holds at once: those its thread
+// answers inline one after another, and those answered on goroutines.
 const Depth = 8
 
 // Start registers Depth entries on each of the kernel's queues of the
@@ -127,7 +104,7 @@ func Start(devFD int, fs fuse.RawFileSystem, opts *fuse.MountOptions, init *fuse
 	// its max_payload_sz: max(8192, max_write, max_pages pages).
 	page := os.Getpagesize()
 	maxPayload = (max(maxPayload, minPayload) + page - 1) / page * page
-	s := &Server{ps: fuse.NewProtocolServer(inPlaceReads{fs}, opts), maxPayload: maxPayload, depth: Depth}
+	s := &Server{ps: fuse.NewProtocolServer(inPlaceReads{fs}, opts), maxPayload: maxPayload}
 	if err := s.replayInit(init); err != nil {
 		return nil, err
 	}
@@ -235,19 +212,13 @@ func countCPUs(list string) (int, error) {
 }
 
 type queue struct {
-	qid                    int
-	fd                     int // the ring
-	dev                    int // /dev/fuse
-	ringMem, sqeMem        []byte
-	sqHead, sqTail, sqMask *uint32
-	sqArray                []uint32
-	sqes                   []byte
-	cqHead, cqTail, cqMask *uint32
-	cqes                   []byte
-	ents                   []entry
-	mem                    []byte
-	wake                   int    // eventfd: answers made on goroutines
-	wakeBuf                []byte // its read's 8 bytes, in mem
+	qid     int
+	ring    *uring.Rings
+	dev     int // /dev/fuse
+	ents    []entry
+	mem     []byte
+	wake    int    // eventfd: answers made on goroutines
+	wakeBuf []byte // its read's 8 bytes, in mem
 
 	mu          sync.Mutex
 	done, spare []uint64 // entries answered on goroutines, to commit
@@ -255,17 +226,13 @@ type queue struct {
 
 // armWake asks the ring for the next read of the eventfd.
 func (q *queue) armWake() {
-	t := atomic.LoadUint32(q.sqTail)
-	i := t & *q.sqMask
-	sqe := q.sqes[int(i)*sqeSize : int(i+1)*sqeSize]
-	clear(sqe)
+	sqe := q.ring.Next()
 	sqe[0] = opRead
 	binary.LittleEndian.PutUint32(sqe[4:], uint32(q.wake))
 	binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&q.wakeBuf[0]))))
 	binary.LittleEndian.PutUint32(sqe[24:], 8)
 	binary.LittleEndian.PutUint64(sqe[32:], wakeTag)
-	q.sqArray[i] = i
-	atomic.StoreUint32(q.sqTail, t+1)
+	q.ring.Publish()
 }
 
 type entry struct {
@@ -292,68 +259,59 @@ func (s *Server) serveQueue(qid int, ready chan<- error) {
 	for i := range q.ents {
 		q.push(cmdRegister, uint64(i), 0, &q.ents[i])
 	}
-	if _, err := q.enter(uint32(len(q.ents)), 0); err != nil {
+	if err := q.enter(0); err != nil {
 		// The entries' buffers stay mapped: the kernel may hold some.
-		q.closeRing()
+		q.ring.Close()
 		ready <- fmt.Errorf("fuseuring: registering queue %d: %w", qid, err)
 		return
 	}
 	q.armWake()
-	if _, err := q.enter(1, 0); err != nil {
-		q.closeRing()
+	if err := q.enter(0); err != nil {
+		q.ring.Close()
 		ready <- fmt.Errorf("fuseuring: queue %d: %w", qid, err)
 		return
 	}
 	ready <- nil
 	live := len(q.ents)
-	var submit uint32
+	reap := func(c uring.CQE) {
+		i := c.UserData
+		if i == wakeTag {
+			// Requests answered on goroutines: commit them.
+			q.mu.Lock()
+			done := q.done
+			q.done = q.spare[:0]
+			q.mu.Unlock()
+			for _, j := range done {
+				q.push(cmdCommitAndFetch, j, q.ents[j].commit, &q.ents[j])
+			}
+			q.spare = done
+			q.armWake()
+			return
+		}
+		if c.Res < 0 || i >= uint64(len(q.ents)) {
+			// The connection ended (ENOTCONN) or the entry was
+			// refused: it serves no more.
+			live--
+			return
+		}
+		e := &q.ents[i]
+		if !inline(e) {
+			go s.handleAsync(q, i)
+			return
+		}
+		q.push(cmdCommitAndFetch, i, s.handle(e), e)
+	}
 	for live > 0 {
-		if _, err := q.enter(submit, 1); err != nil {
-			q.closeRing()
+		if err := q.enter(1); err != nil {
+			q.ring.Close()
 			s.fail(fmt.Errorf("fuseuring: queue %d: %w", qid, err))
 			return
 		}
-		submit = 0
-		h, t := atomic.LoadUint32(q.cqHead), atomic.LoadUint32(q.cqTail)
-		for ; h != t; h++ {
-			c := q.cqes[(h&*q.cqMask)*cqeSize:]
-			i := binary.LittleEndian.Uint64(c[0:])
-			res := int32(binary.LittleEndian.Uint32(c[8:]))
-			if i == wakeTag {
-				// Requests answered on goroutines: commit them.
-				q.mu.Lock()
-				done := q.done
-				q.done = q.spare[:0]
-				q.mu.Unlock()
-				for _, j := range done {
-					q.push(cmdCommitAndFetch, j, q.ents[j].commit, &q.ents[j])
-					submit++
-				}
-				q.spare = done
-				q.armWake()
-				submit++
-				continue
-			}
-			if res < 0 || i >= uint64(len(q.ents)) {
-				// The connection ended (ENOTCONN) or the entry was
-				// refused: it serves no more.
-				live--
-				continue
-			}
-			e := &q.ents[i]
-			if !inline(e) {
-				go s.handleAsync(q, i)
-				continue
-			}
-			commit := s.handle(e)
-			q.push(cmdCommitAndFetch, i, commit, e)
-			submit++
-		}
-		atomic.StoreUint32(q.cqHead, h)
+		q.ring.Reap(reap)
 	}
 	// Every entry came back ended: the kernel holds none of the
 	// buffers.
-	q.closeRing()
+	q.ring.Close()
 	unix.Close(q.wake)
 	unix.Munmap(q.mem)
 }
@@ -440,56 +398,29 @@ func (s *Server) handle(e *entry) uint64 {
 }
 
 func (s *Server) newQueue(qid int) (*queue, error) {
-	var p params
-	p.flags = ringFlags
 	// Room for every entry's commit and the eventfd's read in one
 	// submission.
-	entries := uint32(2 * s.depth)
-	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
-	if errno != 0 {
-		return nil, fmt.Errorf("fuseuring: io_uring_setup: %w", errno)
+	ring, err := uring.Setup(2*Depth, ringFlags)
+	if err != nil {
+		return nil, fmt.Errorf("fuseuring: %w", err)
 	}
-	q := &queue{qid: qid, fd: int(fd), dev: s.fd}
-	if p.features&featSingleMmap == 0 {
-		q.closeRing()
-		return nil, errors.New("fuseuring: kernel lacks IORING_FEAT_SINGLE_MMAP")
-	}
-	size := max(p.sqOff.array+p.sqEntries*4, p.cqOff.cqes+p.cqEntries*cqeSize)
-	var err error
-	if q.ringMem, err = unix.Mmap(q.fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
-		q.closeRing()
-		return nil, err
-	}
-	if q.sqeMem, err = unix.Mmap(q.fd, offSQEs, int(p.sqEntries)*sqeSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
-		q.closeRing()
-		return nil, err
-	}
-	b := unsafe.Pointer(&q.ringMem[0])
-	q.sqHead = (*uint32)(unsafe.Add(b, p.sqOff.head))
-	q.sqTail = (*uint32)(unsafe.Add(b, p.sqOff.tail))
-	q.sqMask = (*uint32)(unsafe.Add(b, p.sqOff.ringMask))
-	q.sqArray = unsafe.Slice((*uint32)(unsafe.Add(b, p.sqOff.array)), p.sqEntries)
-	q.sqes = q.sqeMem
-	q.cqHead = (*uint32)(unsafe.Add(b, p.cqOff.head))
-	q.cqTail = (*uint32)(unsafe.Add(b, p.cqOff.tail))
-	q.cqMask = (*uint32)(unsafe.Add(b, p.cqOff.ringMask))
-	q.cqes = unsafe.Slice((*byte)(unsafe.Add(b, p.cqOff.cqes)), int(p.cqEntries)*cqeSize)
+	q := &queue{qid: qid, ring: ring, dev: s.fd}
 
 	// The entries' buffers are outside Go's heap: the kernel writes
 	// into them while no Go pointer refers to them.
 	per := headerSize + s.maxPayload
 	per = (per + 4095) &^ 4095
-	if q.mem, err = unix.Mmap(-1, 0, per*s.depth+4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
-		q.closeRing()
+	if q.mem, err = unix.Mmap(-1, 0, per*Depth+4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+		q.ring.Close()
 		return nil, err
 	}
-	q.wakeBuf = q.mem[per*s.depth : per*s.depth+8]
+	q.wakeBuf = q.mem[per*Depth : per*Depth+8]
 	if q.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC); err != nil {
-		q.closeRing()
+		q.ring.Close()
 		unix.Munmap(q.mem)
 		return nil, fmt.Errorf("fuseuring: eventfd: %w", err)
 	}
-	q.ents = make([]entry, s.depth)
+	q.ents = make([]entry, Depth)
 	for i := range q.ents {
 		m := q.mem[i*per : (i+1)*per]
 		e := &q.ents[i]
@@ -505,10 +436,7 @@ func (s *Server) newQueue(qid int) (*queue, error) {
 
 // push queues a command for e.
 func (q *queue) push(op uint32, user, commit uint64, e *entry) {
-	t := atomic.LoadUint32(q.sqTail)
-	i := t & *q.sqMask
-	sqe := q.sqes[int(i)*sqeSize : int(i+1)*sqeSize]
-	clear(sqe)
+	sqe := q.ring.Next()
 	sqe[0] = opURingCmd
 	binary.LittleEndian.PutUint32(sqe[4:], uint32(q.dev))
 	binary.LittleEndian.PutUint32(sqe[8:], op) // cmd_op
@@ -518,38 +446,18 @@ func (q *queue) push(op uint32, user, commit uint64, e *entry) {
 	// struct fuse_uring_cmd_req at cmd (offset 48)
 	binary.LittleEndian.PutUint64(sqe[48+8:], commit)
 	binary.LittleEndian.PutUint16(sqe[48+16:], uint16(q.qid))
-	q.sqArray[i] = i
-	atomic.StoreUint32(q.sqTail, t+1)
+	q.ring.Publish()
 }
 
-func (q *queue) enter(submit, wait uint32) (int, error) {
+// enter submits what was pushed and, with wait, waits for a
+// completion.
+func (q *queue) enter(wait uint32) error {
 	for {
-		flags := uintptr(0)
-		if wait > 0 {
-			flags = enterGetevents
+		_, err := q.ring.Enter(q.ring.Unsubmitted(), wait)
+		if err != unix.EINTR {
+			return err
 		}
-		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(q.fd), uintptr(submit), uintptr(wait), flags, 0, 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return 0, errno
-		}
-		return int(n), nil
 	}
-}
-
-// closeRing closes the ring. The entries' buffers (q.mem) are the
-// caller's to unmap, once the kernel holds none of them.
-func (q *queue) closeRing() {
-	if q.sqeMem != nil {
-		unix.Munmap(q.sqeMem)
-	}
-	if q.ringMem != nil {
-		unix.Munmap(q.ringMem)
-	}
-	q.sqeMem, q.ringMem = nil, nil
-	unix.Close(q.fd)
 }
 
 // inPlaceReads passes a READ's answer on without a copy when the file

@@ -17,8 +17,11 @@
 //
 // # Terminology
 //
-//   - Ring: one io_uring instance (New), its submission and completion
-//     queues mapped into our memory, and the buffers it owns.
+//   - Rings: an io_uring instance's submission and completion queues
+//     mapped into our memory (Setup), of either submission size; Ring and
+//     internal/fuseuring (FUSE's 128-byte commands) are built on it.
+//   - Ring: one io_uring instance (New) on Rings, with the buffers it
+//     owns, for batches of 64-byte submissions.
 //   - SQE: a submission queue entry, one request (Openat, Read, Close,
 //     Statx build them; Push queues them).
 //   - CQE: a completion queue entry, one result: the request's UserData

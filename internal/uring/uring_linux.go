@@ -3,7 +3,6 @@ package uring
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -86,14 +85,9 @@ var (
 // Ring is one io_uring instance with the buffers the kernel writes into
 // (Buffer, StatxBuffer). Not safe for concurrent use.
 type Ring struct {
-	fd                     int // -1 once closed
-	entries                int // requests in flight at most (New's argument)
-	ringMem, sqeMem        []byte
-	sqHead, sqTail, sqMask *uint32
-	sqArray                []uint32
-	sqes                   []SQE
-	cqHead, cqTail, cqMask *uint32
-	cqes                   []CQE
+	fd      int // -1 once closed
+	entries int // requests in flight at most (New's argument)
+	q       *Rings
 
 	bufs   [][]byte // anonymous mappings handed out by Buffer
 	pend   int      // pushed, not yet reaped
@@ -110,38 +104,15 @@ func New(entries int) (*Ring, error) {
 	if !Enabled() {
 		return nil, fmt.Errorf("uring: %w: switched off (SetEnabled)", ErrUnavailable)
 	}
-	var p params
-	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
-	if errno != 0 {
-		return nil, fmt.Errorf("uring: %w: io_uring_setup: %w", ErrUnavailable, errno)
+	q, err := Setup(uint32(entries), 0)
+	if err != nil {
+		return nil, fmt.Errorf("uring: %w", err)
 	}
-	r := &Ring{fd: int(fd), entries: entries}
-	if p.features&featSingleMmap == 0 || p.sqEntries < uint32(entries) || p.cqEntries < uint32(entries) {
-		r.Close()
-		return nil, fmt.Errorf("uring: %w: kernel lacks IORING_FEAT_SINGLE_MMAP or gave %d/%d entries for %d",
-			ErrUnavailable, p.sqEntries, p.cqEntries, entries)
+	if q.SQEntries < uint32(entries) || q.CQEntries < uint32(entries) {
+		q.Close()
+		return nil, fmt.Errorf("uring: %w: kernel gave %d/%d entries for %d", ErrUnavailable, q.SQEntries, q.CQEntries, entries)
 	}
-	size := max(p.sqOff.array+p.sqEntries*4, p.cqOff.cqes+p.cqEntries*uint32(unsafe.Sizeof(CQE{})))
-	var err error
-	if r.ringMem, err = unix.Mmap(r.fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("uring: mapping the rings: %w", err)
-	}
-	if r.sqeMem, err = unix.Mmap(r.fd, offSQEs, int(p.sqEntries)*int(unsafe.Sizeof(SQE{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("uring: mapping the submission entries: %w", err)
-	}
-	b := unsafe.Pointer(&r.ringMem[0])
-	r.sqHead = (*uint32)(unsafe.Add(b, p.sqOff.head))
-	r.sqTail = (*uint32)(unsafe.Add(b, p.sqOff.tail))
-	r.sqMask = (*uint32)(unsafe.Add(b, p.sqOff.ringMask))
-	r.sqArray = unsafe.Slice((*uint32)(unsafe.Add(b, p.sqOff.array)), p.sqEntries)
-	r.sqes = unsafe.Slice((*SQE)(unsafe.Pointer(&r.sqeMem[0])), p.sqEntries)
-	r.cqHead = (*uint32)(unsafe.Add(b, p.cqOff.head))
-	r.cqTail = (*uint32)(unsafe.Add(b, p.cqOff.tail))
-	r.cqMask = (*uint32)(unsafe.Add(b, p.cqOff.ringMask))
-	r.cqes = unsafe.Slice((*CQE)(unsafe.Add(b, p.cqOff.cqes)), p.cqEntries)
-	return r, nil
+	return &Ring{fd: q.FD, entries: entries, q: q}, nil
 }
 
 // Entries is New's argument: how many requests may be pushed between
@@ -196,15 +167,7 @@ func (r *Ring) Close() {
 // mapped. Its failures are not reported: munmap of our own mappings and
 // close of a ring descriptor leave nothing a caller could act on.
 func (r *Ring) abandon() {
-	if r.sqeMem != nil {
-		unix.Munmap(r.sqeMem)
-	}
-	if r.ringMem != nil {
-		unix.Munmap(r.ringMem)
-	}
-	r.sqeMem, r.ringMem, r.sqes, r.cqes, r.sqArray = nil, nil, nil, nil, nil
-	r.sqHead, r.sqTail, r.sqMask, r.cqHead, r.cqTail, r.cqMask = nil, nil, nil, nil, nil, nil
-	unix.Close(r.fd)
+	r.q.Close()
 	r.fd = -1
 }
 
@@ -217,11 +180,8 @@ func (r *Ring) Push(s SQE) {
 	if r.pend >= r.entries {
 		panic(fmt.Sprintf("uring: more than %d requests pushed before Run", r.entries))
 	}
-	t := atomic.LoadUint32(r.sqTail)
-	i := t & *r.sqMask
-	r.sqes[i] = s
-	r.sqArray[i] = i
-	atomic.StoreUint32(r.sqTail, t+1)
+	*(*SQE)(unsafe.Pointer(&r.q.Next()[0])) = s
+	r.q.Publish()
 	r.pend++
 }
 
@@ -236,24 +196,15 @@ func (r *Ring) Run(done func(c CQE)) error {
 	if r.fd < 0 {
 		return errors.New("uring: Run on a closed ring")
 	}
-	toSubmit := atomic.LoadUint32(r.sqTail) - atomic.LoadUint32(r.sqHead)
 	for r.pend > 0 {
-		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(r.pend), enterGetevents, 0, 0)
-		if errno != 0 && errno != unix.EINTR {
-			r.broken = fmt.Errorf("uring: io_uring_enter: %w", errno)
+		_, err := r.q.Enter(r.q.Unsubmitted(), uint32(r.pend))
+		if err != nil && err != unix.EINTR {
+			r.broken = fmt.Errorf("uring: io_uring_enter: %w", err)
 			r.pend = 0
 			r.abandon()
 			return r.broken
 		}
-		if errno == 0 {
-			toSubmit -= uint32(n)
-		}
-		h, t := atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail)
-		for ; h != t; h++ {
-			done(r.cqes[h&*r.cqMask])
-			r.pend--
-		}
-		atomic.StoreUint32(r.cqHead, h)
+		r.pend -= r.q.Reap(done)
 	}
 	return nil
 }
