@@ -335,17 +335,22 @@ func (f *FS) readAtLocked(in *inode, buf []byte, off int64) (int, error) {
 		copy(buf, in.inline[off:])
 		return int(n), nil
 	}
-	clear(buf)
 	end := off + n
-	// First extent that ends after off.
+	// First extent that ends after off. Extents are sorted and do not
+	// overlap; what no extent covers (a hole) reads as zeros, and only
+	// that is cleared: a sequential read's buffers are all extents.
 	i := sort.Search(len(in.exts), func(i int) bool { return in.exts[i].end() > off })
+	at := off // buf is filled up to here
 	for ; i < len(in.exts) && in.exts[i].Off < end; i++ {
 		e := in.exts[i]
 		from, to := max(e.Off, off), min(e.end(), end)
+		clear(buf[at-off : from-off])
 		if err := f.readExtent(in, e, buf[from-off:to-off], e.FileOff+(from-e.Off)); err != nil {
 			return 0, fmt.Errorf("inode %d: %w: %w", in.ino, err, syscall.EIO)
 		}
+		at = to
 	}
+	clear(buf[at-off:])
 	return int(n), nil
 }
 
