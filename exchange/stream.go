@@ -79,7 +79,7 @@ type Stream struct {
 
 // OpenStream asks peer for the stream p plans (StreamV1 or StreamV2).
 // announce, if not nil, runs just before the stream itself is asked for,
-// after the requests that precede it (heads, listkeys), where hg prints
+// after the requests that precede it (v1's listkeys), where hg prints
 // "streaming all changes".
 func OpenStream(ctx context.Context, peer wireproto.Peer, p StreamPlan, announce func()) (*Stream, error) {
 	if announce == nil {
@@ -91,12 +91,10 @@ func OpenStream(ctx context.Context, peer wireproto.Peer, p StreamPlan, announce
 		if err != nil {
 			return nil, err
 		}
-		heads, err := peer.Heads(ctx)
-		if err != nil {
-			return nil, err
-		}
+		// No heads request first: the stream is the whole store
+		// whatever heads say (see StreamCloneArgs).
 		announce()
-		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2, heads))
+		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2, nil))
 		if err != nil {
 			return nil, err
 		}

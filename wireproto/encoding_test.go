@@ -60,4 +60,7 @@ func TestStreamCloneArgs(t *testing.T) {
 	if _, ok := StreamCloneArgs(Bundle2Caps{}, nil)["bookmarks"]; ok {
 		t.Error("bookmarks requested from a server without binary bookmarks")
 	}
+	if _, ok := StreamCloneArgs(b2, nil)["heads"]; ok {
+		t.Error("heads sent when none were given")
+	}
 }
