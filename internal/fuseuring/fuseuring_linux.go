@@ -248,6 +248,11 @@ const wakeTag = 1 << 63
 func (s *Server) serveQueue(qid int, ready chan<- error) {
 	defer s.wg.Done()
 	runtime.LockOSThread()
+	// Pinned to its queue's CPU, the thread answers where the caller
+	// sleeps. Measured unpinned (2026-12-06, tar -x of the 20,000-file
+	// store, three runs each): 8.9-10.1 s against 4.2-4.7 s pinned, and
+	// the FUSE floor 7.6-9.5 against 2.6-3.2 s: each request then wakes
+	// a thread on the other CPU and back.
 	var set unix.CPUSet
 	set.Set(qid)
 	_ = unix.SchedSetaffinity(0, &set) // an offline CPU: serve from anywhere
