@@ -106,6 +106,9 @@ func main() {
 	} else {
 		logf("mounts take their requests on /dev/fuse (FUSE over io_uring: %s is not Y, or io_uring is not permitted)\n", fuseuring.ParamPath)
 	}
+	if freePageReporting() {
+		logf("this guest reports freed memory to its host (virtio-balloon free page reporting): memory the kernel hands out again faults in from the host, as kernel time (clear_page) in the rows that grow a heap or the page cache, and their figures vary with it\n")
+	}
 	// What an interrupted run left: its scratch directories, its trash.
 	discard(env, filepath.Join(env.Cache, "work"))
 	if had, err := emptyTrash(env); err != nil {
@@ -354,3 +357,21 @@ func printServed(out *os.File, results []result) {
 }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
+
+// freePageReporting reports whether a virtio balloon of this machine
+// offers free page reporting (VIRTIO_BALLOON_F_REPORTING, feature bit 5;
+// sysfs lists a device's features as a string of bits, bit 0 first).
+// Measured where it is on (2026-12-06, 2 CPUs, 24 GiB): writing 240 MB
+// to ext4 took 0.04-0.08 s, and 0.6-0.9 s of kernel time once the pages
+// it needed had been handed back; 18 GB to tmpfs took 61 s of kernel
+// time, and 36 s the second time.
+func freePageReporting() bool {
+	devs, _ := filepath.Glob("/sys/bus/virtio/drivers/virtio_balloon/virtio*")
+	for _, d := range devs {
+		f, err := os.ReadFile(filepath.Join(d, "features"))
+		if err == nil && len(f) > 5 && f[5] == '1' {
+			return true
+		}
+	}
+	return false
+}
