@@ -94,7 +94,7 @@ func OpenStream(ctx context.Context, peer wireproto.Peer, p StreamPlan, announce
 		// No heads request first: the stream is the whole store
 		// whatever heads say (see StreamCloneArgs).
 		announce()
-		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2, nil))
+		body, err := peer.GetBundle(ctx, wireproto.StreamCloneArgs(b2))
 		if err != nil {
 			return nil, err
 		}

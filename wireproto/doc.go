@@ -55,7 +55,8 @@
 // may carry options or be a stand-in script.
 //
 // StreamCloneArgs builds getbundle's arguments for a bundle2 stream clone
-// exactly as exchange._pullbundle2 does with streaming on.
+// as exchange._pullbundle2 does with streaming on, without the heads a
+// stream-only getbundle does not read.
 //
 // # Server
 //

@@ -40,11 +40,10 @@ func TestDecodeHelpers(t *testing.T) {
 func TestStreamCloneArgs(t *testing.T) {
 	c, _ := ParseCaps([]byte(hgServeCaps))
 	b2, _ := c.Bundle2()
-	args := StreamCloneArgs(b2, []string{"8cfdfd66ca5f2f4e0e36d5a6b6f4fb1d0a0e1e5c"})
+	args := StreamCloneArgs(b2)
 	want := map[string]string{
 		"bundlecaps": "HG20,bundle2=HG20%0Abookmarks%0Aerror%3Dabort%2Cunsupportedcontent%2Cpushraced%2Cpushkey%0Alistkeys%0Aobsmarkers%3DV0%2CV1%0Aphases%3Dheads%0Astream%3Dv2",
 		"common":     NullHex,
-		"heads":      "8cfdfd66ca5f2f4e0e36d5a6b6f4fb1d0a0e1e5c",
 		"cg":         "0",
 		"stream":     "1",
 		"bookmarks":  "1",
@@ -57,10 +56,10 @@ func TestStreamCloneArgs(t *testing.T) {
 	if len(args) != len(want) {
 		t.Errorf("args %v", args)
 	}
-	if _, ok := StreamCloneArgs(Bundle2Caps{}, nil)["bookmarks"]; ok {
+	if _, ok := StreamCloneArgs(Bundle2Caps{})["bookmarks"]; ok {
 		t.Error("bookmarks requested from a server without binary bookmarks")
 	}
-	if _, ok := StreamCloneArgs(b2, nil)["heads"]; ok {
-		t.Error("heads sent when none were given")
+	if _, ok := args["heads"]; ok {
+		t.Error("heads sent with a stream clone's getbundle")
 	}
 }

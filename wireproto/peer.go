@@ -241,10 +241,10 @@ func ClientBundle2Caps() Bundle2Caps {
 }
 
 // StreamCloneArgs returns getbundle's arguments for a bundle2 (v2) stream
-// clone, as exchange.py _pullbundle2 sends them with streaming on:
-// bundlecaps (HG20 plus our quoted bundle2 capabilities), common = null,
-// cg=0, stream=1, and bookmarks=1 when the server can send a binary
-// bookmarks part; heads only if given.
+// clone, as exchange.py _pullbundle2 sends them with streaming on, but
+// for heads: bundlecaps (HG20 plus our quoted bundle2 capabilities),
+// common = null, cg=0, stream=1, and bookmarks=1 when the server can send
+// a binary bookmarks part.
 //
 // hg sends the heads its discovery found, one request (heads) before
 // this one. A stream-only getbundle does not read them: hg's server
@@ -252,10 +252,10 @@ func ClientBundle2Caps() Bundle2Caps {
 // bookmarks use none, and phases and obsmarkers, not asked for here, take
 // the repository's own heads when none are given) and hgfs serve alike
 // stream the whole store, and the bookmarks part lists them all, at the
-// moment the request is served. So the clone leaves them out (heads nil)
-// and saves that round trip: a network's round trip per clone, about 2
-// ms of hg serve's Python on loopback.
-func StreamCloneArgs(server Bundle2Caps, heads []string) map[string]string {
+// moment the request is served. So the clone leaves them out and saves
+// that round trip: a network's round trip per clone, about 2 ms of hg
+// serve's Python on loopback.
+func StreamCloneArgs(server Bundle2Caps) map[string]string {
 	bundlecaps := []string{"HG20", "bundle2=" + bundle2.Quote(ClientBundle2Caps().Encode())}
 	sort.Strings(bundlecaps)
 	args := map[string]string{
@@ -263,9 +263,6 @@ func StreamCloneArgs(server Bundle2Caps, heads []string) map[string]string {
 		"common":     NullHex,
 		"cg":         "0",
 		"stream":     "1",
-	}
-	if heads != nil {
-		args["heads"] = EncodeNodes(heads)
 	}
 	if server.Has("bookmarks") {
 		args["bookmarks"] = "1"

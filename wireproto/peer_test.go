@@ -116,7 +116,7 @@ func checkPeer(t *testing.T, p Peer, repo string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := p.GetBundle(ctx, StreamCloneArgs(b2, heads))
+	body, err := p.GetBundle(ctx, StreamCloneArgs(b2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,9 +85,8 @@ var (
 // Ring is one io_uring instance with the buffers the kernel writes into
 // (Buffer, StatxBuffer). Not safe for concurrent use.
 type Ring struct {
-	fd      int // -1 once closed
-	entries int // requests in flight at most (New's argument)
-	q       *Rings
+	entries int    // requests in flight at most (New's argument)
+	q       *Rings // its FD is -1 once closed
 
 	bufs   [][]byte // anonymous mappings handed out by Buffer
 	pend   int      // pushed, not yet reaped
@@ -112,7 +111,7 @@ func New(entries int) (*Ring, error) {
 		q.Close()
 		return nil, fmt.Errorf("uring: %w: kernel gave %d/%d entries for %d", ErrUnavailable, q.SQEntries, q.CQEntries, entries)
 	}
-	return &Ring{fd: q.FD, entries: entries, q: q}, nil
+	return &Ring{entries: entries, q: q}, nil
 }
 
 // Entries is New's argument: how many requests may be pushed between
@@ -123,7 +122,7 @@ func (r *Ring) Entries() int { return r.entries }
 // to write into (read buffers, struct statx). It lives until Close, and
 // for ever if a Run failed (see the package doc).
 func (r *Ring) Buffer(size int) ([]byte, error) {
-	if r.fd < 0 {
+	if r.q.FD < 0 {
 		return nil, errors.New("uring: Buffer on a closed ring")
 	}
 	if size <= 0 {
@@ -151,7 +150,7 @@ func (r *Ring) StatxBuffer(n int) ([]unix.Statx_t, error) {
 // whatever memory came to occupy the buffers' pages, so they stay
 // mapped (abandoned). Close can be called more than once.
 func (r *Ring) Close() {
-	if r.fd < 0 {
+	if r.q.FD < 0 {
 		return
 	}
 	if r.broken == nil {
@@ -168,13 +167,12 @@ func (r *Ring) Close() {
 // close of a ring descriptor leave nothing a caller could act on.
 func (r *Ring) abandon() {
 	r.q.Close()
-	r.fd = -1
 }
 
 // Push queues a request for the next Run. It panics on a closed ring or
 // beyond Entries requests: the caller sizes its batches to the ring.
 func (r *Ring) Push(s SQE) {
-	if r.fd < 0 {
+	if r.q.FD < 0 {
 		panic("uring: Push on a closed ring")
 	}
 	if r.pend >= r.entries {
@@ -193,7 +191,7 @@ func (r *Ring) Run(done func(c CQE)) error {
 	if r.broken != nil {
 		return r.broken
 	}
-	if r.fd < 0 {
+	if r.q.FD < 0 {
 		return errors.New("uring: Run on a closed ring")
 	}
 	for r.pend > 0 {

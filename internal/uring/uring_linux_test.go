@@ -233,7 +233,7 @@ func TestAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(null)
-	if err := unix.Dup3(null, r.fd, unix.O_CLOEXEC); err != nil {
+	if err := unix.Dup3(null, r.q.FD, unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
 	r.Push(Close(-1, 0))
@@ -245,8 +245,8 @@ func TestAbandon(t *testing.T) {
 	if err2 := r.Run(func(CQE) {}); err2 != err {
 		t.Errorf("second Run: %v, want the first failure %v", err2, err)
 	}
-	if r.fd != -1 {
-		t.Errorf("abandoned ring still holds descriptor %d", r.fd)
+	if r.q.FD != -1 {
+		t.Errorf("abandoned ring still holds descriptor %d", r.q.FD)
 	}
 	r.Close()
 	// Still mapped: were it not, this would fault and fail the test.
