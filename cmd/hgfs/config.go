@@ -178,10 +178,13 @@ func runConfig(ctx context.Context, c *cmdContext, args []string) error {
 			if c.ui.debug {
 				c.ui.write("%s: ", it.Source)
 			}
+			// A value's newlines print as \n, as hg's plain output has
+			// them.
+			v := strings.ReplaceAll(it.Value, "\n", `\n`)
 			if unique {
-				c.ui.write("%s\n", it.Value)
+				c.ui.write("%s\n", v)
 			} else {
-				c.ui.write("%s.%s=%s\n", s, n, it.Value)
+				c.ui.write("%s.%s=%s\n", s, n, v)
 			}
 		}
 	}
