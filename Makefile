@@ -55,8 +55,12 @@ deps:
 	fi; \
 	GO=$(GO) ./scripts/seaweedfs.sh >/dev/null || echo "note: SeaweedFS did not build; the object store tests skip (scripts/seaweedfs.sh)"
 
+# build makes hgfs and its S3 helper hgfs-s3, which hgfs runs from beside
+# itself for the commands that reach an object store (s3bundles/helper.go
+# says why it is a program of its own).
 build:
 	CGO_ENABLED=$(BUILD_CGO) $(GO) build -o $(HGFS) ./cmd/hgfs
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/hgfs-s3 ./cmd/hgfs-s3
 
 # The whole suite under the race detector. HGFS_BIN lets tests that run the
 # real binary (daemonizing mounts, crash tests) skip building it themselves.

@@ -57,6 +57,9 @@ type Options struct {
 	Heads []string
 	// Now is the refresh's time (zero: time.Now).
 	Now time.Time
+	// Grace is how long the objects of a replaced manifest stay in the
+	// store (Config.Grace).
+	Grace time.Duration
 	// Log reports each step.
 	Log func(format string, args ...any)
 }
@@ -132,11 +135,26 @@ func ObjectName(heads []string, sum, kind string) string {
 	return head + "-" + sum + "." + kind + ".hg"
 }
 
-// Refresh uploads bundles (in the order given, which is the manifest's),
-// replaces hgDir's manifest with them, and deletes the objects of
+// Objects is what a refresh asks of the object store (s3client.Store).
+type Objects interface {
+	// Upload puts the file at path, of the SHA-256 sum and size given,
+	// as name under the target's prefix, unless an object of that
+	// name, size and SHA-256 is there already.
+	Upload(ctx context.Context, name, path, sum string, size int64) (Object, error)
+	// URL is the address clients download key from.
+	URL(ctx context.Context, key string) (string, error)
+	// Remove deletes key; one already gone is not an error.
+	Remove(ctx context.Context, key string) error
+	// Target is where the store puts objects.
+	Target() Target
+}
+
+// Refresh uploads bundles (in the order given, which is the manifest's)
+// to s, replaces hgDir's manifest with them, and deletes the objects of
 // earlier manifests retired for longer than the grace period. It returns
 // the new manifest's entries.
-func (s *Store) Refresh(ctx context.Context, hgDir string, bundles []Bundle, opt Options) ([]Entry, error) {
+func Refresh(ctx context.Context, s Objects, hgDir string, bundles []Bundle, opt Options) ([]Entry, error) {
+	target := s.Target()
 	now := opt.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -156,7 +174,7 @@ func (s *Store) Refresh(ctx context.Context, hgDir string, bundles []Bundle, opt
 			return nil, err
 		}
 		name := ObjectName(opt.Heads, sum, b.Kind)
-		logf("uploading %s (%d bytes) to %s\n", b.Kind, size, s.target.Bucket+"/"+s.target.key(name))
+		logf("uploading %s (%d bytes) to %s\n", b.Kind, size, target.Bucket+"/"+target.Key(name))
 		obj, err := s.Upload(ctx, name, b.Path, sum, size)
 		if err != nil {
 			return nil, err
@@ -180,7 +198,7 @@ func (s *Store) Refresh(ctx context.Context, hgDir string, bundles []Bundle, opt
 	listed := map[stateObject]bool{}
 	next := &state{}
 	for _, e := range entries {
-		o := stateObject{Bucket: s.target.Bucket, Key: e.Object.Key}
+		o := stateObject{Bucket: target.Bucket, Key: e.Object.Key}
 		listed[o] = true
 		next.Current = append(next.Current, o)
 	}
@@ -195,9 +213,9 @@ func (s *Store) Refresh(ctx context.Context, hgDir string, bundles []Bundle, opt
 		switch {
 		case listed[stateObject{Bucket: o.Bucket, Key: o.Key}]:
 			// Listed again: current, not retired.
-		case o.Bucket != s.target.Bucket:
+		case o.Bucket != target.Bucket:
 			logf("note: %s/%s is in another bucket; delete it there\n", o.Bucket, o.Key)
-		case now.Sub(o.Since) < s.cfg.Grace:
+		case now.Sub(o.Since) < opt.Grace:
 			next.Retired = append(next.Retired, o)
 		default:
 			logf("deleting %s/%s (unlisted since %s)\n", o.Bucket, o.Key, o.Since.UTC().Format(time.RFC3339))

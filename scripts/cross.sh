@@ -36,6 +36,8 @@ for target in windows/amd64 windows/arm64 darwin/amd64 darwin/arm64 linux/amd64 
 	[ "$os" = windows ] && exe=.exe
 	step "build $target" env CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" \
 		"$GO" build -trimpath -o "$OUT/hgfs-$os-$arch$exe" ./cmd/hgfs
+	step "build $target S3 helper" env CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" \
+		"$GO" build -trimpath -o "$OUT/hgfs-s3-$os-$arch$exe" ./cmd/hgfs-s3
 done
 
 step "vet windows/amd64" env CGO_ENABLED=0 GOOS=windows GOARCH=amd64 "$GO" vet ./...

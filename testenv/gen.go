@@ -82,16 +82,18 @@ func Generate(t testing.TB, spec Spec) string {
 
 // RemoveGenerated deletes what this process left in the temporary
 // directory for its tests to share: the repositories Generate made and
-// the hgfs binary Hgfs built. A test package that uses either calls it
-// from TestMain after m.Run.
+// the binaries Hgfs and UseS3Helper built. A test package that uses
+// either calls it from TestMain after m.Run.
 func RemoveGenerated() {
 	genMu.Lock()
 	defer genMu.Unlock()
 	if genDir != "" {
 		os.RemoveAll(genDir)
 	}
-	if hgfsPath != "" {
-		os.RemoveAll(filepath.Dir(hgfsPath))
+	for _, c := range []*command{&hgfsBuild, &s3HelperBuild} {
+		if c.bin != "" {
+			os.RemoveAll(filepath.Dir(c.bin))
+		}
 	}
 }
 

@@ -219,26 +219,63 @@ func Hgfs(t testing.TB) string {
 	if Wine() {
 		Missing(t, "HGFS_BIN does not name hgfs.exe (make test-windows builds it)")
 	}
-	hgfsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hgfs-bin-")
-		if err != nil {
-			hgfsErr = err
-			return
-		}
-		hgfsPath = filepath.Join(dir, "hgfs")
-		cmd := exec.Command("go", "build", "-o", hgfsPath, "github.com/hgfs/hgfs/cmd/hgfs")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			hgfsErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if hgfsErr != nil {
-		t.Fatalf("building hgfs: %v", hgfsErr)
-	}
-	return hgfsPath
+	return hgfsBuild.path(t, "hgfs")
 }
 
-var (
-	hgfsOnce sync.Once
-	hgfsPath string
-	hgfsErr  error
+// command is a command of this module built once per test process.
+type command struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+var hgfsBuild, s3HelperBuild command
+
+// path builds ./cmd/name on first use and returns the binary's path.
+func (c *command) path(t testing.TB, name string) string {
+	t.Helper()
+	c.once.Do(func() {
+		dir, err := os.MkdirTemp("", name+"-bin-")
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.bin = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", c.bin, "github.com/hgfs/hgfs/cmd/"+name)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			c.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if c.err != nil {
+		t.Fatalf("building %s: %v", name, c.err)
+	}
+	return c.bin
+}
+
+// UseS3Helper points hgfs, in this process and in the commands it
+// starts, at the S3 helper hgfs-s3 for the rest of the test
+// (HGFS_S3_HELPER): the one beside HGFS_BIN when make test built both,
+// otherwise one built once per test process.
+func UseS3Helper(t *testing.T) {
+	t.Helper()
+	t.Setenv(S3HelperEnv, s3Helper(t))
+}
+
+// S3HelperEnv and S3HelperName are s3bundles.HelperEnv and HelperName,
+// which testenv cannot import (s3bundles imports packages whose tests
+// import testenv); s3client's tests check they agree.
+const (
+	S3HelperEnv  = "HGFS_S3_HELPER"
+	S3HelperName = "hgfs-s3"
 )
+
+func s3Helper(t testing.TB) string {
+	if bin := os.Getenv("HGFS_BIN"); bin != "" {
+		p := filepath.Join(filepath.Dir(bin), S3HelperName+filepath.Ext(bin))
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("HGFS_BIN is %s but the S3 helper is not beside it: %v (make build builds both)", bin, err)
+		}
+		return p
+	}
+	return s3HelperBuild.path(t, S3HelperName)
+}

@@ -171,7 +171,7 @@ func (cl *cloner) fromS3(source string) error {
 	if err != nil {
 		return err
 	}
-	body, err := s3bundles.OpenObject(cl.ctx, cfg, loc)
+	body, err := s3bundles.Fetch(cl.ctx, cfg, loc)
 	if err != nil {
 		if cl.ctx.Err() != nil {
 			return cl.ctx.Err()

@@ -312,6 +312,7 @@ func cloneMount(t *testing.T, source, mp string, args ...string) {
 // bad credentials and an unreachable store fail cleanly.
 func TestCloneBundleS3(t *testing.T) {
 	srv := testenv.StartSeaweedFS(t)
+	testenv.UseS3Helper(t)
 	dir := t.TempDir()
 	www := urlBundles(t, dir)
 	client := srv.Client(t)

@@ -104,8 +104,9 @@ func runCloneBundles(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	s3, err := s3bundles.Open(ctx, cfg, target)
-	if err != nil {
+	// The store, its credentials and its bucket are checked before any
+	// bundle is written.
+	if err := s3bundles.RunRefresh(ctx, s3bundles.Request{Op: s3bundles.OpCheck, Config: cfg, Target: target}, nil); err != nil {
 		return abortf("%v", err)
 	}
 	heads, reqs, err := refreshSource(root)
@@ -150,8 +151,8 @@ func runCloneBundles(ctx context.Context, c *cmdContext, args []string) error {
 		}
 		bundles = append(bundles, s3bundles.Bundle{Path: path, Kind: k.kind, Spec: k.spec(reqs), Compression: k.compression})
 	}
-	_, err = s3.Refresh(ctx, hgDir, bundles, s3bundles.Options{Heads: heads, Log: c.ui.status})
-	if err != nil {
+	req := s3bundles.Request{Op: s3bundles.OpRefresh, Config: cfg, Target: target, HgDir: hgDir, Bundles: bundles, Heads: heads}
+	if err := s3bundles.RunRefresh(ctx, req, func(line string) { c.ui.status("%s", line) }); err != nil {
 		return abortf("%v", err)
 	}
 	return nil

@@ -90,6 +90,7 @@ func historyOf(t *testing.T, repo string) string {
 // mount.
 func TestCloneBundlesS3(t *testing.T) {
 	srv := testenv.StartSeaweedFS(t)
+	testenv.UseS3Helper(t)
 	src := corpusSource(t)
 	entries := refreshBundles(t, srv, src, "corpus")
 	for i, want := range []string{"stream-v2", "packed1", "zstd-v2"} {
@@ -176,6 +177,7 @@ func TestCloneBundlesS3(t *testing.T) {
 // first refresh's objects.
 func TestCloneBundlesS3Refresh(t *testing.T) {
 	srv := testenv.StartSeaweedFS(t)
+	testenv.UseS3Helper(t)
 	src := corpusSource(t)
 	old := refreshBundles(t, srv, src, "live")
 	commitFile(t, src, "second", "second\n")
@@ -270,6 +272,7 @@ func objectKey(srv *testenv.S3Server, url string) string {
 // a normal clone).
 func TestCloneBundlesS3Failures(t *testing.T) {
 	srv := testenv.StartSeaweedFS(t)
+	testenv.UseS3Helper(t)
 	dir := t.TempDir()
 	src := cloneFixture(t, dir)
 

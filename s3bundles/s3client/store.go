@@ -1,132 +1,42 @@
-// Package s3bundles keeps a repository's clone bundles in an
-// S3-compatible object store (Amazon S3, SeaweedFS, MinIO, ...): it
-// uploads bundle files, writes .hg/clonebundles.manifest in hg's format
-// (hgext/clonebundles.py) with URLs a client fetches without credentials,
-// and deletes the objects of earlier refreshes once their grace period is
-// over. The S3 protocol is minio-go's; this package only names objects,
-// checks them, and keeps the manifest and its state file.
-package s3bundles
+// Package s3client is s3bundles' object store: minio-go's S3 client,
+// which uploads, checks, signs URLs for, deletes and fetches bundle
+// objects. Only the helper hgfs-s3 (cmd/hgfs-s3) links it; Serve is the
+// helper's side of s3bundles' helper protocol.
+package s3client
 
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/hgfs/hgfs/s3bundles"
 )
 
-// Config is where the store is and how to reach it. Empty fields are
-// taken from the environment as AWS's clients read it (FillFromEnv).
-type Config struct {
-	// Endpoint is the store's URL ("http://127.0.0.1:8333",
-	// "https://s3.example.com"); empty means Amazon S3 in Region.
-	Endpoint  string
-	Region    string
-	AccessKey string
-	SecretKey string
-	// SessionToken goes with temporary credentials (AWS_SESSION_TOKEN).
-	SessionToken string
-	// PublicURL, when set, is the base URL clients fetch objects under
-	// (a public-read bucket, or a CDN in front of it): an object's URL
-	// is PublicURL + "/" + its key. Otherwise the manifest holds
-	// pre-signed URLs valid for URLExpiry.
-	PublicURL string
-	URLExpiry time.Duration
-	// Grace is how long the objects of a replaced manifest stay in the
-	// store for the downloads that started before the replacement (0:
-	// deleted at the next refresh).
-	Grace time.Duration
-	// Timeout bounds each request to the store (0: none).
-	Timeout time.Duration
-}
-
-// Defaults of Config's durations.
-const (
-	// DefaultURLExpiry is the longest a SigV4 pre-signed URL may live.
-	DefaultURLExpiry = 7 * 24 * time.Hour
-	DefaultGrace     = 24 * time.Hour
-	DefaultTimeout   = 60 * time.Second
-)
-
-// FillFromEnv fills the fields left empty from getenv: AWS_ENDPOINT_URL_S3
-// or AWS_ENDPOINT_URL, AWS_REGION or AWS_DEFAULT_REGION,
-// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.
-func (c *Config) FillFromEnv(getenv func(string) string) {
-	first := func(dst *string, names ...string) {
-		for _, n := range names {
-			if *dst == "" {
-				*dst = getenv(n)
-			}
-		}
-	}
-	first(&c.Endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
-	first(&c.Region, "AWS_REGION", "AWS_DEFAULT_REGION")
-	first(&c.AccessKey, "AWS_ACCESS_KEY_ID")
-	first(&c.SecretKey, "AWS_SECRET_ACCESS_KEY")
-	first(&c.SessionToken, "AWS_SESSION_TOKEN")
-}
-
-// Target is an s3://BUCKET/PREFIX location.
-type Target struct {
-	Bucket, Prefix string
-}
-
-func (t Target) String() string { return "s3://" + t.Bucket + "/" + t.Prefix }
-
-// bucketRe is S3's bucket naming rule, compiled when first used (every
-// hgfs process links this package; few name a bucket).
-var bucketRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`) })
-
-// ParseTarget parses s3://BUCKET[/PREFIX]; the prefix loses its
-// surrounding slashes.
-func ParseTarget(s string) (Target, error) {
-	rest, ok := strings.CutPrefix(s, "s3://")
-	if !ok {
-		return Target{}, fmt.Errorf("%q is not an s3://BUCKET/PREFIX location", s)
-	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	if !bucketRe().MatchString(bucket) {
-		return Target{}, fmt.Errorf("invalid bucket name %q in %s", bucket, s)
-	}
-	prefix = strings.Trim(prefix, "/")
-	if strings.Contains(prefix, "//") || strings.ContainsAny(prefix, "\x00\n\r") {
-		return Target{}, fmt.Errorf("invalid object prefix %q in %s", prefix, s)
-	}
-	return Target{Bucket: bucket, Prefix: prefix}, nil
-}
-
-// key is the object key of name under the target's prefix.
-func (t Target) key(name string) string {
-	if t.Prefix == "" {
-		return name
-	}
-	return t.Prefix + "/" + name
-}
+// metaSHA256 is the user metadata holding an object's SHA-256 (hex),
+// which tells a finished upload of the same bytes from a partial one.
+const metaSHA256 = "Hgfs-Sha256"
 
 // Store is one target in one object store.
 type Store struct {
-	cfg    Config
-	target Target
+	cfg    s3bundles.Config
+	target s3bundles.Target
 	client *minio.Client
 }
 
 // Open makes the client for target and checks that its bucket exists:
 // a store that does not answer, refuses the credentials, or lacks the
 // bucket is an error here, before anything is written.
-func Open(ctx context.Context, cfg Config, target Target) (*Store, error) {
+func Open(ctx context.Context, cfg s3bundles.Config, target s3bundles.Target) (*Store, error) {
 	s, err := newStore(cfg, target)
 	if err != nil {
 		return nil, err
@@ -145,7 +55,7 @@ func Open(ctx context.Context, cfg Config, target Target) (*Store, error) {
 }
 
 // newStore makes the client for target, contacting nobody.
-func newStore(cfg Config, target Target) (*Store, error) {
+func newStore(cfg s3bundles.Config, target s3bundles.Target) (*Store, error) {
 	endpoint, secure := "s3.amazonaws.com", true
 	if cfg.Endpoint != "" {
 		u, err := url.Parse(cfg.Endpoint)
@@ -157,10 +67,10 @@ func newStore(cfg Config, target Target) (*Store, error) {
 		endpoint = "s3." + cfg.Region + ".amazonaws.com"
 	}
 	if cfg.URLExpiry <= 0 {
-		cfg.URLExpiry = DefaultURLExpiry
+		cfg.URLExpiry = s3bundles.DefaultURLExpiry
 	}
-	if cfg.URLExpiry > DefaultURLExpiry {
-		return nil, fmt.Errorf("pre-signed URLs live at most %v, not %v", DefaultURLExpiry, cfg.URLExpiry)
+	if cfg.URLExpiry > s3bundles.DefaultURLExpiry {
+		return nil, fmt.Errorf("pre-signed URLs live at most %v, not %v", s3bundles.DefaultURLExpiry, cfg.URLExpiry)
 	}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
@@ -212,39 +122,13 @@ func (s *Store) errorf(what string, err error, args ...any) error {
 	return fmt.Errorf("%s: %w", msg, err)
 }
 
-// Object is a bundle in the store.
-type Object struct {
-	Key    string
-	Size   int64
-	SHA256 string // hex
-}
-
-// metaSHA256 is the user metadata holding an object's SHA-256 (hex),
-// which tells a finished upload of the same bytes from a partial one.
-const metaSHA256 = "Hgfs-Sha256"
-
-// FileSHA256 is the SHA-256 (hex) and size of the file at path.
-func FileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
 // Upload puts the file at path as name under the target's prefix, unless
 // an object of that name with the same size and SHA-256 is there already
 // (an upload an interrupted refresh finished). Large files go up in
 // 16 MiB parts, four at once, each with a Content-MD5 the store checks.
-func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) (Object, error) {
-	key := s.target.key(name)
-	obj := Object{Key: key, Size: size, SHA256: sum}
+func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) (s3bundles.Object, error) {
+	key := s.target.Key(name)
+	obj := s3bundles.Object{Key: key, Size: size, SHA256: sum}
 	if have, err := s.stat(ctx, key); err == nil && have.Size == size && have.SHA256 == sum {
 		return obj, nil
 	}
@@ -256,37 +140,37 @@ func (s *Store) Upload(ctx context.Context, name, path, sum string, size int64) 
 		NumThreads:     4,
 	})
 	if err != nil {
-		return Object{}, s.errorf("uploading %s to %s", err, path, s.target.Bucket+"/"+key)
+		return s3bundles.Object{}, s.errorf("uploading %s to %s", err, path, s.target.Bucket+"/"+key)
 	}
 	if info.Size != size {
-		return Object{}, fmt.Errorf("uploading %s: the store took %d bytes of %d", key, info.Size, size)
+		return s3bundles.Object{}, fmt.Errorf("uploading %s: the store took %d bytes of %d", key, info.Size, size)
 	}
 	// What the store reports holding: its size, and the SHA-256 recorded
 	// with it (the bytes themselves were checked part by part against
 	// their Content-MD5 by the store).
 	have, err := s.stat(ctx, key)
 	if err != nil {
-		return Object{}, err
+		return s3bundles.Object{}, err
 	}
 	if have.Size != size || have.SHA256 != sum {
-		return Object{}, fmt.Errorf("uploaded %s holds %d bytes (SHA-256 %q), want %d (%s)", key, have.Size, have.SHA256, size, sum)
+		return s3bundles.Object{}, fmt.Errorf("uploaded %s holds %d bytes (SHA-256 %q), want %d (%s)", key, have.Size, have.SHA256, size, sum)
 	}
 	return obj, nil
 }
 
 // stat reads an object's size and recorded SHA-256.
-func (s *Store) stat(ctx context.Context, key string) (Object, error) {
+func (s *Store) stat(ctx context.Context, key string) (s3bundles.Object, error) {
 	cctx, cancel := s.reqCtx(ctx)
 	defer cancel()
 	info, err := s.client.StatObject(cctx, s.target.Bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return Object{}, s.errorf("checking %s", err, key)
+		return s3bundles.Object{}, s.errorf("checking %s", err, key)
 	}
 	sum := info.UserMetadata[metaSHA256]
 	if sum == "" {
 		sum = info.Metadata.Get("X-Amz-Meta-" + metaSHA256)
 	}
-	return Object{Key: key, Size: info.Size, SHA256: sum}, nil
+	return s3bundles.Object{Key: key, Size: info.Size, SHA256: sum}, nil
 }
 
 // URL is the address clients download key from: under PublicURL, or
@@ -322,7 +206,7 @@ func (s *Store) Remove(ctx context.Context, key string) error {
 }
 
 // Target is where the store puts objects.
-func (s *Store) Target() Target { return s.target }
+func (s *Store) Target() s3bundles.Target { return s.target }
 
 // OpenObject starts the download of the object s3://BUCKET/KEY (loc, as
 // ParseTarget reads it: the prefix is the key) with cfg's endpoint and
@@ -331,7 +215,7 @@ func (s *Store) Target() Target { return s.target }
 // here, so a store that does not answer, a refusal and a missing object
 // are errors before anything is written. Reading the rest reports a
 // download cut short as io.ErrUnexpectedEOF.
-func OpenObject(ctx context.Context, cfg Config, loc Target) (io.ReadCloser, error) {
+func OpenObject(ctx context.Context, cfg s3bundles.Config, loc s3bundles.Target) (io.ReadCloser, error) {
 	if loc.Prefix == "" {
 		return nil, fmt.Errorf("%s names no object", loc)
 	}
