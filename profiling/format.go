@@ -1,13 +1,10 @@
 package profiling
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/google/pprof/profile"
 )
 
 // funcCost is one function's share of a profile's last sample value
@@ -20,41 +17,36 @@ type funcCost struct {
 
 // aggregate sums flat and cumulative cost per function. Recursion counts
 // once in cum per sample.
-func aggregate(p *profile.Profile) (funcs map[uint64]*funcCost, total int64, unit string) {
-	vi := len(p.SampleType) - 1
-	unit = p.SampleType[vi].Type + "/" + p.SampleType[vi].Unit
+func aggregate(p *pprofProfile) (funcs map[uint64]*funcCost, total int64, unit string) {
+	vi := len(p.sampleTypes) - 1
+	unit = p.sampleTypes[vi].typ + "/" + p.sampleTypes[vi].unit
 	funcs = map[uint64]*funcCost{}
-	for _, s := range p.Sample {
-		v := s.Value[vi]
+	for _, s := range p.samples {
+		v := s.values[vi]
 		total += v
 		seen := map[uint64]bool{}
-		for li, loc := range s.Location {
-			for lj, ln := range loc.Line {
-				if ln.Function == nil {
-					continue
-				}
-				fc := funcs[ln.Function.ID]
-				if fc == nil {
-					fc = &funcCost{name: ln.Function.Name, file: ln.Function.Filename, line: ln.Function.StartLine}
-					funcs[ln.Function.ID] = fc
-				}
-				// The leaf is the first line of the first location.
-				if li == 0 && lj == 0 {
-					fc.flat += v
-				}
-				if !seen[ln.Function.ID] {
-					seen[ln.Function.ID] = true
-					fc.cum += v
-				}
+		p.lines(s, func(fn *pprofFunction, li, lj int) {
+			fc := funcs[fn.id]
+			if fc == nil {
+				fc = &funcCost{name: fn.name, file: fn.filename, line: fn.startLine}
+				funcs[fn.id] = fc
 			}
-		}
+			// The leaf is the first line of the first location.
+			if li == 0 && lj == 0 {
+				fc.flat += v
+			}
+			if !seen[fn.id] {
+				seen[fn.id] = true
+				fc.cum += v
+			}
+		})
 	}
 	return funcs, total, unit
 }
 
 // writeText prints the top functions by flat cost, as go tool pprof -top.
 func writeText(w io.Writer, data []byte, top int) error {
-	p, err := profile.Parse(bytes.NewReader(data))
+	p, err := parsePprof(data)
 	if err != nil {
 		return fmt.Errorf("reading profile: %w", err)
 	}
@@ -81,7 +73,7 @@ func writeText(w io.Writer, data []byte, top int) error {
 		}
 		return 100 * float64(v) / float64(total)
 	}
-	fmt.Fprintf(w, "profile: %d samples, total %s (%s)\n", len(p.Sample), formatValue(total, unit), unit)
+	fmt.Fprintf(w, "profile: %d samples, total %s (%s)\n", len(p.samples), formatValue(total, unit), unit)
 	fmt.Fprintf(w, "%12s %6s %6s %12s %6s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "function")
 	var sum int64
 	for _, f := range list {
@@ -106,33 +98,29 @@ func formatValue(v int64, unit string) string {
 // self cost and, for each callee, a calls= line with the inclusive cost of
 // those calls. See valgrind's docs/callgrind-format.
 func writeCallgrind(w io.Writer, data []byte) error {
-	p, err := profile.Parse(bytes.NewReader(data))
+	p, err := parsePprof(data)
 	if err != nil {
 		return fmt.Errorf("reading profile: %w", err)
 	}
-	vi := len(p.SampleType) - 1
+	vi := len(p.sampleTypes) - 1
 	type edge struct{ caller, callee uint64 }
 	self := map[uint64]int64{}
 	calls := map[edge]int64{}
-	fns := map[uint64]*profile.Function{}
-	for _, s := range p.Sample {
-		v := s.Value[vi]
-		var stack []*profile.Function // leaf first
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				if ln.Function != nil {
-					stack = append(stack, ln.Function)
-					fns[ln.Function.ID] = ln.Function
-				}
-			}
-		}
+	fns := map[uint64]*pprofFunction{}
+	for _, s := range p.samples {
+		v := s.values[vi]
+		var stack []*pprofFunction // leaf first
+		p.lines(s, func(fn *pprofFunction, _, _ int) {
+			stack = append(stack, fn)
+			fns[fn.id] = fn
+		})
 		if len(stack) == 0 {
 			continue
 		}
-		self[stack[0].ID] += v
+		self[stack[0].id] += v
 		seen := map[edge]bool{}
 		for i := 1; i < len(stack); i++ {
-			e := edge{stack[i].ID, stack[i-1].ID}
+			e := edge{stack[i].id, stack[i-1].id}
 			if !seen[e] {
 				seen[e] = true
 				calls[e] += v
@@ -149,16 +137,16 @@ func writeCallgrind(w io.Writer, data []byte) error {
 		byCaller[e.caller] = append(byCaller[e.caller], e)
 	}
 	bw := &errWriter{w: w}
-	event := p.SampleType[vi].Type
+	event := p.sampleTypes[vi].typ
 	bw.printf("# callgrind format\nversion: 1\ncreator: hgfs\npositions: line\nevents: %s\n\n", event)
 	for _, id := range ids {
 		f := fns[id]
-		bw.printf("fl=%s\nfn=%s\n%d %d\n", f.Filename, f.Name, f.StartLine, self[id])
+		bw.printf("fl=%s\nfn=%s\n%d %d\n", f.filename, f.name, f.startLine, self[id])
 		es := byCaller[id]
 		sort.Slice(es, func(i, j int) bool { return es[i].callee < es[j].callee })
 		for _, e := range es {
 			c := fns[e.callee]
-			bw.printf("cfl=%s\ncfn=%s\ncalls=1 %d\n%d %d\n", c.Filename, c.Name, c.StartLine, f.StartLine, calls[e])
+			bw.printf("cfl=%s\ncfn=%s\ncalls=1 %d\n%d %d\n", c.filename, c.name, c.startLine, f.startLine, calls[e])
 		}
 		bw.printf("\n")
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/pprof/profile"
 )
 
 // A heap profile taken when a command ends shows almost nothing: by then
@@ -157,28 +155,17 @@ func (p *peakHeap) stop(w io.Writer) error {
 // state, live when a collection met a profile being written), which on
 // a small heap were most of what the profile showed.
 func dropWatcher(w io.Writer, prof []byte) error {
-	pr, err := profile.Parse(bytes.NewReader(prof))
+	pr, err := parsePprof(prof)
 	if err != nil {
 		return err
 	}
-	own := func(s *profile.Sample) bool {
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				if ln.Function != nil && strings.HasPrefix(ln.Function.Name, watcherFuncs) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	kept := pr.Sample[:0]
-	for _, s := range pr.Sample {
-		if !own(s) {
-			kept = append(kept, s)
-		}
-	}
-	pr.Sample = kept
-	return pr.Write(w)
+	return pr.write(w, func(s pprofSample) bool {
+		own := false
+		pr.lines(s, func(fn *pprofFunction, _, _ int) {
+			own = own || strings.HasPrefix(fn.name, watcherFuncs)
+		})
+		return own
+	})
 }
 
 // watcherFuncs prefixes the names of the watcher's functions.
