@@ -14,7 +14,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 GO=${GO:-go}
-PKGS=${HGFS_WINE_PKGS:-./revlog/ ./store/ ./streamclone/ ./changegroup/ ./txn/ ./exchange/ ./config/ ./repo/ ./hgfmt/ ./wireproto/ ./cmd/hgfs/}
+PKGS=${HGFS_WINE_PKGS:-./revlog/ ./store/ ./streamclone/ ./changegroup/ ./txn/ ./exchange/ ./config/ ./repo/ ./hgfmt/ ./wireproto/ ./s3bundles/ ./profiling/ ./cmd/hgfs/}
 
 wine=$(./scripts/wine.sh) || exit 1
 "$wine" --version || exit 1
