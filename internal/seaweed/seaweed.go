@@ -152,14 +152,12 @@ func Start(weed, dir string, timeout time.Duration) (*Server, error) {
 	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
 	s.stop = func() {
 		// weed server is one process: its master, volume server, filer
-		// and S3 gateway are goroutines.
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		// and S3 gateway are goroutines. It is killed, not asked to
+		// stop: asked (SIGINT or SIGTERM, with -volume.preStopSeconds=0
+		// too) it had not exited 15 seconds later, every time, and its
+		// data is thrown away with its directory.
+		_ = cmd.Process.Kill()
+		<-exited
 		for _, g := range []struct {
 			name string
 			port int
