@@ -58,8 +58,9 @@ func init() {
     or 'hg bundle -a -t "none-v2;stream=v2"') or a changegroup bundle
     ('hg bundle -a').
 
-    SOURCE may also be a bundle's URL: s3://BUCKET/KEY (fetched with the
-    S3 settings of 'hgfs help clonebundles': hgfs.s3-*, AWS_*), or an
+    SOURCE may also be a bundle's URL: s3://BUCKET/KEY (fetched by the
+    helper hgfs-s3 with the S3 settings of 'hgfs help clonebundles':
+    hgfs.s3-*, AWS_*), or an
     http(s):// URL. An http(s) URL with a query (a pre-signed URL) is a
     bundle; one whose path ends in .hg, .hgbundle or .bundle is fetched
     as a bundle first, any other is asked for a server's capabilities

@@ -46,7 +46,10 @@ The store: hgfs.s3-endpoint, hgfs.s3-region, hgfs.s3-access-key and
 hgfs.s3-secret-key, else AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL),
 AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 AWS_SESSION_TOKEN from the environment. --dry-run checks the store and
-prints what a refresh would upload and delete, changing nothing.`,
+prints what a refresh would upload and delete, changing nothing.
+
+hgfs reaches the store through its helper hgfs-s3, installed beside hgfs
+(or on PATH, or named by the HGFS_S3_HELPER environment variable).`,
 		options: []option{
 			{0, "to", optString, "", "where the bundles go: s3://BUCKET/PREFIX"},
 			{0, "dry-run", optBool, "", "print what would be done, change nothing"},
