@@ -10,7 +10,6 @@ require (
 	github.com/winfsp/cgofuse v1.6.0
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/sys v0.50.0
-	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -1,21 +1,24 @@
 package profiling
 
-// The profiles runtime/pprof writes (profile.proto, gzipped), read with
-// protowire for the fields format.go and peak.go use. The reader was
+// The profiles runtime/pprof writes (profile.proto, gzipped), read for
+// the fields format.go and peak.go use. The reader was
 // github.com/google/pprof/profile's, but every hgfs process paid for its
 // package initializers (regexps for pprof's legacy text formats), used
-// or not: 4.8% of the samples of `hgfs update` at tip on a mount, the
-// largest left once the S3 client had moved to its helper. The tests
-// hold this reader to that one.
+// or not: the largest left once the S3 client had moved to its helper
+// (0.8 ms of CPU in each `hgfs update` at tip on a mount, by perf).
+// protobuf's protowire was no better a base: its package's initializers
+// read eight pieces of the running executable (internal/detrand), 0.2 ms
+// by perf. The wire format profile.proto uses is a few lines on
+// encoding/binary's varints (wire below). The tests hold this reader to
+// google/pprof's.
 
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // profile.proto's field numbers, of the messages read here.
@@ -77,7 +80,7 @@ type pprofFunction struct {
 // pprofField is one top-level field: its number and encoding, and for a
 // sample its index in samples.
 type pprofField struct {
-	num    protowire.Number
+	num    uint64
 	raw    []byte
 	sample int
 }
@@ -100,24 +103,17 @@ func parsePprof(data []byte) (*pprofProfile, error) {
 	var strs []string
 	var typeIx [][2]int64
 	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
-		if n < 0 {
-			return nil, pprofErr(n)
+		num, typ, b, rest, err := nextField(data)
+		if err != nil {
+			return nil, err
 		}
-		m := protowire.ConsumeFieldValue(num, typ, data[n:])
-		if m < 0 {
-			return nil, pprofErr(m)
-		}
-		f := pprofField{num: num, raw: data[:n+m], sample: -1}
-		val := data[n : n+m]
-		data = data[n+m:]
-		if typ == protowire.BytesType {
-			b, _ := protowire.ConsumeBytes(val)
-			var err error
+		f := pprofField{num: num, raw: data[:len(data)-len(rest)], sample: -1}
+		data = rest
+		if typ == wireBytes {
 			switch num {
 			case profileSampleType:
 				var t [2]int64
-				err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+				err = eachField(b, func(num uint64, typ wireType, v []byte) error {
 					if num == valueTypeType || num == valueTypeUnit {
 						x, err := varint(typ, v)
 						t[num-valueTypeType] = int64(x)
@@ -128,7 +124,7 @@ func parsePprof(data []byte) (*pprofProfile, error) {
 				typeIx = append(typeIx, t)
 			case profileSample:
 				var s pprofSample
-				err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+				err = eachField(b, func(num uint64, typ wireType, v []byte) error {
 					switch num {
 					case sampleLocationID:
 						return repeated(typ, v, func(x uint64) { s.locations = append(s.locations, x) })
@@ -204,19 +200,18 @@ func parsePprof(data []byte) (*pprofProfile, error) {
 func (p *pprofProfile) location(b []byte) error {
 	var id uint64
 	var fns []uint64
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+	err := eachField(b, func(num uint64, typ wireType, v []byte) error {
 		switch num {
 		case locationID:
 			var err error
 			id, err = varint(typ, v)
 			return err
 		case locationLine:
-			if typ != protowire.BytesType {
+			if typ != wireBytes {
 				return errors.New("profile: a line is not a message")
 			}
-			lb, _ := protowire.ConsumeBytes(v)
 			var fn uint64
-			err := eachField(lb, func(num protowire.Number, typ protowire.Type, v []byte) error {
+			err := eachField(v, func(num uint64, typ wireType, v []byte) error {
 				if num == lineFunctionID {
 					var err error
 					fn, err = varint(typ, v)
@@ -238,7 +233,7 @@ func (p *pprofProfile) location(b []byte) error {
 
 func (p *pprofProfile) function(b []byte) error {
 	fn := &pprofFunction{}
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+	err := eachField(b, func(num uint64, typ wireType, v []byte) error {
 		var dst *int64
 		switch num {
 		case functionID:
@@ -265,58 +260,97 @@ func (p *pprofProfile) function(b []byte) error {
 	return err
 }
 
+// wireType is a protobuf field's wire type.
+type wireType byte
+
+const (
+	wireVarint  wireType = 0
+	wireFixed64 wireType = 1
+	wireBytes   wireType = 2
+	wireFixed32 wireType = 5
+)
+
+var errWire = errors.New("profile: malformed protobuf")
+
+// nextField cuts the first field off b: its number, its wire type, its
+// value (a varint's bytes, a length-delimited field's contents, a fixed
+// field's bytes), and what follows it.
+func nextField(b []byte) (num uint64, typ wireType, val, rest []byte, err error) {
+	tag, n := binary.Uvarint(b)
+	if n <= 0 || tag>>3 == 0 {
+		return 0, 0, nil, nil, errWire
+	}
+	num, typ, b = tag>>3, wireType(tag&7), b[n:]
+	size := 0
+	switch typ {
+	case wireVarint:
+		if _, size = binary.Uvarint(b); size <= 0 {
+			return 0, 0, nil, nil, errWire
+		}
+	case wireFixed64:
+		size = 8
+	case wireFixed32:
+		size = 4
+	case wireBytes:
+		l, m := binary.Uvarint(b)
+		if m <= 0 || l > uint64(len(b)-m) {
+			return 0, 0, nil, nil, errWire
+		}
+		return num, typ, b[m : m+int(l)], b[m+int(l):], nil
+	default: // groups: profile.proto has none
+		return 0, 0, nil, nil, fmt.Errorf("profile: wire type %d", typ)
+	}
+	if size > len(b) {
+		return 0, 0, nil, nil, errWire
+	}
+	return num, typ, b[:size], b[size:], nil
+}
+
 // eachField calls f with each field of the message b: its number, type
-// and encoded value.
-func eachField(b []byte, f func(protowire.Number, protowire.Type, []byte) error) error {
+// and value.
+func eachField(b []byte, f func(num uint64, typ wireType, val []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return pprofErr(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return pprofErr(m)
-		}
-		if err := f(num, typ, b[n:n+m]); err != nil {
+		num, typ, val, rest, err := nextField(b)
+		if err != nil {
 			return err
 		}
-		b = b[n+m:]
+		if err := f(num, typ, val); err != nil {
+			return err
+		}
+		b = rest
 	}
 	return nil
 }
 
 // varint is a varint field's value.
-func varint(typ protowire.Type, v []byte) (uint64, error) {
-	if typ != protowire.VarintType {
-		return 0, fmt.Errorf("profile: a field of type %d where a varint belongs", typ)
+func varint(typ wireType, v []byte) (uint64, error) {
+	if typ != wireVarint {
+		return 0, fmt.Errorf("profile: a field of wire type %d where a varint belongs", typ)
 	}
-	x, _ := protowire.ConsumeVarint(v)
+	x, _ := binary.Uvarint(v)
 	return x, nil
 }
 
 // repeated calls f with each value of a repeated varint field, packed
 // or not.
-func repeated(typ protowire.Type, v []byte, f func(uint64)) error {
-	if typ != protowire.BytesType {
+func repeated(typ wireType, v []byte, f func(uint64)) error {
+	if typ != wireBytes {
 		x, err := varint(typ, v)
 		if err == nil {
 			f(x)
 		}
 		return err
 	}
-	b, _ := protowire.ConsumeBytes(v)
-	for len(b) > 0 {
-		x, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return pprofErr(n)
+	for len(v) > 0 {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			return errWire
 		}
 		f(x)
-		b = b[n:]
+		v = v[n:]
 	}
 	return nil
 }
-
-func pprofErr(n int) error { return fmt.Errorf("profile: %w", protowire.ParseError(n)) }
 
 // lines calls f with each function (non-zero id) of the sample's stack,
 // leaf first, with the indices of its location and of its line there.

@@ -157,3 +157,38 @@ func FuzzParsePprof(f *testing.F) {
 		}
 	})
 }
+
+// TestNextField: each wire type is cut at its end, and what is cut short
+// or is not profile.proto's is an error.
+func TestNextField(t *testing.T) {
+	for _, c := range []struct {
+		in        []byte
+		num       uint64
+		typ       wireType
+		val, rest string
+	}{
+		{[]byte{0x08, 0x96, 0x01, 0xff}, 1, wireVarint, "\x96\x01", "\xff"},
+		{[]byte{0x12, 0x02, 'a', 'b', 'c'}, 2, wireBytes, "ab", "c"},
+		{[]byte{0x19, 1, 2, 3, 4, 5, 6, 7, 8}, 3, wireFixed64, "\x01\x02\x03\x04\x05\x06\x07\x08", ""},
+		{[]byte{0x25, 1, 2, 3, 4}, 4, wireFixed32, "\x01\x02\x03\x04", ""},
+	} {
+		num, typ, val, rest, err := nextField(c.in)
+		if err != nil || num != c.num || typ != c.typ || string(val) != c.val || string(rest) != c.rest {
+			t.Errorf("nextField(%x) = %d %d %q %q %v", c.in, num, typ, val, rest, err)
+		}
+	}
+	for _, in := range [][]byte{
+		{},                             // no tag
+		{0x08},                         // a varint cut short
+		{0x08, 0x80},                   // a varint cut short
+		{0x12, 0x05, 'a'},              // contents longer than the message
+		{0x19, 1, 2},                   // a fixed64 cut short
+		{0x0b},                         // a group
+		{0x00, 0x01},                   // field number 0
+		bytes.Repeat([]byte{0xff}, 11), // a tag over 64 bits
+	} {
+		if _, _, _, _, err := nextField(in); err == nil {
+			t.Errorf("nextField(%x): no error", in)
+		}
+	}
+}
