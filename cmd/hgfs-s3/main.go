@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,11 @@ import (
 )
 
 func main() {
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		// Started by hand, at a terminal: no request will come.
+		fmt.Fprintln(os.Stderr, "hgfs-s3 is hgfs's S3 helper, which hgfs runs itself (hgfs help clonebundles)")
+		os.Exit(2)
+	}
 	// An interrupt (^C at the terminal, or hgfs ending the operation)
 	// cancels the request: a refresh stops between its atomic writes.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
