@@ -26,6 +26,10 @@ func configList(s string) []string {
 	return parts
 }
 
+// pySpaces are the bytes of Python's bytes.isspace (and of \s in a bytes
+// pattern), as a cutset; isSpace takes the same bytes.
+const pySpaces = " \t\n\r\v\f"
+
 // isSpace is Python's bytes.isspace for one byte.
 func isSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'

@@ -77,10 +77,9 @@ type pprofFunction struct {
 	nameIx, fileIx int64
 }
 
-// pprofField is one top-level field: its number and encoding, and for a
-// sample its index in samples.
+// pprofField is one top-level field: its encoding, and for a sample its
+// index in samples.
 type pprofField struct {
-	num    uint64
 	raw    []byte
 	sample int
 }
@@ -107,7 +106,7 @@ func parsePprof(data []byte) (*pprofProfile, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := pprofField{num: num, raw: data[:len(data)-len(rest)], sample: -1}
+		f := pprofField{raw: data[:len(data)-len(rest)], sample: -1}
 		data = rest
 		if typ == wireBytes {
 			switch num {
