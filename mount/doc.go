@@ -181,7 +181,12 @@
 // so that READs carry max_write's 1 MiB) cut a cold read of a 200 MiB
 // file on the floor from 801 READs to 202-205 but not its time (156-163
 // ms against 157-228): the copies into and out of the page cache are
-// the cost, not the round trips. Locks (fcntl and flock) are left to the kernel, which
+// the cost, not the round trips. FUSE passthrough, which would read a
+// large file at the local disk's speed, is not used: the kernel takes its
+// backing file from OPEN's reply, which no_open (below) removes for every
+// file, and the backing file must hold the file's bytes alone at their
+// offsets, where the cache keeps them in runs of shared data files
+// (fsnode). Locks (fcntl and flock) are left to the kernel, which
 // implements them locally: exact for a mount served on one host. hg
 // itself locks with symlinks, which fsnode provides.
 //
