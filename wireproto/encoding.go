@@ -35,7 +35,9 @@ func ValidHex(s string) bool {
 func EncodeNodes(nodes []string) string { return strings.Join(nodes, " ") }
 
 // DecodeNodes parses a space-separated hex node list; every node must be
-// 40 hex digits (wireprototypes.decodelist, which unhexlifies).
+// 40 hex digits (wireprototypes.decodelist, which unhexlifies). Its error
+// names the bad node only: a client reading a response wraps it in
+// ErrProtocol, a server reading arguments answers a bad request.
 func DecodeNodes(s string) ([]string, error) {
 	if s == "" {
 		return nil, nil
@@ -43,7 +45,7 @@ func DecodeNodes(s string) ([]string, error) {
 	parts := strings.Split(s, " ")
 	for _, p := range parts {
 		if !ValidHex(p) {
-			return nil, fmt.Errorf("%w: bad node %q", ErrProtocol, truncate(p, 64))
+			return nil, fmt.Errorf("bad node %q", truncate(p, 64))
 		}
 	}
 	return parts, nil

@@ -300,7 +300,7 @@ func decodeHeads(data []byte) ([]string, error) {
 	}
 	heads, err := DecodeNodes(s[:len(s)-1])
 	if err != nil {
-		return nil, fmt.Errorf("heads: %w", err)
+		return nil, fmt.Errorf("%w: heads: %w", ErrProtocol, err)
 	}
 	return heads, nil
 }

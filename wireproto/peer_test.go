@@ -407,3 +407,20 @@ func TestSSHErrors(t *testing.T) {
 		t.Errorf("hang not stopped")
 	}
 }
+
+// TestDecodeHeadsProtocol: a heads response with a node that is not 40
+// hex digits is the server's malformed response (ErrProtocol), which
+// DecodeNodes leaves to its caller to say.
+func TestDecodeHeadsProtocol(t *testing.T) {
+	for _, resp := range []string{"xyz\n", strings.Repeat("0", 40) + " 12\n", strings.Repeat("0", 40)} {
+		if _, err := decodeHeads([]byte(resp)); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%q: %v", resp, err)
+		}
+	}
+	if h, err := decodeHeads([]byte(strings.Repeat("ab", 20) + "\n")); err != nil || len(h) != 1 {
+		t.Errorf("good heads: %v %v", h, err)
+	}
+	if _, err := DecodeNodes("xyz"); err == nil || errors.Is(err, ErrProtocol) || err.Error() != `bad node "xyz"` {
+		t.Errorf("DecodeNodes: %v", err)
+	}
+}

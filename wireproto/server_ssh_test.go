@@ -198,7 +198,9 @@ func TestSSHRefusals(t *testing.T) {
 		{sshRequestBytes(t, "unbundle", map[string]string{"heads": "666f726365"}), msgReadOnly},
 		{sshRequestBytes(t, "pushkey", map[string]string{"namespace": "bookmarks", "key": "x", "old": "", "new": NullHex}), msgReadOnly},
 		{sshRequestBytes(t, "debugwireargs", map[string]string{"one": "1", "two": "2"}), "hgfs serve does not implement the debugwireargs command"},
-		{sshRequestBytes(t, "known", map[string]string{"nodes": "xyz"}), "known: bad request: known:"},
+		// A bad argument is the client's mistake, not a response the
+		// server misread.
+		{sshRequestBytes(t, "known", map[string]string{"nodes": "xyz"}), "known: bad request: known: bad node \"xyz\"\n"},
 	} {
 		out, stderr, err := serveSSHBytes(t, srv, c.input+"heads\n")
 		if err != nil {
