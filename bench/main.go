@@ -28,7 +28,7 @@
 // -files N sizes the large store (20,000 files by default; 250000 is
 // mozilla-central's size). Given without -run, it runs only the rows
 // issue 26 asks for again at that size (atScale), once each unless -n
-// says otherwise; -run ” -files N runs every case, the others on the
+// says otherwise; -run . -files N runs every case, the others on the
 // same data as ever. -list prints the names of the cases a run selects.
 package main
 
@@ -102,7 +102,7 @@ func main() {
 			*n = 1
 		}
 		if !*list {
-			fmt.Fprintf(os.Stderr, "-files %d: the %d rows issue 26 asks for again at this size, %d run(s) a side (-run '' for every case, -n for more runs)\n", largeFiles, len(scale), *n)
+			fmt.Fprintf(os.Stderr, "-files %d: the %d rows issue 26 asks for again at this size, %d run(s) a side (-run . for every case, -n for more runs)\n", largeFiles, len(scale), *n)
 		}
 	}
 	if *list {
