@@ -719,8 +719,17 @@ func putCounters(tx *bolt.Tx, lengths map[uint32]int64, nextIno, nextSeq uint64)
 }
 
 // afterCommit drops reclaimed inodes from the table and, when the table
-// has grown large, evicts clean inodes nobody references: their state is
-// now the index's.
+// has grown large, evicts clean files and symlinks that no handle holds:
+// their state is now the index's. One the kernel still references (it
+// holds a dentry for every file it has looked up or created, until memory
+// pressure makes it send FORGET) leaves its count in f.refs, and gets it
+// back when next loaded; one appended to from a chunk of the current
+// data file stays, so that its next appends stay contiguous
+// (appendToChunk). Without this, every file a process created or looked
+// up kept its inode (and a small file's bytes) in the daemon as long as
+// the kernel cached its dentry: after a real hg clone --stream of the
+// 250,000-file bench store into a mount, the daemon's peak RSS was 850
+// MiB.
 //
 // During an ingest with Options.IngestEvict, "large" is QueueCap (or
 // twice what the last sweep left) instead of the table's usual bound (at
@@ -756,17 +765,28 @@ func (f *FS) afterCommit(recs []inodeSnap) {
 		all = append(all, in)
 	}
 	f.imu.Unlock()
-	var evict []Ino
+	f.data.mu.RLock()
+	cur := f.data.cur
+	f.data.mu.RUnlock()
+	type evicted struct {
+		ino  Ino
+		refs uint64
+	}
+	var evict []evicted
 	for _, in := range all {
 		in.mu.Lock()
-		if !in.dirty && !in.reclaimed && in.handles == 0 && in.lookups == 0 && !in.isDir() && in.d.Nlink > 0 {
-			evict = append(evict, in.ino)
+		appending := in.chunk != nil && in.chunk == cur && in.chunkLen > 0
+		if !in.dirty && !in.reclaimed && in.handles == 0 && in.pins.Load() == 0 && !in.isDir() && in.d.Nlink > 0 && (in.lookups == 0 || !appending) {
+			evict = append(evict, evicted{in.ino, in.lookups})
 		}
 		in.mu.Unlock()
 	}
 	f.imu.Lock()
-	for _, ino := range evict {
-		delete(f.inodes, ino)
+	for _, e := range evict {
+		delete(f.inodes, e.ino)
+		if e.refs > 0 {
+			f.refs[e.ino] = e.refs
+		}
 	}
 	f.c.evictAt = max(f.c.evictBase, 2*len(f.inodes))
 	// What cannot go (directories, dirty inodes) may outnumber

@@ -182,8 +182,11 @@
 //  1. FS.tree (RWMutex): the namespace. Namespace operations (create,
 //     mkdir, unlink, rmdir, rename, link, symlink) take it for writing;
 //     Lookup, ReadDir, GetAttr, SetAttr, Open take it for reading. An
-//     *inode from the table may be used while holding it or a reference
-//     (handle, lookup), since eviction needs the write lock.
+//     *inode from the table may be used while holding it, an open handle
+//     or a pin (inode.pins, taken under it: I/O by inode), since eviction
+//     needs the write lock and skips handles and pins. A kernel reference
+//     alone does not keep an inode in the table: a clean one is evicted
+//     with its count kept (FS.refs).
 //  2. inode.mu (RWMutex): one inode's attributes and contents. Write and
 //     truncate take it for writing, Read for reading: reads and writes of
 //     different files never contend, and data I/O never holds tree.

@@ -214,6 +214,13 @@ type FS struct {
 
 	imu    sync.Mutex
 	inodes map[Ino]*inode
+	// refs are the kernel references (inode.lookups) of inodes evicted
+	// from the table while the kernel still held them (afterCommit); the
+	// inode gets them back when it is loaded again (adoptRefsLocked).
+	refs map[Ino]uint64
+	// ioHook, when a test sets it, is called with the inode I/O by
+	// inode holds outside f.tree (inodeForIO), before it is used.
+	ioHook func(*inode)
 
 	nextIno atomic.Uint64 // allocated under tree
 	nextSeq atomic.Uint64 // allocated under tree
@@ -397,6 +404,7 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		opt:     opt,
 		db:      db,
 		inodes:  make(map[Ino]*inode),
+		refs:    make(map[Ino]uint64),
 		handles: make(map[Handle]*handle),
 		uid:     uint32(os.Getuid()),
 		gid:     uint32(os.Getgid()),
@@ -660,6 +668,7 @@ func (f *FS) Close() error {
 	for _, in := range f.inodes {
 		orphans = append(orphans, in)
 	}
+	clear(f.refs)
 	f.imu.Unlock()
 	for _, in := range orphans {
 		in.mu.Lock()

@@ -629,6 +629,259 @@ func TestEviction(t *testing.T) {
 	}
 }
 
+// TestEvictionKeepsKernelRefs: clean files the kernel still references
+// leave the table like unreferenced ones, keeping only their count;
+// loaded again they have it back, FORGET on an evicted file lowers it,
+// an evicted file unlinked while referenced is an orphan until its last
+// FORGET, and a file appended to from the current chunk stays loaded.
+func TestEvictionKeepsKernelRefs(t *testing.T) {
+	f := newTestFS(t, Options{InlineMax: 4})
+	var inos []Ino
+	for i := range 60 {
+		// Created and written as the kernel does, with its reference
+		// kept: no FORGET.
+		a, h, err := f.Create(bg, RootIno, fmt.Sprintf("f%d", i), 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(bg, h, 0, []byte(fmt.Sprint("contents ", i))); err != nil {
+			t.Fatal(err)
+		}
+		f.Release(h)
+		inos = append(inos, a.Ino)
+	}
+	// A second reference on f1 and f2.
+	for _, name := range []string{"f1", "f2"} {
+		if _, err := f.Lookup(bg, RootIno, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An appender: its first write spills it to a data file, the second
+	// appends from a chunk that stays reserved.
+	app, ha, err := f.Create(bg, RootIno, "appender", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_APPEND)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := f.Write(bg, ha, 0, []byte("0123456789")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Release(ha)
+	sweepUntil(t, f, func() bool {
+		f.imu.Lock()
+		defer f.imu.Unlock()
+		return len(f.refs) == len(inos)
+	})
+	f.imu.Lock()
+	_, appenderLoaded := f.inodes[app.Ino]
+	got1, got2, got3 := f.refs[inos[1]], f.refs[inos[2]], f.refs[inos[3]]
+	f.imu.Unlock()
+	if !appenderLoaded {
+		t.Error("the file being appended to was evicted")
+	}
+	if got1 != 2 || got2 != 2 || got3 != 1 {
+		t.Fatalf("kept references %d %d %d, want 2 2 1", got1, got2, got3)
+	}
+
+	// FORGET on an evicted file, then a load: the rest comes back.
+	f.Forget(inos[1], 1)
+	if _, err := f.GetAttr(bg, inos[1]); err != nil {
+		t.Fatal(err)
+	}
+	f.imu.Lock()
+	in := f.inodes[inos[1]]
+	_, stillKept := f.refs[inos[1]]
+	f.imu.Unlock()
+	if in == nil || stillKept {
+		t.Fatalf("f1 after a load: in table %v, count still kept %v", in != nil, stillKept)
+	}
+	in.mu.Lock()
+	lookups := in.lookups
+	in.mu.Unlock()
+	if lookups != 1 {
+		t.Fatalf("f1 came back with %d references, want 1", lookups)
+	}
+	// Every FORGET on an evicted file: nothing is kept.
+	f.Forget(inos[2], 2)
+	f.imu.Lock()
+	_, kept2 := f.refs[inos[2]]
+	f.imu.Unlock()
+	if kept2 {
+		t.Error("f2's count kept after its last FORGET")
+	}
+
+	// Unlinked while evicted and referenced: an orphan the kernel can
+	// still read until its last FORGET.
+	if err := f.Unlink(bg, RootIno, "f3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.Open(bg, inos[3], syscall.O_RDONLY)
+	if err != nil {
+		t.Fatalf("orphan f3: %v", err)
+	}
+	buf := make([]byte, 64)
+	n, err := f.Read(bg, h, 0, buf)
+	f.Release(h)
+	if err != nil || string(buf[:n]) != "contents 3" {
+		t.Fatalf("orphan f3 reads %q, %v", buf[:n], err)
+	}
+	f.Forget(inos[3], 1)
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GetAttr(bg, inos[3]); err != syscall.ENOENT {
+		t.Fatalf("f3 after its last FORGET: %v, want ENOENT", err)
+	}
+	// The others read back as written.
+	for i := 4; i < len(inos); i++ {
+		got, err := f.ReadFile(bg, fmt.Sprintf("f%d", i))
+		if err != nil || string(got) != fmt.Sprint("contents ", i) {
+			t.Fatalf("f%d after eviction: %q %v", i, got, err)
+		}
+	}
+}
+
+// TestEvictionRacesInodeIO: eviction sweeps running all the time do not
+// take a referenced file from under I/O by inode (FUSE's no_open), which
+// uses the inode outside the tree lock: every read after a write sees it.
+func TestEvictionRacesInodeIO(t *testing.T) {
+	f := newTestFS(t, Options{InlineMax: 64})
+	var inos []Ino
+	for i := range 8 {
+		a, err := f.CreateInode(bg, RootIno, fmt.Sprintf("f%d", i), 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inos = append(inos, a.Ino)
+	}
+	poke := createFile(t, f, RootIno, "sweep-poke", nil)
+	stop := make(chan struct{})
+	var sweeps sync.WaitGroup
+	sweeps.Add(1)
+	go func() {
+		defer sweeps.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f.tree.Lock()
+			f.c.evictAt, f.c.evictBase = 1, 1
+			f.tree.Unlock()
+			if _, err := f.WriteInode(bg, poke.Ino, 0, []byte("x"), syscall.O_WRONLY); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var writers sync.WaitGroup
+	for _, ino := range inos {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			buf := make([]byte, 16)
+			for i := range 3000 {
+				want := fmt.Sprintf("%016d", i) // one length: no stale tail
+				if _, err := f.WriteInode(bg, ino, 0, []byte(want), syscall.O_WRONLY); err != nil {
+					t.Error(err)
+					return
+				}
+				n, err := f.ReadInode(bg, ino, 0, buf)
+				if err != nil || string(buf[:n]) != want {
+					t.Errorf("inode %d: wrote %q, read %q, %v", ino, want, buf[:n], err)
+					return
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	sweeps.Wait()
+}
+
+// TestEvictionSkipsPinnedInode: a sweep that runs between I/O by inode
+// taking its inode and using it (forced there through FS.ioHook) leaves
+// that inode in the table, so the write lands in the table's inode and a
+// read sees it at once.
+func TestEvictionSkipsPinnedInode(t *testing.T) {
+	f := newTestFS(t, Options{InlineMax: 64})
+	a, err := f.CreateInode(bg, RootIno, "f", 0o644, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteInode(bg, a.Ino, 0, []byte("aaaa"), syscall.O_WRONLY); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	var held *inode
+	f.ioHook = func(in *inode) {
+		held = in
+		f.c.evictAt = 0 // read by afterCommit under the tree lock
+		f.afterCommit(nil)
+	}
+	if _, err := f.WriteInode(bg, a.Ino, 0, []byte("bbbb"), syscall.O_WRONLY); err != nil {
+		t.Fatal(err)
+	}
+	f.ioHook = nil
+	f.imu.Lock()
+	in := f.inodes[a.Ino]
+	f.imu.Unlock()
+	if in == nil || in != held {
+		t.Fatalf("the inode written through was evicted meanwhile (in table: %v)", in != nil)
+	}
+	buf := make([]byte, 8)
+	if n, err := f.ReadInode(bg, a.Ino, 0, buf); err != nil || string(buf[:n]) != "bbbb" {
+		t.Fatalf("read after write: %q, %v", buf[:n], err)
+	}
+	// Unpinned, the same sweep evicts it, keeping its reference.
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.tree.Lock()
+	f.c.evictAt = 0
+	f.tree.Unlock()
+	f.afterCommit(nil)
+	f.imu.Lock()
+	_, loaded := f.inodes[a.Ino]
+	refs := f.refs[a.Ino]
+	f.imu.Unlock()
+	if loaded || refs != 1 {
+		t.Fatalf("after an unpinned sweep: loaded %v, references kept %d", loaded, refs)
+	}
+}
+
+// sweepUntil lowers the eviction threshold to the root alone and makes
+// commits until done reports true (bounded): a sweep runs on the
+// committer after a batch's waiters are released, and skips what is
+// still dirty then.
+func sweepUntil(t *testing.T, f *FS, done func() bool) {
+	t.Helper()
+	poke := createFile(t, f, RootIno, "sweep-poke", nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sweep evicted what was expected (%d inodes loaded)", f.Stats().LoadedInodes)
+		}
+		f.tree.Lock()
+		f.c.evictAt, f.c.evictBase = 1, 1
+		f.tree.Unlock()
+		if _, err := f.WriteInode(bg, poke.Ino, 0, []byte("x"), syscall.O_WRONLY); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(bg); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestInterleavedAppendsStayContiguous: hg appends to a revlog's .i and
 // .d in turn; per-file append chunks keep each file in few extents.
 func TestInterleavedAppendsStayContiguous(t *testing.T) {

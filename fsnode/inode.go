@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,11 @@ type inode struct {
 	lookups  uint64 // kernel references (Lookup/Create/... minus Forget)
 	handles  int    // open handles
 	lastSnap uint64
+	// pins counts callers using the inode outside f.tree on the strength
+	// of a kernel reference alone (inodeForIO, materializeIno): eviction,
+	// which may take a referenced inode out of the table (afterCommit),
+	// skips a pinned one.
+	pins atomic.Int32
 
 	// The flags sit together: an inode is 256 bytes, the size class
 	// below the 320 it took with them apart and a directory's deferred
@@ -131,8 +137,18 @@ func (f *FS) getInode(ino Ino) (*inode, error) {
 		}
 		return in, nil
 	}
+	f.adoptRefsLocked(loaded)
 	f.inodes[ino] = loaded
 	return loaded, nil
+}
+
+// adoptRefsLocked gives an inode loaded from the index the kernel
+// references it had when it was evicted; f.imu is held.
+func (f *FS) adoptRefsLocked(in *inode) {
+	if n, ok := f.refs[in.ino]; ok {
+		in.lookups = n
+		delete(f.refs, in.ino)
+	}
 }
 
 func (f *FS) loadInode(ino Ino) (*inode, error) {
@@ -189,6 +205,7 @@ func (f *FS) Preload(inos []Ino) {
 	f.imu.Lock()
 	for _, in := range loaded {
 		if f.inodes[in.ino] == nil {
+			f.adoptRefsLocked(in)
 			f.inodes[in.ino] = in
 		}
 	}

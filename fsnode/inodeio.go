@@ -20,10 +20,15 @@ func (f *FS) CreateInode(ctx context.Context, parent Ino, name string, mode uint
 	return a, err
 }
 
-// inodeForIO returns the regular file ino for I/O.
+// inodeForIO returns the regular file ino for I/O, pinned (inode.pins)
+// so that it stays the table's while the caller uses it without f.tree;
+// the caller unpins it.
 func (f *FS) inodeForIO(ino Ino) (*inode, error) {
 	f.tree.RLock()
 	in, err := f.getInode(ino)
+	if err == nil && in.typ() == syscall.S_IFREG {
+		in.pins.Add(1)
+	}
 	f.tree.RUnlock()
 	if err != nil {
 		return nil, err
@@ -32,6 +37,9 @@ func (f *FS) inodeForIO(ino Ino) (*inode, error) {
 	case syscall.S_IFDIR:
 		return nil, syscall.EISDIR
 	case syscall.S_IFREG:
+		if f.ioHook != nil {
+			f.ioHook(in)
+		}
 		return in, nil
 	}
 	// Symlinks, and FIFOs, sockets and devices, whose I/O the kernel
@@ -45,6 +53,7 @@ func (f *FS) ReadInode(ctx context.Context, ino Ino, off int64, buf []byte) (int
 	if err != nil {
 		return 0, err
 	}
+	defer in.pins.Add(-1)
 	return f.readIn(in, buf, off)
 }
 
@@ -67,6 +76,7 @@ func (f *FS) writeInode(ctx context.Context, ino Ino, off int64, data []byte, fl
 	if err != nil {
 		return 0, err
 	}
+	defer in.pins.Add(-1)
 	if err := f.lockMaterialized(in); err != nil {
 		return 0, err
 	}

@@ -317,10 +317,19 @@ func (f *FS) Forget(ino Ino, n uint64) {
 	defer f.tree.RUnlock()
 	f.imu.Lock()
 	in := f.inodes[ino]
-	f.imu.Unlock()
 	if in == nil {
+		// Evicted, linked and clean: only its count is kept.
+		if have, ok := f.refs[ino]; ok {
+			if n >= have {
+				delete(f.refs, ino)
+			} else {
+				f.refs[ino] = have - n
+			}
+		}
+		f.imu.Unlock()
 		return
 	}
+	f.imu.Unlock()
 	in.mu.Lock()
 	in.lookups -= min(n, in.lookups)
 	f.maybeReclaimLocked(in)

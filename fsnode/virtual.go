@@ -183,10 +183,14 @@ func (f *FS) lockMaterialized(in *inode) error {
 func (f *FS) materializeIno(ino Ino) error {
 	f.tree.RLock()
 	in, err := f.getInode(ino)
+	if err == nil && in.typ() == syscall.S_IFREG {
+		in.pins.Add(1) // as inodeForIO
+	}
 	f.tree.RUnlock()
 	if err != nil || in.typ() != syscall.S_IFREG {
 		return nil // the caller's own checks report it
 	}
+	defer in.pins.Add(-1)
 	if err := f.lockMaterialized(in); err != nil {
 		return err
 	}
