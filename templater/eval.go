@@ -364,7 +364,17 @@ func (sc *scope) keyword(name string) (any, error) {
 	case "tags":
 		return strList("tag", r.NodeTags(r.Node(rev))), nil
 	case "bookmarks":
-		return strList("bookmark", r.NodeBookmarks(r.Node(rev))), nil
+		active, err := r.ActiveBookmark()
+		if err != nil {
+			return nil, err
+		}
+		// hg's items map the active bookmark too, as "active" and
+		// its old name "current" (templatekw.showbookmarks).
+		l := strList("bookmark", r.NodeBookmarks(r.Node(rev)))
+		for _, it := range l.items {
+			it["active"], it["current"] = active, active
+		}
+		return l, nil
 	case "files":
 		return strList("file", cs.Files), nil
 	case "file_adds", "file_dels", "file_mods":

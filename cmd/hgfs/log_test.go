@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,6 +145,40 @@ func compareLog(t *testing.T, hs *testenv.HgServer, dir string, cases [][]string
 				t.Errorf("exit status: hg %d, hgfs %d", hc, fc)
 			}
 		})
+	}
+}
+
+// TestLogSubtemplateFuncs compares calls of three or more arguments
+// inside a quoted template after %, which overflowed the stack once (the
+// quoted template's argument list was flattened a second time).
+func TestLogSubtemplateFuncs(t *testing.T) {
+	t.Setenv("HGPLAIN", "1")
+	tmp := t.TempDir()
+	testenv.Hg(t, tmp, "init", "r")
+	dir := filepath.Join(tmp, "r")
+	for name, content := range map[string]string{"a": "a\n", "b": "b\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Hg(t, dir, "commit", "-q", "-A", "-m", "0")
+	testenv.Hg(t, dir, "tag", "-r", "0", "a")
+	testenv.Hg(t, dir, "bookmark", "-r", "0", "other")
+	testenv.Hg(t, dir, "bookmark", "bm")
+	var cases [][]string
+	for _, tmpl := range []string{
+		`{files % '{ifeq(file, "a", "b")}'}\n`,
+		`{files % '{sub("a","b",file)}'}\n`,
+		`{files % '{ifcontains(file, files, "y")}'}\n`,
+		`{bookmarks % '{ifeq(bookmark, active, "*")}'}\n`,
+		`{bookmarks % '{bookmark}={current} '}\n`,
+		`{tags % '{ifeq(tag,"a","b")}'}\n`,
+		`{files % '{files % "{ifeq(file, file, "x", "y")}"}'}\n`,
+	} {
+		cases = append(cases, []string{"log", "-T", tmpl})
+	}
+	for _, m := range testenv.Mercurials(t) {
+		t.Run(m.Name, func(t *testing.T) { compareLog(t, m.StartServer(t, dir), dir, cases) })
 	}
 }
 
