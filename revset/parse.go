@@ -211,7 +211,10 @@ func parse(spec string, lookup func(string) (bool, error)) (*hgparse.Node, error
 	if pos != len(spec) {
 		return nil, &hgparse.ParseError{Msg: "invalid token", Pos: pos}
 	}
-	return fixops(hgparse.SimplifyInfix(tree, "list", "or")), nil
+	if tree, err = hgparse.SimplifyInfix(tree, "list", "or"); err != nil {
+		return nil, err
+	}
+	return fixops(tree), nil
 }
 
 func node(op string, kids ...*hgparse.Node) *hgparse.Node {

@@ -184,7 +184,9 @@ func (sc *scanner) parseTemplate(tmpl string, start, stop int, quote byte) (*hgp
 		// flattened when it was parsed, and SimplifyInfix takes only
 		// the parser's binary nodes (hg's tokens carry quoted templates
 		// already parsed, which its parser never looks into).
-		tree = hgparse.SimplifyInfix(tree, "list")
+		if tree, err = hgparse.SimplifyInfix(tree, "list"); err != nil {
+			return nil, 0, err
+		}
 		fillTemplates(tree, &subs)
 		if end >= len(tmpl) || tmpl[end] != '}' {
 			return nil, 0, &hgparse.ParseError{Msg: "invalid token", Pos: end}

@@ -1,6 +1,7 @@
 package templater
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/internal/hgparse"
@@ -38,6 +39,22 @@ func TestParseErrors(t *testing.T) {
 		if pe, ok := err.(*hgparse.ParseError); !ok || pe.Hint != c.hint {
 			t.Errorf("%q: hint %q, want %q", c.tmpl, pe.Hint, c.hint)
 		}
+	}
+}
+
+// TestParseLongChains checks that a chain of infix operators too long
+// to recurse on is refused when parsed (the parser builds chains in a
+// loop, as deep as the template is long), and that a long argument
+// list, which parsing flattens, is not.
+func TestParseLongChains(t *testing.T) {
+	for _, op := range []string{"+", "|", "%", "."} {
+		tmpl := "{x" + strings.Repeat(op+"x", 10000) + "}"
+		if _, err := Parse(tmpl); err == nil || !strings.HasSuffix(err.Error(), "expression nested too deeply") {
+			t.Errorf("x%sx%s...: error %v, want expression nested too deeply", op, op, err)
+		}
+	}
+	if _, err := Parse("{separate(' '" + strings.Repeat(", x", 10000) + ")}"); err != nil {
+		t.Errorf("separate() of 10000 arguments: %v", err)
 	}
 }
 

@@ -219,10 +219,25 @@ func (p *Parser) parse(bind int) (*Node, error) {
 }
 
 // SimplifyInfix flattens chains of the given left-associative infix
-// operators into one node each, as parser.simplifyinfixops.
-func SimplifyInfix(n *Node, ops ...string) *Node {
+// operators into one node each, as parser.simplifyinfixops. Like hg's,
+// it takes the parser's tree, where those operators have two kids, not
+// a tree it flattened already.
+//
+// The parser bounds its recursion but builds chains of infix operators
+// ("1+1+...") in a loop, so its tree can be as deep as the input is
+// long; SimplifyInfix, the first pass to recurse on it, refuses a tree
+// it would leave deeper than MaxDepth, so that the passes after it need
+// no bound of their own.
+func SimplifyInfix(n *Node, ops ...string) (*Node, error) {
+	return simplifyInfix(n, ops, 0)
+}
+
+func simplifyInfix(n *Node, ops []string, depth int) (*Node, error) {
 	if n == nil || n.Kids == nil {
-		return n
+		return n, nil
+	}
+	if depth++; depth > MaxDepth {
+		return nil, &ParseError{Msg: "expression nested too deeply", Pos: n.Pos}
 	}
 	target := false
 	for _, op := range ops {
@@ -233,22 +248,33 @@ func SimplifyInfix(n *Node, ops ...string) *Node {
 	if !target {
 		kids := make([]*Node, len(n.Kids))
 		for i, k := range n.Kids {
-			kids[i] = SimplifyInfix(k, ops...)
+			var err error
+			if kids[i], err = simplifyInfix(k, ops, depth); err != nil {
+				return nil, err
+			}
 		}
-		return &Node{Op: n.Op, Value: n.Value, Kids: kids, Pos: n.Pos}
+		return &Node{Op: n.Op, Value: n.Value, Kids: kids, Pos: n.Pos}, nil
 	}
 	var rev []*Node
 	x := n
 	for x != nil && x.Op == n.Op && len(x.Kids) == 2 {
-		rev = append(rev, SimplifyInfix(x.Kids[1], ops...))
+		r, err := simplifyInfix(x.Kids[1], ops, depth)
+		if err != nil {
+			return nil, err
+		}
+		rev = append(rev, r)
 		x = x.Kids[0]
 	}
-	rev = append(rev, SimplifyInfix(x, ops...))
+	l, err := simplifyInfix(x, ops, depth)
+	if err != nil {
+		return nil, err
+	}
+	rev = append(rev, l)
 	kids := make([]*Node, len(rev))
 	for i := range rev {
 		kids[i] = rev[len(rev)-1-i]
 	}
-	return &Node{Op: n.Op, Kids: kids, Pos: n.Pos}
+	return &Node{Op: n.Op, Kids: kids, Pos: n.Pos}, nil
 }
 
 // List returns a "list" node's items, or the node alone, or nothing for
