@@ -144,7 +144,11 @@
 //
 // The daemon holds the cache exclusively, so the cache changes only
 // through the mount, and the kernel already updates or invalidates what
-// its own requests change. Entries, negative entries and attributes of
+// its own requests change; where the daemon changes more than the
+// request says (set-id bits cleared by a WRITE or FALLOCATE, the mode
+// following an access ACL set as an xattr), it has the kernel forget the
+// node's attributes (rawFS.forgetAttr), or stat -c %a and ls -l, which
+// ask for the mode alone, would show the old one for an hour. Entries, negative entries and attributes of
 // cache nodes are therefore cached for an hour (nodeTimeout), and file
 // pages are kept across opens (FOPEN_KEEP_CACHE; see openFlags): each
 // expiry would cost a LOOKUP or GETATTR round trip, and reading a tree

@@ -4,6 +4,7 @@ package mount
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"log"
 	"os"
@@ -130,8 +131,13 @@ func TestKillPriv(t *testing.T) {
 				root   func(name string) error
 				want   uint32
 				falloc bool // needs fallocate
+				noCap  bool // a file without security.capability
 			}{
 				{name: "write", mode: 0o6777, script: "printf x >> F", want: 0o0777},
+				// Without a capability nothing else refreshes the
+				// kernel's attributes: the daemon's clearing must.
+				{name: "write-nocap", mode: 0o6777, script: "printf x >> F", want: 0o0777, noCap: true},
+				{name: "pwrite-nocap", mode: 0o4777, script: "printf x 1<> F", want: 0o0777, noCap: true},
 				{name: "write-sgid-noexec", mode: 0o6767, script: "printf x >> F", want: 0o2767},
 				{name: "pwrite", mode: 0o4777, script: "printf x 1<> F", want: 0o0777},
 				{name: "truncate", mode: 0o6777, script: "truncate -s 3 F", want: 0o0777},
@@ -158,7 +164,7 @@ func TestKillPriv(t *testing.T) {
 						t.Skip("no fallocate")
 					}
 					name := p(c.name)
-					setidFile(t, name, c.mode, c.root == nil)
+					setidFile(t, name, c.mode, c.root == nil && !c.noCap)
 					if c.root != nil {
 						if err := c.root(name); err != nil {
 							t.Fatal(err)
@@ -166,13 +172,67 @@ func TestKillPriv(t *testing.T) {
 					} else {
 						asNobody(t, strings.ReplaceAll(c.script, "F", name))
 					}
-					if got := stat(t, name).Mode & 0o7777; got != c.want {
+					if got := statMode(t, name); got != c.want {
 						t.Errorf("mode %o, want %o", got, c.want)
 					}
 					if c.root == nil && hasCap(t, name) {
 						t.Errorf("security.capability kept")
 					}
 				})
+			}
+		})
+	}
+}
+
+// statMode is name's mode as stat -c %a and ls -l ask for it: statx of
+// the mode alone, which the kernel answers from its cached attributes
+// unless they were invalidated (a stat of everything would refetch them
+// after any write, whose mtime the kernel knows is stale).
+func statMode(t *testing.T, name string) uint32 {
+	t.Helper()
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MODE, &st); err != nil {
+		t.Fatal(err)
+	}
+	return uint32(st.Mode) & 0o7777
+}
+
+// TestACLModeSeen: setting an access ACL changes the mode (the daemon
+// keeps the two in step), and stat shows the new mode at once, as on a
+// local file system, though the kernel does not enforce ACLs on the mount
+// and caches the mode for an hour; removing it leaves the mode, as ext4
+// does.
+func TestACLModeSeen(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			m := newMountWith(t, b.mount)
+			name := m.path("f")
+			writeFile(t, name, "x")
+			if err := syscall.Chmod(name, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := statMode(t, name); got != 0o600 {
+				t.Fatalf("mode %o before the ACL", got)
+			}
+			// user::rw- user:1000:rw- group::--- mask::rw- other::---
+			entry := func(tag, perm uint16, id uint32) []byte {
+				return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil, tag), perm), id)
+			}
+			acl := binary.LittleEndian.AppendUint32(nil, 2)
+			for _, e := range [][]byte{entry(0x01, 6, ^uint32(0)), entry(0x02, 6, 1000), entry(0x04, 0, ^uint32(0)), entry(0x10, 6, ^uint32(0)), entry(0x20, 0, ^uint32(0))} {
+				acl = append(acl, e...)
+			}
+			if err := unix.Setxattr(name, "system.posix_acl_access", acl, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got := statMode(t, name); got != 0o660 {
+				t.Errorf("mode %o after the ACL, want 660 (the mask as group bits)", got)
+			}
+			if err := unix.Removexattr(name, "system.posix_acl_access"); err != nil {
+				t.Fatal(err)
+			}
+			if got := statMode(t, name); got != 0o660 {
+				t.Errorf("mode %o after the ACL's removal, want 660 (as ext4)", got)
 			}
 		})
 	}

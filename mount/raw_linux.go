@@ -101,6 +101,16 @@ func (r *rawFS) Init(s *fuse.Server) {
 // the cache.
 func (r *rawFS) OnUnmount() { r.virt.c.close() }
 
+// forgetAttr has the kernel drop the attributes it cached of nodeID
+// (NOTIFY_INVAL_INODE of no pages: it takes no lock a request in flight
+// on the node may hold), for a change the daemon made that the kernel
+// does not know of: nodes' attributes are kept for nodeTimeout.
+func (r *rawFS) forgetAttr(nodeID uint64) {
+	if srv := r.kernel.srv.Load(); srv != nil {
+		srv.InodeNotify(nodeID, -1, 0)
+	}
+}
+
 // toStatus is the adapter's only error conversion.
 func toStatus(err error) fuse.Status {
 	return fuse.Status(errnoOf(err))
@@ -353,6 +363,12 @@ func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (ui
 	}
 	if err != nil {
 		return uint32(n), toStatus(err)
+	}
+	if in.WriteFlags&fuse.WRITE_KILL_SUIDGID != 0 {
+		// fsnode cleared set-id bits the kernel still shows in its
+		// cached mode, which neither the write's reply nor its own
+		// bookkeeping updates.
+		r.forgetAttr(in.NodeId)
 	}
 	return uint32(n), fuse.OK
 }

@@ -47,10 +47,15 @@ func (r *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Sta
 		return fuse.EPERM
 	}
 	ctx := ctxOf(cancel)
-	if in.Uid != 0 && r.kernel.killPrivV2() {
+	kill := in.Uid != 0 && r.kernel.killPrivV2()
+	if kill {
 		ctx = fsnode.WithKillPriv(ctx)
 	}
-	return toStatus(r.fsys.Fallocate(ctx, r.ino(in.NodeId), int64(in.Offset), int64(in.Length), in.Mode))
+	err := r.fsys.Fallocate(ctx, r.ino(in.NodeId), int64(in.Offset), int64(in.Length), in.Mode)
+	if err == nil && kill {
+		r.forgetAttr(in.NodeId) // set-id bits cleared, as after a WRITE (Write)
+	}
+	return toStatus(err)
 }
 
 func (r *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
@@ -123,7 +128,14 @@ func (r *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 		// back.
 		return fuse.EPERM
 	}
-	return toStatus(r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags)))
+	err := r.fsys.Setxattr(ctxOf(cancel), r.ino(in.NodeId), attr, data, int(in.Flags))
+	if err == nil && attr == "system.posix_acl_access" {
+		// The mode follows an access ACL (fsnode's acl.go), which the
+		// kernel, not enforcing ACLs here, does not know. (Removing the
+		// ACL leaves the mode as it is, as on ext4.)
+		r.forgetAttr(in.NodeId)
+	}
+	return toStatus(err)
 }
 
 // setVirtual answers a set of VirtualXattr: the file becomes the file

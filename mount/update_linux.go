@@ -761,11 +761,7 @@ func (u *daemonUpdate) forgetName(dir fsnode.Ino, name string) {
 
 // forgetInode has the kernel drop what it cached of inode ino's
 // attributes.
-func (u *daemonUpdate) forgetInode(ino fsnode.Ino) {
-	if srv := u.r.kernel.srv.Load(); srv != nil {
-		srv.InodeNotify(u.r.nodeID(ino), -1, 0)
-	}
-}
+func (u *daemonUpdate) forgetInode(ino fsnode.Ino) { u.r.forgetAttr(u.r.nodeID(ino)) }
 
 // forgetDirs has the kernel drop the attributes it cached of every
 // directory whose entries changed (its link count, size and times): a
