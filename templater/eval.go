@@ -946,6 +946,7 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		}
 		return strings.Join(parts, stringify(v[0])), nil
 	case "pad":
+		const maxPad = 64 << 20
 		if len(args) < 2 || len(args) > 4 {
 			return nil, hgparse.Errorf("pad() expects two to four arguments")
 		}
@@ -970,6 +971,12 @@ func (sc *scope) call(name string, args []*hgparse.Node) (any, error) {
 		n := utf8.RuneCountInString(text)
 		if n >= width || fill == "" {
 			return text, nil
+		}
+		// The width is the template's to give, and a template is
+		// untrusted: hg, asked for more than memory holds, aborts "out
+		// of memory"; hgfs says so before allocating.
+		if width-n > maxPad/len(fill) {
+			return nil, hgparse.Errorf("pad() width %d is too large (at most %d bytes of padding)", width, maxPad)
 		}
 		p := strings.Repeat(fill, width-n)
 		if left {

@@ -16,6 +16,9 @@ var fuzzSeeds = []string{
 	"{sub('[a-z]', 'x', desc)}", "{revset('%d', rev) % '{rev}'}", "{pad(rev, 3, '-', True)}", "{join(files, ', ')}",
 	"{word(0, desc)}", "{date|isodate}", "{latesttag % '{tag}'}", "{get(extras, 'branch')}", "{p1.rev}",
 	"{separate(' ', rev, node)}", "{indent(desc, '> ')}", "{shortest(node, 1)}", "{ifcontains(rev, revset('0'), 'y')}",
+	// Widths past memory (which killed the process) and past int64's
+	// bytes (which panicked in strings.Repeat).
+	"{pad(rev, 100000000000)}", "{pad(rev, 9223372036854775807, 'ab')}",
 }
 
 // FuzzParse checks that any template parses or fails with an error,

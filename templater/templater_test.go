@@ -1,10 +1,14 @@
 package templater
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/internal/hgparse"
+	"github.com/hgfs/hgfs/repo"
+	"github.com/hgfs/hgfs/testenv"
 )
 
 // TestJSON checks encoding.jsonescape's two modes on text hg printed
@@ -72,5 +76,28 @@ func TestAge(t *testing.T) {
 		if got := age(date{now + delta, 0}, now); got != want {
 			t.Errorf("age(now%+d) = %q, want %q", delta, got, want)
 		}
+	}
+}
+
+// TestPadTooWide: pad() refuses a width whose padding would pass its
+// bound, before allocating it.
+func TestPadTooWide(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	testenv.Hg(t, filepath.Dir(dir), "init", "r")
+	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Hg(t, dir, "commit", "-q", "-A", "-m", "a")
+	r, err := repo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tmpl, err := Parse("{pad(rev, 100000000000)}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmpl.Render(&Env{Repo: r}, 0); err == nil || !strings.Contains(err.Error(), "pad() width 100000000000 is too large") {
+		t.Fatalf("render: %v", err)
 	}
 }
