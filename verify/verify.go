@@ -100,6 +100,14 @@ type verifier struct {
 	firstBad      int
 	fncacheWarned bool
 	ahead         *ahead // filelogs read ahead (Options.Ahead), or nil
+	// havecl and havemf: the changelog and the manifest log have
+	// revisions. As verify.py's, the checks that compare with one of
+	// them are skipped when it has none: an empty or missing revlog is
+	// reported once, not as every revision the other names.
+	havecl, havemf bool
+	// refersmf: a changeset names a manifest (or could not be read),
+	// so an empty manifest log is an error (verify.py's refersmf).
+	refersmf bool
 }
 
 func (v *verifier) emit(ps problems) {
@@ -125,7 +133,8 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 	if opt.Warn == nil {
 		opt.Warn = func(string) {}
 	}
-	v := &verifier{opt: opt, r: r, firstBad: noRev}
+	v := &verifier{opt: opt, r: r, firstBad: noRev,
+		havecl: r.Changelog().Len() > 0, havemf: r.Manifestlog().Len() > 0}
 	storeFiles, err := v.storeDataFiles()
 	if err != nil {
 		return Result{}, err
@@ -168,10 +177,12 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 // checkEntry mirrors verify.py _checkentry: the linkrev is one of the
 // changesets that introduce the node, parents are earlier revisions, the
 // node is not duplicated. It returns the trusted linkrev or noRev.
+// Without a changelog (clLen 0, verify.py's havecl false) only a
+// negative linkrev is wrong.
 func checkEntry(ps *problems, rl *revlog.Revlog, clLen, rev int, seen map[revlog.Node]int, linkrevs []int, label string) int {
 	e := rl.Entry(rev)
 	lr := e.LinkRev
-	if lr < 0 || !containsInt(linkrevs, lr) {
+	if lr < 0 || (clLen > 0 && !containsInt(linkrevs, lr)) {
 		if lr < 0 || lr >= clLen {
 			ps.err(noRev, fmt.Sprintf("rev %d points to nonexistent changeset %d", rev, lr), label)
 		} else {
@@ -220,6 +231,9 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int, error)
 	filelinkrevs := map[string][]int{}
 	seen := make(map[revlog.Node]int, cl.Len())
 	var ps problems
+	if cl.Len() == 0 && v.havemf {
+		ps.err(0, "empty or missing changelog", "")
+	}
 	// Each text is built in a buffer the walk recycles: the parse copies
 	// what it keeps.
 	err := cl.EachRevision(func(i int, text []byte, err error) error {
@@ -229,10 +243,12 @@ func (v *verifier) changesets() (map[revlog.Node][]int, map[string][]int, error)
 			cs, err = revlog.ParseChangeset(text)
 		}
 		if err != nil {
+			v.refersmf = true
 			ps.err(i, fmt.Sprintf("unpacking changeset %s: %s", cl.Entry(i).Node.Short(), hgText(err, "00changelog")), "")
 			return nil
 		}
 		if cs.Manifest != revlog.NullNode {
+			v.refersmf = true
 			mflinkrevs[cs.Manifest] = append(mflinkrevs[cs.Manifest], i)
 		}
 		for _, f := range cs.Files {
@@ -372,6 +388,9 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int, mr *manifestReadi
 	seen := make(map[revlog.Node]int, ml.Len())
 	lrOf := make([]int, ml.Len())
 	var ps problems
+	if v.refersmf && ml.Len() == 0 {
+		ps.err(0, "empty or missing manifest", "")
+	}
 	for i := 0; i < ml.Len(); i++ {
 		n := ml.Entry(i).Node
 		lr := checkEntry(&ps, ml, clLen, i, seen, mflinkrevs[n], "manifest")
@@ -395,9 +414,13 @@ func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int, mr *manifestReadi
 		n revlog.Node
 	}
 	var left []ref
-	for n, cs := range mflinkrevs {
-		for _, c := range cs {
-			left = append(left, ref{c, n})
+	// With no manifest log at all, that was said once (above), not for
+	// every changeset.
+	if v.havemf {
+		for n, cs := range mflinkrevs {
+			for _, c := range cs {
+				left = append(left, ref{c, n})
+			}
 		}
 	}
 	sort.Slice(left, func(i, j int) bool {
@@ -471,12 +494,12 @@ func hgText(err error, radix string) string {
 func (v *verifier) crosscheck(filelinkrevs map[string][]int, filenodes map[string]*fileRefs) {
 	var ps problems
 	for _, f := range sortedKeys(filelinkrevs) {
-		if _, ok := filenodes[f]; !ok {
+		if _, ok := filenodes[f]; !ok && v.havemf {
 			ps.err(filelinkrevs[f][0], "in changeset but not in manifest", f)
 		}
 	}
 	for _, f := range sortedKeys(filenodes) {
-		if _, ok := filelinkrevs[f]; !ok {
+		if _, ok := filelinkrevs[f]; !ok && v.havecl {
 			lr := noRev
 			if fl, err := v.r.File(f); err == nil {
 				for _, ref := range filenodes[f].refs {

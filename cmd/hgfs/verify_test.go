@@ -154,3 +154,38 @@ func findings(stderr string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestVerifyEmptyOrMissingRevlogLikeHg removes or empties the manifest
+// log or the changelog. hg reports " 0: empty or missing manifest" (or
+// changelog) once and skips the checks against the revlog that has no
+// revisions; hgfs reported every changeset's manifest and every file as
+// unknown (or, without a changelog, every linkrev as nonexistent).
+// Stdout, stderr and the exit status must be each hg's.
+func TestVerifyEmptyOrMissingRevlogLikeHg(t *testing.T) {
+	hgs := testenv.Mercurials(t)
+	src := testenv.Generate(t, testenv.Small)
+	for _, name := range []string{"00manifest.i", "00changelog.i"} {
+		for _, empty := range []bool{false, true} {
+			how := "missing"
+			if empty {
+				how = "empty"
+			}
+			t.Run(name+"-"+how, func(t *testing.T) {
+				dir := testenv.CopyRepo(t, src)
+				path := filepath.Join(dir, ".hg", "store", name)
+				var err error
+				if empty {
+					err = os.Truncate(path, 0)
+				} else {
+					err = os.Remove(path)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, hg := range hgs {
+					sameAsHg(t, hg, dir, "verify")
+				}
+			})
+		}
+	}
+}
