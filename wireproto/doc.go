@@ -87,7 +87,8 @@
 // the start of what came back, as hg does), ErrTooLarge (a small response
 // over Options.MaxResponse), ErrUnsupported (URL scheme, protocol
 // version, compression engine), ErrConnection (*ConnError reads like hg's
-// "error: Connection refused"), ErrLookup. *HTTPError reads "HTTP Error
+// "error: Connection refused"), ErrLookup (*LookupError reads as the
+// server's answer, "unknown revision 'x'"). *HTTPError reads "HTTP Error
 // 404: Not Found" (401: "authorization failed", or "http authorization
 // required for URL" when the request had no credentials to send). Every message is what hg would print after "abort: ".
 // Context cancellation surfaces as the context's error.

@@ -22,7 +22,7 @@ func TestDecodeHelpers(t *testing.T) {
 	if got, err := decodeLookup([]byte("1 " + n + "\n")); err != nil || got != n {
 		t.Errorf("lookup: %q %v", got, err)
 	}
-	if _, err := decodeLookup([]byte("0 unknown revision 'nope'\n")); !errors.Is(err, ErrLookup) {
+	if _, err := decodeLookup([]byte("0 unknown revision 'nope'\n")); !errors.Is(err, ErrLookup) || err.Error() != "unknown revision 'nope'" {
 		t.Errorf("lookup failure: %v", err)
 	}
 	if _, err := decodeLookup([]byte("2 x\n")); !errors.Is(err, ErrProtocol) {

@@ -137,6 +137,18 @@ func (e *RemoteError) Error() string {
 
 func (e *RemoteError) Is(target error) bool { return target == ErrRemote }
 
+// LookupError is a key the server's lookup did not resolve. Its message
+// is the server's answer as sent ("unknown revision 'x'", "filtered
+// revision 'x' (not in 'served' subset)"): hg raises it as is, after
+// "abort: ", so it carries no prefix of its own.
+type LookupError struct {
+	Message string
+}
+
+func (e *LookupError) Error() string { return e.Message }
+
+func (e *LookupError) Is(target error) bool { return target == ErrLookup }
+
 // HTTPError is a non-success HTTP status; Error reads like hg's
 // "HTTP Error 404: Not Found".
 type HTTPError struct {
@@ -318,7 +330,7 @@ func decodeLookup(data []byte) (string, error) {
 		}
 		return rest, nil
 	case "0":
-		return "", fmt.Errorf("%w: %s", ErrLookup, rest)
+		return "", &LookupError{Message: rest}
 	}
 	return "", fmt.Errorf("%w: lookup: %q", ErrProtocol, truncate(s, 100))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -93,6 +94,50 @@ func TestCloneChangegroup(t *testing.T) {
 			wantRC, _ := os.ReadFile(filepath.Join(hgDest, ".hg", "hgrc"))
 			if string(hgrc) != string(wantRC) {
 				t.Errorf("hgrc:\n%s", testenv.Diff("hg", string(wantRC), "hgfs", string(hgrc)))
+			}
+		})
+	}
+}
+
+// TestPullUnknownRevLikeHg asks servers (hg 6.3's and hg 7's serve and
+// hgfs serve, over HTTP and ssh) for a revision they do not have and
+// for a secret one. The lookup's answer is the message hg aborts with,
+// as sent ("unknown revision 'nonexist'", "filtered revision '1' (not
+// in 'served' subset)"); hgfs clone -r and pull -r put "unknown
+// revision: " before it.
+func TestPullUnknownRevLikeHg(t *testing.T) {
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	testenv.Hg(t, dir, "init", "src")
+	for i, text := range []string{"0\n", "1\n"} {
+		os.WriteFile(filepath.Join(src, "f"), []byte(text), 0o644)
+		testenv.Hg(t, src, "commit", "-q", "-A", "-u", "t", "-m", fmt.Sprint(i))
+	}
+	testenv.Hg(t, src, "phase", "--secret", "--force", "-r", "1")
+	local := filepath.Join(dir, "local")
+	testenv.Hg(t, dir, "clone", "-q", "-r", "0", src, local)
+
+	// Each server over HTTP; over ssh, whose answers are the same, hg
+	// 6.3's and hgfs's.
+	ssh := fakeSSHScript(t, dir, "")
+	hgfsURL, _, _ := startServeBinary(t, src)
+	servers := map[string][]string{
+		"hgfs-http":          {hgfsURL},
+		"hgfs-ssh":           {"-e", ssh, "--remotecmd", testenv.Hgfs(t), "ssh://user@host/" + src},
+		hgs[0].Name + "-ssh": {"-e", ssh, "--remotecmd", hgs[0].Path, "ssh://user@host/" + src},
+	}
+	for _, m := range hgs {
+		servers[m.Name+"-http"] = []string{m.Serve(t, src)}
+	}
+	for name, source := range servers {
+		t.Run(name, func(t *testing.T) {
+			for _, rev := range []string{"nonexist", "1"} {
+				for _, hg := range hgs {
+					sameAsHg(t, hg, dir, append([]string{"clone", "-r", rev}, append(source, filepath.Join(dir, "dest"))...)...)
+					sameAsHg(t, hg, local, append([]string{"pull", "-r", rev}, source...)...)
+				}
 			}
 		})
 	}
