@@ -147,7 +147,7 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	// the URL without its password for a remote one.
 	defaultURL := localPath
 	if kind == sourceRemote || kind == sourceS3 {
-		defaultURL = hidePassword(source)
+		defaultURL = withoutPassword(source)
 	}
 
 	dest, defaulted := "", false
@@ -284,17 +284,21 @@ func defaultDest(source string) string {
 	return base
 }
 
-// hidePassword drops the password from a URL, as hg does for the default
-// path it records.
+// hidePassword is urlutil.hidepassword: source as hg shows it (hgURL),
+// its password, if any, "***".
 func hidePassword(source string) string {
-	u, err := url.Parse(source)
-	if err != nil || u.User == nil {
-		return source
+	u := parseHgURL(source)
+	if u.passwd != "" {
+		u.passwd = "***"
 	}
-	if _, ok := u.User.Password(); !ok {
-		return source
-	}
-	u.User = url.User(u.User.Username())
+	return u.String()
+}
+
+// withoutPassword is source as hg.clone records it for the clone's
+// default path: as hg writes URLs (hgURL), without the password.
+func withoutPassword(source string) string {
+	u := parseHgURL(source)
+	u.passwd = ""
 	return u.String()
 }
 

@@ -344,15 +344,6 @@ func TestCloneNames(t *testing.T) {
 			t.Errorf("defaultDest(%q) = %q, want %q", src, got, want)
 		}
 	}
-	for src, want := range map[string]string{
-		"http://joe:secret@h/r": "http://joe@h/r",
-		"http://joe@h/r":        "http://joe@h/r",
-		"ssh://h/r":             "ssh://h/r",
-	} {
-		if got := hidePassword(src); got != want {
-			t.Errorf("hidePassword(%q) = %q, want %q", src, got, want)
-		}
-	}
 	books, err := formatBookmarks(map[string]string{"b": strings.Repeat("a", 40), "a": strings.Repeat("b", 40)})
 	if err != nil || books != strings.Repeat("b", 40)+" a\n"+strings.Repeat("a", 40)+" b\n" {
 		t.Errorf("formatBookmarks: %q %v", books, err)

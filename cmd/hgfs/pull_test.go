@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/testenv"
@@ -140,5 +141,68 @@ func TestPullUnknownRevLikeHg(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCloneDefaultPathLikeHg clones from URLs hg writes back otherwise
+// than given (a bare host gains its "/", a path's needless escapes are
+// decoded, a password is dropped) and from ones it keeps: the clone's
+// default path must be hg's, and so must what pull prints from it and
+// from the URL itself (where a password shows as "***").
+func TestCloneDefaultPathLikeHg(t *testing.T) {
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	conf := filepath.Join(dir, "web.conf")
+	if err := os.WriteFile(conf, []byte("[paths]\nrepo = "+src+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimSuffix(testenv.Serve(t, src), "/") // http://127.0.0.1:PORT
+	web := testenv.Serve(t, src, "--web-conf", conf)
+	ssh := fakeSSHScript(t, dir, "")
+	escaped := src[:len(src)-1] + fmt.Sprintf("%%%02x", src[len(src)-1])
+	sources := [][]string{
+		{host},
+		{strings.Replace(host, "//", "//joe:secret@", 1)},
+		{web + "re%70o"},
+		{web + "repo/"},
+		{"-e", ssh, "ssh://user@host/" + escaped},
+	}
+	result := func(o, e string, code int) string { return fmt.Sprintf("%s--- stderr\n%s--- exit %d\n", o, e, code) }
+	for i, source := range sources {
+		for _, hg := range hgs {
+			hgDest := filepath.Join(dir, fmt.Sprintf("%d-%s", i, hg.Name))
+			hgfsDest := hgDest + "-hgfs"
+			hgRun := func(dir string, args ...string) string {
+				o, e, err := hg.Result(t, dir, args...)
+				code := 0
+				if err != nil {
+					var ok bool
+					if code, ok = exitCode(err); !ok {
+						t.Fatalf("%s %v: %v", hg.Name, args, err)
+					}
+				}
+				return result(string(o), string(e), code)
+			}
+			hgfsRun := func(dir string, args ...string) string { return result(hgfsIn(dir, args...)) }
+			compare := func(what, want, got string) {
+				if got != want {
+					t.Errorf("%v: %s differs:\n%s", source, what, testenv.Diff(hg.Name, want, "hgfs", got))
+				}
+			}
+			clone := append(append([]string{"clone", "-U"}, source...), "")
+			clone[len(clone)-1] = hgDest
+			want := hgRun(dir, clone...)
+			clone[len(clone)-1] = hgfsDest
+			compare("clone", want, hgfsRun(dir, clone...))
+			wantRC, _ := os.ReadFile(filepath.Join(hgDest, ".hg", "hgrc"))
+			gotRC, _ := os.ReadFile(filepath.Join(hgfsDest, ".hg", "hgrc"))
+			compare("hgrc", string(wantRC), string(gotRC))
+			pull := append([]string{"pull"}, source[:len(source)-1]...)
+			compare("pull", hgRun(hgDest, pull...), hgfsRun(hgfsDest, pull...))
+			pull = append(pull, source[len(source)-1])
+			compare("pull URL", hgRun(hgDest, pull...), hgfsRun(hgfsDest, pull...))
+		}
 	}
 }
