@@ -20,9 +20,14 @@ type Options struct {
 	Status func(msg string)
 	// Debug receives hg's --debug lines ("add changeset 1234abcd\n"...).
 	Debug func(msg string)
-	// Warn receives the transaction's messages ("transaction abort!",
-	// "rollback completed"), which hg writes to stderr.
+	// Warn receives what hg writes to stderr: the transaction's messages
+	// ("transaction abort!", "rollback completed") and the warnings
+	// after a commit ("1 new orphan changesets").
 	Warn func(msg string)
+	// QuietRollback keeps the transaction's messages from Warn: a
+	// clone's, whose destination is removed anyway, as hg's clone says
+	// nothing of its rollback.
+	QuietRollback bool
 	// Lock tunes how long the locks are waited for.
 	Lock store.LockOptions
 	// WLock takes .hg/wlock before the store lock, as hg's pull does when
@@ -182,7 +187,9 @@ func (s *Session) begin(desc string) error {
 		return err
 	}
 	s.tx = tx
-	tx.Report = s.opt.Warn
+	if !s.opt.QuietRollback {
+		tx.Report = s.opt.Warn
+	}
 	if s.cl, err = s.openWriter("00changelog.i", true); err != nil {
 		return s.fail(err)
 	}

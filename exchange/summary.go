@@ -30,20 +30,24 @@ func (s *Session) summary() []summaryLine {
 			s.Changesets, s.Revisions, s.Files, h))
 	}
 	// Only pull and unbundle transactions report the rest (scmutil's
-	// txmatch over _reportnewcssource and _reportobsoletedsource): a
-	// clone bundle's ("bundleurl") prints the counts alone.
-	if !strings.HasPrefix(s.desc, "pull") && !strings.HasPrefix(s.desc, "unbundle") {
-		return out
+	// txmatch over _reportnewcssource and _reportobsoletedsource), but
+	// new instabilities, which every transaction reports: a clone
+	// bundle's ("bundleurl") prints the counts and those alone.
+	report := strings.HasPrefix(s.desc, "pull") || strings.HasPrefix(s.desc, "unbundle")
+	if !report && !s.opt.CreateMarkers {
+		return out // no instability to report either: spare the phases
 	}
 	n := s.cl.Len()
 	phase := s.phases.phaseOf(s.cl)
-	for _, l := range s.obsSummary(phase) {
-		out = append(out, summaryLine{text: l})
+	if report {
+		for _, l := range s.obsSummary(phase) {
+			out = append(out, summaryLine{text: l})
+		}
 	}
 	for _, l := range s.instabilityWarnings(phase) {
 		out = append(out, summaryLine{text: l, warn: true})
 	}
-	if n == s.origLen && !s.phases.dirty {
+	if !report || n == s.origLen && !s.phases.dirty {
 		return out
 	}
 	if n > s.origLen {

@@ -114,10 +114,11 @@ func (cl *cloner) bundleClone(name string, b *changegroup.Bundle) error {
 
 // cloneSessionOptions are a clone's: the pull's messages, but the
 // transaction's rollback notices are pointless for a clone that is
-// removed anyway.
+// removed anyway. Its warnings stay: hg's clone reports new orphans as
+// its pull does.
 func cloneSessionOptions(c *cmdContext, root string) exchange.Options {
 	o := sessionOptions(c, root)
-	o.Warn = nil
+	o.QuietRollback = true
 	return o
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,65 @@ func TestObsmarkers(t *testing.T) {
 			urlNoExchange := hg.Serve(t, src, "--config", "experimental.evolution=")
 			both("pull, server without exchange", base, true, "pull", urlNoExchange)
 			both("pull markers only, server without exchange", withChangesets, true, "pull", urlNoExchange)
+		})
+	}
+}
+
+// TestCloneOrphansLikeHg clones a repository whose markers make an
+// orphan (B on A, then A amended) with markers enabled: hg's clone, as
+// its pull, warns "1 new orphan changesets" after the markers' line,
+// and after a clone bundle's counts when the bundle carries the
+// markers; hgfs clone said nothing of it.
+func TestCloneOrphansLikeHg(t *testing.T) {
+	t.Parallel()
+	for _, hg := range testenv.Mercurials(t) {
+		t.Run(hg.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src")
+			hg.Run(t, dir, "init", src)
+			writeFile(t, filepath.Join(src, ".hg", "hgrc"), evolutionRc)
+			for _, f := range []string{"a", "b"} {
+				writeFile(t, filepath.Join(src, f), f+"\n")
+				hg.Run(t, src, "commit", "-qAm", f)
+			}
+			hg.Run(t, src, "update", "-q", "0")
+			writeFile(t, filepath.Join(src, "a"), "a2\n")
+			hg.Run(t, src, "commit", "-q", "--amend", "-m", "a2")
+			url := hg.Serve(t, src)
+			www := filepath.Join(dir, "www")
+			os.Mkdir(www, 0o755)
+			hg.Run(t, src, "bundle", "-q", "-a", "--hidden", "-t", "zstd-v2;obsolescence=yes", filepath.Join(www, "obs.hg"))
+			bs := startBundleServer(t, www)
+			bundled := hg.Serve(t, src, "--config", "extensions.clonebundles=")
+			for i, args := range [][]string{
+				{url},
+				{"-U", url},
+				{"-r", "1", "-r", "2", url},
+				{"--pull", src},
+				{"-U", bundled}, // last: the manifest is the source's
+			} {
+				if args[len(args)-1] == bundled {
+					writeManifest(t, src, bs.URL+"/obs.hg BUNDLESPEC=zstd-v2%3Bobsolescence%3Dyes\n")
+				}
+				args = append([]string{"clone", "--config", "experimental.evolution=all"}, args...)
+				wantOut, wantErr, err := hg.Result(t, dir, append(args, fmt.Sprintf("hg%d", i))...)
+				wantCode := 0
+				if err != nil {
+					wantCode, _ = exitCode(err)
+				}
+				if !bytes.Contains(wantErr, []byte("1 new orphan changesets\n")) {
+					t.Errorf("%v: hg reports no orphan:\n%s", args, wantErr)
+				}
+				if args[len(args)-1] == bundled && !bytes.Contains(wantOut, []byte("finished applying clone bundle\n")) {
+					t.Errorf("%v: hg did not use the clone bundle:\n%s", args, wantOut)
+				}
+				gotOut, gotErr, gotCode := hgfsIn(dir, append(args, fmt.Sprintf("hgfs%d", i))...)
+				if gotCode != wantCode || gotOut != string(wantOut) || gotErr != string(wantErr) {
+					t.Errorf("%v: exit %d, hg %d\n%s\n%s", args, gotCode, wantCode,
+						testenv.Diff("hg stdout", string(wantOut), "hgfs stdout", gotOut),
+						testenv.Diff("hg stderr", string(wantErr), "hgfs stderr", gotErr))
+				}
+			}
 		})
 	}
 }
