@@ -395,6 +395,9 @@ func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamcl
 	if err != nil {
 		return nil, err
 	}
+	if announce && cl.mount == nil {
+		cl.reportOrphans()
+	}
 	if announce {
 		elapsed := time.Since(sink.start).Seconds()
 		if elapsed <= 0 {
@@ -404,6 +407,32 @@ func (cl *cloner) apply(announce bool, extra map[string]string, fn func(streamcl
 			formatBytes(float64(res.Bytes)), elapsed, formatBytes(float64(res.Bytes)/elapsed))
 	}
 	return res, nil
+}
+
+// reportOrphans warns of the orphans a stream brought, as the "clone"
+// transaction hg applies a stream in does before it reports the
+// transfer (scmutil.registersummarycallback's reportnewinstabilities,
+// registered for every transaction, with markers enabled): the
+// repository had none before. A repository that does not open is left
+// to the checks after the clone.
+func (cl *cloner) reportOrphans() {
+	if createMarkers, _, _ := cl.c.ui.cfg.Evolution(); !createMarkers {
+		return
+	}
+	r, err := repo.Open(cl.destAbs)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	n := 0
+	for rev := 0; rev < r.Changelog().Len(); rev++ {
+		if r.Orphan(rev) {
+			n++
+		}
+	}
+	if n > 0 {
+		cl.c.ui.warn("%d new orphan changesets\n", n)
+	}
 }
 
 // clonedHgrc is the .hg/hgrc hg writes into a clone (keep in sync with
