@@ -57,3 +57,17 @@ func TestHgURLLikeUrlutil(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHgURL: any source, however odd (it comes from the command line or
+// an hgrc), is split and joined without a panic, and hidePassword and
+// withoutPassword too.
+func FuzzHgURL(f *testing.F) {
+	for _, s := range []string{"http://user:pw@host:80/c:/bob?fo:oo#ba:ar", "ssh://user:pw@[::1]:2200//home/joe#", "bundle://../foo", `\\blah\blah#baz`, "http://h/%e2%82%ac/r%65po/", "file:///c:/x", "%", "a:b@c", "http://[::1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = parseHgURL(s).String()
+		_ = hidePassword(s)
+		_ = withoutPassword(s)
+	})
+}
