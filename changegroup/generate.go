@@ -50,7 +50,7 @@ func Generate(ctx context.Context, r *repo.Repo, w *Writer) error {
 
 // GenerateSet writes a changegroup of the changesets include marks (by
 // changelog revision; every parent of an included changeset must be
-// included too) to w, version 02 or 03, and closes w: what hg sends to
+// included too) to w (any version) and closes w: what hg sends to
 // pull a filtered view (its served view, without secret and hidden
 // changesets) into an empty repository. It is GenerateOutgoing with
 // nothing in common.

@@ -39,6 +39,7 @@ var (
 	EvolutionAll              = Known{"experimental", "evolution", "", "obsolescence features: a boolean for all, or a list of createmarkers, exchange, ... (all: every one)"}
 	EvolutionCreateMarkers    = Known{"experimental", "evolution.createmarkers", "", "accept obsolescence markers from bundles and pulls (default: from experimental.evolution)"}
 	EvolutionExchange         = Known{"experimental", "evolution.exchange", "", "pull obsolescence markers (default: from experimental.evolution; never without createmarkers)"}
+	EvolutionBundleObsmarker  = Known{"experimental", "evolution.bundle-obsmarker", "false", "hgfs bundle -t v2 streams a repository that has obsolescence markers, with them (else it refuses, as hg bundle does)"}
 	Changegroup3              = Known{"experimental", "changegroup3", "false", "hgfs serve offers changegroup version 03 (hg's setting)"}
 	CommandsUpdateRequireDest = Known{"commands", "update.requiredest", "false", "after pull or unbundle, do not suggest 'hg update' (hg's setting)"}
 	PathsDefault              = Known{"paths", "default", "", "the repository pull reads from when no source is given"}
@@ -101,7 +102,7 @@ var (
 
 // All lists every known setting, sorted by key.
 func All() []Known {
-	all := []Known{Changegroup3, CommandsUpdateRequireDest, EvolutionAll, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
+	all := []Known{Changegroup3, CommandsUpdateRequireDest, EvolutionAll, EvolutionBundleObsmarker, EvolutionCreateMarkers, EvolutionExchange, UIQuiet, UIVerbose, UIDebug, UITraceback, UISSH, UIRemoteCmd,
 		UITimeout, UICloneBundles, UICloneBundleFallback, UICloneBundlePrefers, UIReportUntrusted, TrustedUsers, TrustedGroups, PathsDefault, PhasesPublish, ProgressDisable, ProgressAssumeTTY, ProgressWidth, ProgressDelay, ProgressRefresh, ProgressEstimateInterval,
 		WorkerBackgroundClose, WorkerBackgroundCloseMinFiles, WorkerBackgroundCloseMaxQueue, WorkerBackgroundCloseThreads,
 		ProfilingType, ProfilingFormat, ProfilingOutput, ProfilingFreq, ProfilingTop,

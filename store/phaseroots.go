@@ -83,3 +83,14 @@ func (s *Store) ReadPhaseRoots() (PhaseRoots, error) {
 	}
 	return ParsePhaseRoots(data)
 }
+
+// HasSecret is phases.hassecret: whether phaseroots lists a root in the
+// secret phase (2). Archived and internal roots alone do not count: hg
+// streams and copies such a repository.
+func (s *Store) HasSecret() (bool, error) {
+	roots, err := s.ReadPhaseRoots()
+	if err != nil {
+		return false, err
+	}
+	return len(roots[2]) > 0, nil
+}

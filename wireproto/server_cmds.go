@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hgfs/hgfs/bundle2"
+	"github.com/hgfs/hgfs/streamclone"
 )
 
 // wireCommand is a version 1 command as wireprotov1server.py declares it.
@@ -86,17 +87,9 @@ func (s *Server) answer(cmd string, args map[string]string, pc protoCaps) (strin
 	return s.simple(v, cmd, args)
 }
 
-// allowStream is streamclone.allowservergeneration: streaming must be
-// enabled, and secret changesets (which a raw copy of the store cannot
-// hide) forbid it unless server.uncompressedallowsecret.
-func (s *Server) allowStream(v *view) bool {
-	if !s.cfg.Uncompressed {
-		return false
-	}
-	if v.hasSecret() {
-		return s.cfg.UncompressedAllowSecret
-	}
-	return true
+// allowStream is streamclone.Allowed with the server's settings.
+func (s *Server) allowStream(v *view) (bool, error) {
+	return streamclone.Allowed(v.r.Store, s.cfg.Uncompressed, s.cfg.UncompressedAllowSecret)
 }
 
 // bundle2Caps is bundle2.getrepocaps(role=b'server') limited to what a
@@ -133,7 +126,11 @@ func (s *Server) bundle2Caps() Bundle2Caps {
 func (s *Server) capabilities(v *view, pc protoCaps) (string, error) {
 	caps := []string{"lookup", "branchmap", "pushkey", "known", "getbundle", "batch", "changegroupsubset",
 		"unbundle=HG10GZ,HG10BZ,HG10UN", "unbundlehash"}
-	if s.allowStream(v) {
+	stream, err := s.allowStream(v)
+	if err != nil {
+		return "", err
+	}
+	if stream {
 		if s.cfg.PreferUncompressed {
 			caps = append(caps, "stream-preferred")
 		}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -39,12 +38,9 @@ import (
 // Messages hg's server sends (keep in sync with mercurial/bundle2.py
 // addpartbundlestream2 and mercurial/exchange.py).
 const (
-	msgStreamNotAllowed  = "stream data requested but server does not allow this feature"
-	hintStreamNotAllowed = "well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy"
-	msgNarrowStream      = "server does not support narrow stream clones"
-	msgObsNoFormat       = "server has obsolescence markers, but client cannot receive them via stream clone"
-	msgNoBookmarks       = "no common bookmarks exchange method"
-	msgNoPhases          = "no common phases exchange method"
+	msgNarrowStream = "server does not support narrow stream clones"
+	msgNoBookmarks  = "no common bookmarks exchange method"
+	msgNoPhases     = "no common phases exchange method"
 )
 
 // streamWriteBuffer is the buffer between the generators and the socket:
@@ -213,7 +209,9 @@ func (s *Server) streamOut(ctx context.Context, start func(length int64) (io.Wri
 		}
 		return err
 	}
-	if !s.allowStream(v) {
+	if ok, err := s.allowStream(v); err != nil {
+		return err
+	} else if !ok {
 		return reply("1\n")
 	}
 	uw, err := s.snapshotWriter(ctx, v, nil)
@@ -277,6 +275,9 @@ func (b *streamBuffer) ReadFrom(r io.Reader) (int64, error) {
 type abortError struct{ msg, hint string }
 
 func (e *abortError) Error() string { return e.msg }
+
+// refusal is the error:abort part of a stream hg refuses to generate.
+func refusal(r *streamclone.Refusal) *abortError { return &abortError{r.Msg, r.Hint} }
 
 // bundlePlan is a getbundle reply decided before anything is sent.
 type bundlePlan struct {
@@ -404,24 +405,24 @@ func (s *Server) sendAbort(start func(preferUncompressed bool) (io.WriteCloser, 
 func (s *Server) planBundle(v *view, g *getbundleArgs, b2caps Bundle2Caps) (*bundlePlan, error) {
 	plan := &bundlePlan{}
 	if g.flag("stream", false) {
-		if !s.allowStream(v) {
-			return nil, &abortError{msgStreamNotAllowed, hintStreamNotAllowed}
+		if ok, err := s.allowStream(v); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, refusal(streamclone.ErrNotAllowed)
 		}
 		if len(g.includepats) > 0 || len(g.excludepats) > 0 {
 			return nil, &abortError{msg: msgNarrowStream}
 		}
 		plan.stream = true
 		plan.streamOpt.Publishing = s.cfg.Publishing
-		if v.hasObsstore() {
-			remote := b2caps["obsmarkers"]
-			if len(remote) == 0 {
-				return nil, &abortError{msg: msgObsNoFormat}
-			}
-			ver, err := v.obsstoreVersion()
-			if err != nil {
-				return nil, err
-			}
-			plan.streamOpt.ObsMarkers = contains(remote, fmt.Sprintf("V%d", ver))
+		var err error
+		plan.streamOpt.ObsMarkers, err = streamclone.StreamObsMarkers(v.r.Store, b2caps["obsmarkers"])
+		var r *streamclone.Refusal
+		if errors.As(err, &r) {
+			return nil, refusal(r)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	out, heads, err := v.computeOutgoing(g, g.flag("cg", true))

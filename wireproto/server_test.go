@@ -147,7 +147,7 @@ func TestCloneV2(t *testing.T) {
 			if spec.Obsolete {
 				// Without it, the markers cannot travel: hg's message.
 				_, stderr, err := testenv.HgResult(t, "", "clone", "--stream", "-U", url, filepath.Join(t.TempDir(), "c"))
-				if err == nil || !bytes.Contains(stderr, []byte(msgObsNoFormat)) {
+				if err == nil || !bytes.Contains(stderr, []byte(streamclone.ErrObsMarkersRefused.Msg)) {
 					t.Errorf("clone without obsolescence exchange: %v\n%s", err, stderr)
 				}
 			}
@@ -380,7 +380,7 @@ func TestStreamRefused(t *testing.T) {
 			t.Errorf("stream_out = %q, want 1", got)
 		}
 		p := firstPart(t, payload(t, rawGet(t, url, "getbundle", streamArgs, "0.1 0.2 comp=none"), true))
-		if msg, _ := p.Param("message"); p.Type != "error:abort" || msg != msgStreamNotAllowed {
+		if msg, _ := p.Param("message"); p.Type != "error:abort" || msg != streamclone.ErrNotAllowed.Msg {
 			t.Errorf("getbundle stream: part %s %q", p.Type, msg)
 		}
 		// The clone falls back to a changegroup, without the secrets.
@@ -392,6 +392,37 @@ func TestStreamRefused(t *testing.T) {
 		}
 		if secret := testenv.Hg(t, dest, "log", "--hidden", "-r", "secret()", "-T", "{node}\n"); len(secret) != 0 {
 			t.Errorf("secret changesets sent: %s", secret)
+		}
+	})
+	// Archived changesets are not secret ones (phases.hassecret), and an
+	// obsstore whose markers were all deleted holds none (hg's obsstore
+	// is false): hg serve streams such a repository to a client without
+	// obsolescence, and so must hgfs serve.
+	t.Run("archived-markerless", func(t *testing.T) {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "src")
+		testenv.Hg(t, dir, "init", src)
+		for _, f := range []string{"a", "b"} {
+			if err := os.WriteFile(filepath.Join(src, f), []byte(f), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Hg(t, src, "commit", "-qAm", f)
+		}
+		archived := "32 " + string(testenv.Hg(t, src, "log", "-r", "1", "-T", "{node}")) + "\n"
+		if err := os.WriteFile(filepath.Join(src, ".hg", "store", "phaseroots"), []byte(archived), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		evolution := []string{"--config", "experimental.evolution=all"}
+		testenv.Hg(t, src, append(evolution, "debugobsolete", "-q", strings.Repeat("ab", 20))...)
+		testenv.Hg(t, src, append(evolution, "debugobsolete", "-q", "--delete", "0")...)
+		cfg := testConfig()
+		cfg.Publishing = true
+		cfg.UncompressedAllowSecret = false
+		url := startServer(t, src, cfg)
+		hgURL := testenv.Serve(t, testenv.CopyRepo(t, src))
+		logT := []string{"log", "--hidden", "-T", "{node} {phase}\n"}
+		if a, b := testenv.Hg(t, cloneFrom(t, hgURL), logT...), testenv.Hg(t, cloneFrom(t, url), logT...); !bytes.Equal(a, b) {
+			t.Errorf("clones differ:\n%s", testenv.Diff("hg serve", string(a), "hgfs serve", string(b)))
 		}
 	})
 	t.Run("uncompressed=false", func(t *testing.T) {

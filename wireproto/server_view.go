@@ -6,9 +6,6 @@ package wireproto
 
 import (
 	"encoding/hex"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hgfs/hgfs/repo"
@@ -44,17 +41,6 @@ func (s *Server) open() (*view, error) {
 }
 
 func (v *view) close() { v.r.Close() }
-
-// hasSecret is phases.hassecret: any changeset in the secret phase or
-// above (archived, internal).
-func (v *view) hasSecret() bool {
-	for rev := 0; rev < v.n; rev++ {
-		if v.r.Phase(rev) >= repo.Secret {
-			return true
-		}
-	}
-	return false
-}
 
 // rev resolves a hex node in the served view.
 func (v *view) rev(hexNode string) (int, bool) {
@@ -212,26 +198,6 @@ func (v *view) branchHeads() (map[string][]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// hasObsstore reports whether the store holds obsolescence markers.
-func (v *view) hasObsstore() bool {
-	fi, err := os.Stat(filepath.Join(v.r.Store.Dir, "obsstore"))
-	return err == nil && fi.Size() > 0
-}
-
-// obsstoreVersion returns the format version byte of the obsstore.
-func (v *view) obsstoreVersion() (int, error) {
-	f, err := os.Open(filepath.Join(v.r.Store.Dir, "obsstore"))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var b [1]byte
-	if _, err := f.Read(b[:]); err != nil {
-		return 0, fmt.Errorf("reading obsstore version: %w", err)
-	}
-	return int(b[0]), nil
 }
 
 func hexNodes(v *view, revs []int) []string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -30,13 +31,19 @@ applies to an empty repository. -t v2 (hg's "none-v2;stream=v2") writes what
 an empty repository and "hgfs clone" and "hg clone" accept as clone bundles.
 The file list is taken under the repository lock, as hg does; the data is
 then copied without holding it. Phases are carried (v2) when the
-repository is not publishing (phases.publish=false).
+repository is not publishing (phases.publish=false). A stream cannot
+hide secret changesets: as hg, hgfs refuses a v2 stream bundle of a
+repository that has some unless server.uncompressedallowsecret is set
+(and any with server.uncompressed=false), and writes packed1 with a
+warning. A v2 stream bundle of a repository with obsolescence markers
+is refused unless experimental.evolution.bundle-obsmarker is set.
 
 Changegroup bundles: -t none-v1, gzip-v1, none-v2, zstd-v2 or
-'none-v2;cg.version=03' write every changeset of the repository, hidden
-ones included (hg's "bundle -a --hidden"), with the stored deltas, for
-"hg unbundle" or "hgfs unbundle". bzip2 compression is not written. -a is accepted for compatibility: hgfs always bundles the whole
-repository.`,
+'none-v2;cg.version=03' write every visible changeset of the repository
+(hidden ones left out, secret ones in, as "hg bundle -a"), with the
+stored deltas, for "hg unbundle" or "hgfs unbundle". bzip2 compression is
+not written. -a is accepted for compatibility: hgfs always bundles the
+whole repository.`,
 		options: []option{
 			{'t', "type", optString, "", "bundle type: packed1, v2, none-v1, gzip-v1, none-v2, zstd-v2"},
 			{'a', "all", optBool, "", "bundle all changesets in the repository (always on)"},
@@ -107,6 +114,16 @@ func runBundle(ctx context.Context, c *cmdContext, args []string) error {
 	if err != nil {
 		return err
 	}
+	// hg bundle -a has nothing to write without a visible changeset, be
+	// it a stream; debugcreatestreamclonebundle (packed1) writes anyway.
+	if typ != "packed1" {
+		if n, err := visibleCount(root); err != nil {
+			return err
+		} else if n == 0 {
+			c.ui.status("no changes found\n")
+			return errNothing
+		}
+	}
 	if strings.HasPrefix(typ, "HG") {
 		return writeChangegroupBundle(ctx, c, root, typ, args[0])
 	}
@@ -124,6 +141,14 @@ func writeStreamBundle(ctx context.Context, c *cmdContext, root, typ, name strin
 	publishing, err := c.ui.cfg.GetBool(config.PhasesPublish)
 	if err != nil {
 		return abortf("%v", err)
+	}
+	var obsMarkers bool
+	if typ == "packed1" {
+		if err := warnSecretStream(c, st); err != nil {
+			return err
+		}
+	} else if obsMarkers, err = allowStreamBundle(c, st); err != nil {
+		return err
 	}
 	dest := c.abs(name)
 	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -143,7 +168,7 @@ func writeStreamBundle(ctx context.Context, c *cmdContext, root, typ, name strin
 	case "packed1":
 		err = streamclone.WritePacked1(ctx, st, w)
 	default:
-		err = streamclone.GenerateV2With(ctx, st, w, streamclone.GenerateOptions{Publishing: publishing, ObsMarkers: true})
+		err = streamclone.GenerateV2With(ctx, st, w, streamclone.GenerateOptions{Publishing: publishing, ObsMarkers: obsMarkers})
 	}
 	w.once.Do(release)
 	if cerr := f.Close(); err == nil {
@@ -152,6 +177,73 @@ func writeStreamBundle(ctx context.Context, c *cmdContext, root, typ, name strin
 	if err != nil {
 		os.Remove(dest)
 		return abortf("writing %s: %v", name, err)
+	}
+	return nil
+}
+
+// allowStreamBundle makes the checks hg bundle makes before a v2 stream
+// (bundle2.addpartbundlestream2), with the settings it reads, and
+// returns whether the stream carries the obsstore. The receiver of the
+// file is taken to accept obsolescence markers (format V1) only with
+// experimental.evolution.bundle-obsmarker. With it, hg 6.3 also adds an
+// obsmarkers part holding markers the streamed obsstore already has,
+// which hg 6.3 itself cannot unbundle without obsolescence enabled; hg 7
+// does not, nor does hgfs.
+func allowStreamBundle(c *cmdContext, st *store.Store) (obsMarkers bool, err error) {
+	var uncompressed, allowSecret, bundleMarkers bool
+	for _, s := range []struct {
+		k   config.Known
+		dst *bool
+	}{
+		{config.ServerUncompressed, &uncompressed},
+		{config.ServerUncompressedAllowSecret, &allowSecret},
+		{config.EvolutionBundleObsmarker, &bundleMarkers},
+	} {
+		if *s.dst, err = c.ui.cfg.GetBool(s.k); err != nil {
+			return false, abortf("%v", err)
+		}
+	}
+	ok, err := streamclone.Allowed(st, uncompressed, allowSecret)
+	if err != nil {
+		return false, abortf("%v", err)
+	}
+	if !ok {
+		return false, refusedStream(streamclone.ErrNotAllowed)
+	}
+	var accepted []string
+	if bundleMarkers {
+		accepted = []string{"V1"}
+	}
+	obsMarkers, err = streamclone.StreamObsMarkers(st, accepted)
+	var r *streamclone.Refusal
+	if errors.As(err, &r) {
+		return false, refusedStream(r)
+	}
+	if err != nil {
+		return false, abortf("%v", err)
+	}
+	return obsMarkers, nil
+}
+
+// refusedStream is hg's abort for a stream it refuses to generate.
+func refusedStream(r *streamclone.Refusal) *abortError {
+	a := abortf("%s", r.Msg)
+	if r.Hint != "" {
+		a = a.withHint("%s", r.Hint)
+	}
+	return a
+}
+
+// warnSecretStream is hg debugcreatestreamclonebundle's warning: a
+// packed1 bundle is written whatever the settings, secret changesets
+// included.
+func warnSecretStream(c *cmdContext, st *store.Store) error {
+	secret, err := st.HasSecret()
+	if err != nil {
+		return abortf("%v", err)
+	}
+	if secret {
+		c.ui.warn("(warning: stream clone bundle will contain secret revisions)\n")
 	}
 	return nil
 }
@@ -167,20 +259,26 @@ func (r *releaseOnWrite) Write(p []byte) (int, error) {
 	return r.w.Write(p)
 }
 
-// writeChangegroupBundle writes a changegroup bundle of every revision,
-// removing the file on failure.
+// writeChangegroupBundle writes a changegroup bundle of every visible
+// revision (hg bundle -a, which works on the "visible" view: hidden
+// changesets are left out, secret ones are not), removing the file on
+// failure.
 func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name string) error {
 	r, err := repo.Open(root)
 	if err != nil {
 		return abortf("%v", err)
 	}
 	defer r.Close()
+	visible, err := r.Visible()
+	if err != nil {
+		return abortf("%v", err)
+	}
 	opt := changegroup.BundleOptions{Type: typ}
 	if t, v, ok := strings.Cut(typ, "-"); ok && strings.HasPrefix(t, "HG20") {
 		opt.Type, opt.Version, opt.Compression = "HG20", v, strings.TrimPrefix(t, "HG20")
-		opt.NbChanges = r.Changelog().Len()
+		opt.NbChanges = len(visible)
 	}
-	c.ui.status("%d changesets found\n", r.Changelog().Len())
+	c.ui.status("%d changesets found\n", len(visible))
 	dest := c.abs(name)
 	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -189,7 +287,19 @@ func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name 
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w, err := changegroup.NewBundleWriter(bw, opt)
 	if err == nil {
-		err = changegroup.Generate(ctx, r, w)
+		if len(visible) == r.Changelog().Len() {
+			err = changegroup.Generate(ctx, r, w)
+		} else {
+			// hg's filtered repository takes the slow path (linkrevs of
+			// hidden changesets moved to visible ones), which
+			// GenerateSet is; with nothing hidden it sends what
+			// Generate does.
+			include := make([]bool, r.Changelog().Len())
+			for _, rev := range visible {
+				include[rev] = true
+			}
+			err = changegroup.GenerateSet(ctx, r, w, include)
+		}
 	}
 	if err == nil {
 		err = bw.Flush()
@@ -202,4 +312,19 @@ func writeChangegroupBundle(ctx context.Context, c *cmdContext, root, typ, name 
 		return abortf("writing %s: %v", name, err)
 	}
 	return nil
+}
+
+// visibleCount is the number of visible changesets of the repository at
+// root.
+func visibleCount(root string) (int, error) {
+	r, err := repo.Open(root)
+	if err != nil {
+		return 0, abortf("%v", err)
+	}
+	defer r.Close()
+	visible, err := r.Visible()
+	if err != nil {
+		return 0, abortf("%v", err)
+	}
+	return len(visible), nil
 }

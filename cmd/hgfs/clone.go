@@ -853,7 +853,7 @@ func (cl *cloner) fromLocal(root string) error {
 	if err != nil {
 		return abortf("%v", err)
 	}
-	secret, err := hasSecretRoots(st)
+	secret, err := st.HasSecret()
 	if err != nil {
 		return abortf("%v", err)
 	}
@@ -951,16 +951,6 @@ func localRepoError(err error) error {
 		return abortf("%s", ue.Error()).withHint("%s", ue.Hint())
 	}
 	return abortf("%v", err)
-}
-
-// hasSecretRoots is phases.hassecret: the phaseroots file lists a root in
-// the secret phase.
-func hasSecretRoots(st *store.Store) (bool, error) {
-	roots, err := st.ReadPhaseRoots()
-	if err != nil {
-		return false, err
-	}
-	return len(roots[int(repo.Secret)]) > 0, nil
 }
 
 // hasHidden reports whether the source hides changesets (obsolete ones),
