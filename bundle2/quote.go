@@ -9,13 +9,18 @@ import (
 // bundle2 stream parameters, the stream2 requirements parameter and the
 // wire protocol's capabilities (package wireproto uses this one): all
 // bytes but ASCII letters, digits, "_.-~" and "/" become %XX (upper-case).
-func Quote(s string) string {
+func Quote(s string) string { return QuoteSafe(s, "/") }
+
+// QuoteSafe is Python's urllib.parse.quote(s, safe): Quote with the bytes
+// of safe, instead of "/", also left as they are (hg's url class quotes
+// each part of a URL with its own).
+func QuoteSafe(s, safe string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '_' || c == '.' || c == '-' || c == '~' || c == '/' {
+			c == '_' || c == '.' || c == '-' || c == '~' || strings.IndexByte(safe, c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}

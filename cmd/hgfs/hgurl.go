@@ -1,8 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/hgfs/hgfs/bundle2"
 )
 
 // hgURL is a URL split as mercurial/utils/urlutil.py's url class splits
@@ -69,7 +70,7 @@ func parseHgURL(s string) hgURL {
 	u.path = s
 	// The query stays escaped.
 	for _, p := range []*string{&u.user, &u.passwd, &u.host, &u.port, &u.path, &u.fragment} {
-		*p = unquote(*p)
+		*p = bundle2.Unquote(*p)
 	}
 	return u
 }
@@ -96,9 +97,9 @@ func (u hgURL) String() string {
 			b.WriteString("/")
 		}
 	}
-	b.WriteString(quote(u.user, urlSafeChars))
+	b.WriteString(bundle2.QuoteSafe(u.user, urlSafeChars))
 	if u.passwd != "" {
-		b.WriteString(":" + quote(u.passwd, urlSafeChars))
+		b.WriteString(":" + bundle2.QuoteSafe(u.passwd, urlSafeChars))
 	}
 	if u.user != "" || u.passwd != "" {
 		b.WriteString("@")
@@ -106,20 +107,20 @@ func (u hgURL) String() string {
 	if strings.HasPrefix(u.host, "[") && strings.HasSuffix(u.host, "]") {
 		b.WriteString(u.host)
 	} else {
-		b.WriteString(quote(u.host, "/"))
+		b.WriteString(bundle2.QuoteSafe(u.host, "/"))
 	}
 	if u.port != "" {
-		b.WriteString(":" + quote(u.port, "/"))
+		b.WriteString(":" + bundle2.QuoteSafe(u.port, "/"))
 	}
 	if u.host != "" {
 		b.WriteString("/")
 	}
-	b.WriteString(quote(u.path, urlSafePathChars))
+	b.WriteString(bundle2.QuoteSafe(u.path, urlSafePathChars))
 	if u.query != "" {
 		b.WriteString("?" + u.query)
 	}
 	if u.hasFragment {
-		b.WriteString("#" + quote(u.fragment, urlSafePathChars))
+		b.WriteString("#" + bundle2.QuoteSafe(u.fragment, urlSafePathChars))
 	}
 	return b.String()
 }
@@ -131,53 +132,6 @@ const (
 	urlSafeChars     = "!~*'()+"
 	urlSafePathChars = "/!~*'()+:\\"
 )
-
-// quote is Python's urllib.parse.quote_from_bytes.
-func quote(s, safe string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			strings.IndexByte("_.-~", c) >= 0 || strings.IndexByte(safe, c) >= 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
-}
-
-// unquote is Python's urllib.parse.unquote_to_bytes: a "%" not followed
-// by two hex digits stays as it is.
-func unquote(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
 
 // isSchemeName is url._matchscheme's [a-zA-Z0-9+.\-]+.
 func isSchemeName(s string) bool {
