@@ -44,7 +44,13 @@ func exitCode(err error) (int, bool) {
 // status are identical.
 func goldenCompare(t *testing.T, hs *testenv.HgServer, dir string, args ...string) {
 	t.Helper()
-	hob, heb, hc := hs.Run(t, append([]string{"--cwd", dir}, args...)...)
+	// Parallel tests share generated repositories, and a command that
+	// takes the repository's lock (verify, a local clone of it) waits
+	// for another test's: hg then prints "waiting for lock ..." and "got
+	// lock after N seconds", which are about the suite, not the command
+	// compared. ui.timeout.warn at hg's lock timeout keeps them out;
+	// a wait that long still fails as hg's timeout.
+	hob, heb, hc := hs.Run(t, append([]string{"--cwd", dir, "--config", "ui.timeout.warn=600"}, args...)...)
 	ho, he := string(hob), string(heb)
 	fo, fe, fc := hgfsIn(dir, args...)
 	name := strings.Join(args, " ")
