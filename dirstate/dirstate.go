@@ -472,6 +472,23 @@ func WriteBranch(hgDir, branch string) error {
 	return writeAtomic(hgDir, "branch", BranchFile(branch))
 }
 
+// ReadBranch reads the working directory's branch from .hg/branch as
+// dirstate._branch does: its content without surrounding whitespace,
+// "default" if that is empty or the file does not exist.
+func ReadBranch(hgDir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(hgDir, "branch"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "default", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if b := strings.Trim(string(data), " \t\n\r\v\f"); b != "" {
+		return b, nil
+	}
+	return "default", nil
+}
+
 // BranchFile is the content of .hg/branch naming branch.
 func BranchFile(branch string) []byte { return []byte(branch + "\n") }
 

@@ -123,7 +123,7 @@ func CloneBundlesManifest(ctx context.Context, p Peer) ([]byte, error) {
 			return p.call(cmd, nil)
 		})
 	}
-	return nil, fmt.Errorf("%w: clone bundles over %T", ErrUnsupported, p)
+	return nil, unsupportedf("clone bundles are not available over %T", p)
 }
 
 // OpenCloneBundle starts the download of a clone bundle (http:// or

@@ -107,17 +107,17 @@ func defaultHTTPClient(quickAck bool) *http.Client {
 func DialHTTP(ctx context.Context, source string, opt Options) (*HTTPPeer, error) {
 	u, err := url.Parse(source)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+		return nil, unsupportedf("%v", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%w: URL scheme %q", ErrUnsupported, u.Scheme)
+		return nil, unsupportedf("unsupported URL scheme %q", u.Scheme)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		comp := u.RawQuery
 		if comp == "" {
 			comp = u.Fragment
 		}
-		return nil, fmt.Errorf("%w: unsupported URL component: %q", ErrUnsupported, comp)
+		return nil, unsupportedf("unsupported URL component: %q", comp)
 	}
 	p := &HTTPPeer{source: source, base: u, opt: opt}
 	if u.User != nil {
@@ -175,6 +175,15 @@ func (p *HTTPPeer) Heads(ctx context.Context) ([]string, error) {
 	return decodeHeads(data)
 }
 
+// Branchmap implements Peer.
+func (p *HTTPPeer) Branchmap(ctx context.Context) (map[string][]string, error) {
+	data, err := p.call(ctx, "branchmap", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBranchmap(data)
+}
+
 // ListKeys implements Peer.
 func (p *HTTPPeer) ListKeys(ctx context.Context, namespace string) (map[string]string, error) {
 	if !p.caps.Has("pushkey") {
@@ -190,7 +199,7 @@ func (p *HTTPPeer) ListKeys(ctx context.Context, namespace string) (map[string]s
 // Lookup implements Peer.
 func (p *HTTPPeer) Lookup(ctx context.Context, key string) (string, error) {
 	if !p.caps.Has("lookup") {
-		return "", fmt.Errorf("%w: server cannot look up remote revisions", ErrUnsupported)
+		return "", unsupportedf("cannot look up remote revision; remote repository does not support the 'lookup' capability")
 	}
 	data, err := p.call(ctx, "lookup", map[string]string{"key": key}, false)
 	if err != nil {
@@ -207,7 +216,7 @@ func (p *HTTPPeer) StreamOut(ctx context.Context) (io.ReadCloser, error) {
 // GetBundle implements Peer.
 func (p *HTTPPeer) GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error) {
 	if !p.caps.Has("getbundle") {
-		return nil, fmt.Errorf("%w: server cannot look up remote changes (no getbundle)", ErrUnsupported)
+		return nil, unsupportedf("cannot look up remote changes; remote repository does not support the 'getbundle' capability")
 	}
 	return p.stream(ctx, "getbundle", args, true)
 }

@@ -85,7 +85,7 @@ func payloadReader(major, minor int, body io.Reader, compressible bool) (io.Read
 		r, err := newDecompressor(string(name), body)
 		return r, string(name), err
 	}
-	return nil, "", fmt.Errorf("%w: newer protocol %d.%d", ErrUnsupported, major, minor)
+	return nil, "", unsupportedf("server uses newer protocol %d.%d", major, minor)
 }
 
 // newDecompressor wraps r with the named wire compression engine.
@@ -104,7 +104,7 @@ func newDecompressor(engine string, r io.Reader) (io.ReadCloser, error) {
 		}
 		return &zstdCloser{d}, nil
 	}
-	return nil, fmt.Errorf("%w: compression engine %q", ErrUnsupported, truncate(engine, 64))
+	return nil, unsupportedf("unsupported compression engine %q", truncate(engine, 64))
 }
 
 type lazyZlib struct {

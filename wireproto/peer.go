@@ -31,6 +31,9 @@ type Peer interface {
 	ListKeys(ctx context.Context, namespace string) (map[string]string, error)
 	// Lookup resolves a revision symbol to a node.
 	Lookup(ctx context.Context, key string) (string, error)
+	// Branchmap returns each named branch's heads (hex, closed ones
+	// included), in the server's order: increasing revision number.
+	Branchmap(ctx context.Context) (map[string][]string, error)
 	// StreamOut starts a legacy (v1) stream clone; the body starts with
 	// the status line ("0\n", "1\n", "2\n") that streamclone.ApplyV1 reads.
 	StreamOut(ctx context.Context) (io.ReadCloser, error)
@@ -222,7 +225,7 @@ func Open(ctx context.Context, source string, opt Options) (Peer, error) {
 	case strings.HasPrefix(source, "ssh://"):
 		return DialSSH(ctx, source, opt)
 	}
-	return nil, fmt.Errorf("%w: URL scheme of %q", ErrUnsupported, source)
+	return nil, unsupportedf("unsupported URL scheme: %s", source)
 }
 
 // IsRemote reports whether source names a remote peer Open understands
@@ -317,6 +320,28 @@ func decodeHeads(data []byte) ([]string, error) {
 	return heads, nil
 }
 
+// decodeBranchmap parses a branchmap response as wireprotov1peer's
+// branchmap: one line a branch, its name URL-quoted, a space, its heads
+// space-separated. What does not parse is ErrProtocol.
+func decodeBranchmap(data []byte) (map[string][]string, error) {
+	m := map[string][]string{}
+	if len(data) == 0 {
+		return m, nil
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, heads, ok := strings.Cut(line, " ")
+		if !ok {
+			return nil, fmt.Errorf("%w: branchmap: %q", ErrProtocol, truncate(line, 100))
+		}
+		nodes, err := DecodeNodes(heads)
+		if err != nil {
+			return nil, fmt.Errorf("%w: branchmap: %w", ErrProtocol, err)
+		}
+		m[bundle2.Unquote(name)] = nodes
+	}
+	return m, nil
+}
+
 func decodeLookup(data []byte) (string, error) {
 	s := strings.TrimSuffix(string(data), "\n")
 	ok, rest, found := strings.Cut(s, " ")
@@ -333,4 +358,16 @@ func decodeLookup(data []byte) (string, error) {
 		return "", &LookupError{Message: rest}
 	}
 	return "", fmt.Errorf("%w: lookup: %q", ErrProtocol, truncate(s, 100))
+}
+
+// unsupportedError is an ErrUnsupported carrying hg's message as it
+// is: %w would prefix it with "unsupported: ", which hg's do not have
+// (its "unsupported URL component", "couldn't parse location").
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string        { return e.msg }
+func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+func unsupportedf(format string, a ...any) error {
+	return &unsupportedError{msg: fmt.Sprintf(format, a...)}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -423,4 +424,51 @@ func TestDecodeHeadsProtocol(t *testing.T) {
 	if _, err := DecodeNodes("xyz"); err == nil || errors.Is(err, ErrProtocol) || err.Error() != `bad node "xyz"` {
 		t.Errorf("DecodeNodes: %v", err)
 	}
+}
+
+// TestDecodeBranchmap: hg's branchmap response (URL-quoted names, heads
+// in the server's order, closed heads too) and what is not one.
+func TestDecodeBranchmap(t *testing.T) {
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	m, err := decodeBranchmap([]byte("default " + a + "\nst%20able " + b + " " + a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"default": {a}, "st able": {b, a}}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("decodeBranchmap = %v, want %v", m, want)
+	}
+	if m, err := decodeBranchmap(nil); err != nil || m == nil || len(m) != 0 {
+		t.Errorf("empty response: %v, %v", m, err)
+	}
+	for _, bad := range []string{"default", "default " + a[:39], "default " + a + "\n", "x " + a + "  " + b} {
+		if _, err := decodeBranchmap([]byte(bad)); !errors.Is(err, ErrProtocol) {
+			t.Errorf("decodeBranchmap(%q) = %v, want ErrProtocol", bad, err)
+		}
+	}
+}
+
+// FuzzDecodeBranchmap: any response decodes or is ErrProtocol, and what
+// decodes re-encodes (as the server encodes it) to the same map.
+func FuzzDecodeBranchmap(f *testing.F) {
+	f.Add([]byte("default " + strings.Repeat("a", 40) + "\nst%20able " + strings.Repeat("b", 40)))
+	f.Add([]byte("%zz%"))
+	f.Add([]byte("a \nb"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeBranchmap(data)
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("error not ErrProtocol: %v", err)
+			}
+			return
+		}
+		var lines []string
+		for name, heads := range m {
+			lines = append(lines, bundle2.Quote(name)+" "+EncodeNodes(heads))
+		}
+		m2, err := decodeBranchmap([]byte(strings.Join(lines, "\n")))
+		if err != nil || !reflect.DeepEqual(m, m2) {
+			t.Fatalf("round trip of %q: %v vs %v (%v)", data, m, m2, err)
+		}
+	})
 }

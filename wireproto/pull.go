@@ -17,7 +17,7 @@ func (p *HTTPPeer) Known(ctx context.Context, nodes []string) ([]bool, error) {
 		return nil, nil
 	}
 	if !p.caps.Has("known") {
-		return nil, fmt.Errorf("%w: server does not support discovery (known)", ErrUnsupported)
+		return nil, unsupportedf("cannot discover changes; remote repository does not support the 'known' capability")
 	}
 	data, err := p.call(ctx, "known", map[string]string{"nodes": EncodeNodes(nodes)}, false)
 	if err != nil {
@@ -32,7 +32,7 @@ func (p *SSHPeer) Known(ctx context.Context, nodes []string) ([]bool, error) {
 		return nil, nil
 	}
 	if !p.caps.Has("known") {
-		return nil, fmt.Errorf("%w: server does not support discovery (known)", ErrUnsupported)
+		return nil, unsupportedf("cannot discover changes; remote repository does not support the 'known' capability")
 	}
 	data, err := p.withCtx(ctx, func() ([]byte, error) {
 		// known's spec is "nodes *" (wireprotov1server.py).

@@ -43,10 +43,14 @@ const (
 	maxLineLen        = 1 << 20
 )
 
-// SSHPeer talks to "hg serve --stdio" over an ssh command.
+// SSHPeer talks to "hg serve --stdio" over an ssh command, or to a
+// server in this process over pipes (DialLocal).
 type SSHPeer struct {
 	source string
-	cmd    *exec.Cmd
+	// stop ends the other side at once (the ssh command's process
+	// group, the local server); wait waits for it to have ended.
+	stop   func()
+	wait   func() error
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	caps   Caps
@@ -76,30 +80,30 @@ type SSHLocation struct {
 func ParseSSHURL(source string) (*SSHLocation, error) {
 	rest, ok := strings.CutPrefix(source, "ssh://")
 	if !ok {
-		return nil, fmt.Errorf("%w: couldn't parse location %s", ErrUnsupported, source)
+		return nil, unsupportedf("couldn't parse location %s", source)
 	}
 	if unq, err := url.PathUnescape(source); err == nil && strings.HasPrefix(unq, "ssh://-") {
-		return nil, fmt.Errorf("%w: potentially unsafe url: %q", ErrUnsupported, source)
+		return nil, unsupportedf("potentially unsafe url: '%s'", source)
 	}
 	hostpart, path, hasPath := strings.Cut(rest, "/")
 	loc := &SSHLocation{Path: "."}
 	if hasPath && path != "" {
 		p, err := url.PathUnescape(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: couldn't parse location %s", ErrUnsupported, source)
+			return nil, unsupportedf("couldn't parse location %s", source)
 		}
 		loc.Path = p
 	}
 	if at := strings.LastIndex(hostpart, "@"); at >= 0 {
 		loc.User, hostpart = hostpart[:at], hostpart[at+1:]
 		if strings.Contains(loc.User, ":") {
-			return nil, fmt.Errorf("%w: password in URL not supported", ErrUnsupported)
+			return nil, unsupportedf("password in URL not supported")
 		}
 	}
 	if strings.HasPrefix(hostpart, "[") {
 		end := strings.Index(hostpart, "]")
 		if end < 0 {
-			return nil, fmt.Errorf("%w: couldn't parse location %s", ErrUnsupported, source)
+			return nil, unsupportedf("couldn't parse location %s", source)
 		}
 		loc.Host, hostpart = hostpart[1:end], hostpart[end+1:]
 		if p, ok := strings.CutPrefix(hostpart, ":"); ok {
@@ -111,11 +115,11 @@ func ParseSSHURL(source string) (*SSHLocation, error) {
 		loc.Host = hostpart
 	}
 	if loc.Host == "" {
-		return nil, fmt.Errorf("%w: couldn't parse location %s", ErrUnsupported, source)
+		return nil, unsupportedf("couldn't parse location %s", source)
 	}
 	if loc.Port != "" {
 		if _, err := strconv.ParseUint(loc.Port, 10, 16); err != nil {
-			return nil, fmt.Errorf("%w: couldn't parse location %s (bad port)", ErrUnsupported, source)
+			return nil, unsupportedf("couldn't parse location %s (bad port)", source)
 		}
 	}
 	who := loc.Host
@@ -123,7 +127,7 @@ func ParseSSHURL(source string) (*SSHLocation, error) {
 		who = loc.User + "@" + loc.Host
 	}
 	if strings.HasPrefix(who, "-") {
-		return nil, fmt.Errorf("%w: illegal ssh hostname or username starting with -: %s", ErrUnsupported, who)
+		return nil, unsupportedf("illegal ssh hostname or username starting with -: %s", who)
 	}
 	return loc, nil
 }
@@ -199,16 +203,65 @@ func DialSSH(ctx context.Context, source string, opt Options) (*SSHPeer, error) 
 		return nil, &ConnError{Op: "ssh", Err: err}
 	}
 	p := &SSHPeer{
-		source: source, cmd: cmd, stdin: stdin,
+		source: source, stdin: stdin,
+		stop:       func() { killProcessGroup(cmd) },
+		wait:       cmd.Wait,
 		stdout:     bufio.NewReaderSize(stdout, 64<<10),
 		opt:        opt,
 		stderrDone: make(chan struct{}),
 		stderrTail: &tailBuffer{max: 4096},
 	}
+	return p.start(ctx, stderr)
+}
+
+// ServeFunc serves one ssh protocol session (wireproto.Server.ServeSSH)
+// on in, out and errOut until in ends or ctx is done.
+type ServeFunc func(ctx context.Context, in io.Reader, out, errOut io.Writer) error
+
+// DialLocal speaks the ssh protocol to serve, run in this process on
+// pipes: a local repository as a peer, for what a clone or pull of one
+// does as of a server (-r, --branch), as hg's localpeer. source names it
+// in messages.
+func DialLocal(ctx context.Context, source string, serve ServeFunc, opt Options) (*SSHPeer, error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := serve(sctx, inR, outW, errW)
+		outW.Close()
+		errW.Close()
+		done <- err
+	}()
+	killed := errors.New("local server stopped")
+	p := &SSHPeer{
+		source: source, stdin: inW,
+		stop: func() {
+			cancel()
+			inR.CloseWithError(killed)
+			outR.CloseWithError(killed)
+			errR.CloseWithError(killed)
+		},
+		wait: func() error {
+			err := <-done
+			cancel()
+			return err
+		},
+		stdout:     bufio.NewReaderSize(outR, 64<<10),
+		opt:        opt,
+		stderrDone: make(chan struct{}),
+		stderrTail: &tailBuffer{max: 4096},
+	}
+	return p.start(ctx, errR)
+}
+
+// start forwards the other side's stderr and performs the handshake.
+func (p *SSHPeer) start(ctx context.Context, stderr io.Reader) (*SSHPeer, error) {
 	go p.forwardStderr(stderr)
 
 	stop := context.AfterFunc(ctx, p.kill)
-	err = p.handshake()
+	err := p.handshake()
 	if !stop() || ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -356,7 +409,7 @@ func (p *SSHPeer) waitStderr(d time.Duration) {
 }
 
 // kill stops the ssh command and what it started (cancellation).
-func (p *SSHPeer) kill() { killProcessGroup(p.cmd) }
+func (p *SSHPeer) kill() { p.stop() }
 
 // URL implements Peer.
 func (p *SSHPeer) URL() string { return p.source }
@@ -383,7 +436,7 @@ func (p *SSHPeer) Close() error {
 	}
 	done := make(chan struct{})
 	go func() {
-		p.waitErr = p.cmd.Wait()
+		p.waitErr = p.wait()
 		close(done)
 	}()
 	select {
@@ -544,6 +597,15 @@ func (p *SSHPeer) Heads(ctx context.Context) ([]string, error) {
 	return decodeHeads(data)
 }
 
+// Branchmap implements Peer.
+func (p *SSHPeer) Branchmap(ctx context.Context) (map[string][]string, error) {
+	data, err := p.withCtx(ctx, func() ([]byte, error) { return p.call("branchmap", nil) })
+	if err != nil {
+		return nil, err
+	}
+	return decodeBranchmap(data)
+}
+
 // ListKeys implements Peer.
 func (p *SSHPeer) ListKeys(ctx context.Context, namespace string) (map[string]string, error) {
 	if !p.caps.Has("pushkey") {
@@ -561,7 +623,7 @@ func (p *SSHPeer) ListKeys(ctx context.Context, namespace string) (map[string]st
 // Lookup implements Peer.
 func (p *SSHPeer) Lookup(ctx context.Context, key string) (string, error) {
 	if !p.caps.Has("lookup") {
-		return "", fmt.Errorf("%w: server cannot look up remote revisions", ErrUnsupported)
+		return "", unsupportedf("cannot look up remote revision; remote repository does not support the 'lookup' capability")
 	}
 	data, err := p.withCtx(ctx, func() ([]byte, error) {
 		return p.call("lookup", []sshArg{{"key", key}})
@@ -581,7 +643,7 @@ func (p *SSHPeer) StreamOut(ctx context.Context) (io.ReadCloser, error) {
 // the transport.
 func (p *SSHPeer) GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error) {
 	if !p.caps.Has("getbundle") {
-		return nil, fmt.Errorf("%w: server cannot look up remote changes (no getbundle)", ErrUnsupported)
+		return nil, unsupportedf("cannot look up remote changes; remote repository does not support the 'getbundle' capability")
 	}
 	if args == nil {
 		args = map[string]string{}

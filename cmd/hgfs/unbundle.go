@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/hgfs/hgfs/changegroup"
 	"github.com/hgfs/hgfs/config"
+	"github.com/hgfs/hgfs/dirstate"
 	"github.com/hgfs/hgfs/exchange"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/store"
@@ -200,11 +200,9 @@ func postIncoming(c *cmdContext, root string, modHeads int) error {
 		return nil
 	}
 	if modHeads > 1 {
-		branch := "default"
-		if data, err := os.ReadFile(filepath.Join(root, ".hg", "branch")); err == nil {
-			if b := strings.TrimSpace(string(data)); b != "" {
-				branch = b
-			}
+		branch, err := dirstate.ReadBranch(filepath.Join(root, ".hg"))
+		if err != nil {
+			return abortf("%v", err)
 		}
 		r, err := repo.Open(root)
 		if err != nil {
