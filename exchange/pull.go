@@ -69,13 +69,30 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 	// Before any bookmark moves, the listkeys ones of a pull with no
 	// changeset to fetch (a clone after a clone bundle) too.
 	s.quietBookmarks = opt.QuietBookmarks
-	disc, err := FindCommon(ctx, s.cl, peer)
-	if err != nil {
-		return nil, err
+	// Heads asked for that are all here need no discovery: they are
+	// the common set (discovery.findcommonincoming).
+	known := len(opt.Heads) > 0
+	for _, h := range opt.Heads {
+		n, err := parseHex(h)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := s.cl.Rev(n); !ok {
+			known = false
+		}
 	}
-	if s.cl.Len() > 0 {
-		// setdiscovery prints this once the first round is answered.
-		s.status("searching for changes\n")
+	var disc *DiscoveryResult
+	if known {
+		disc = &DiscoveryResult{Common: opt.Heads, RemoteHeads: opt.Heads}
+	} else {
+		var err error
+		if disc, err = FindCommon(ctx, s.cl, peer); err != nil {
+			return nil, err
+		}
+		if s.cl.Len() > 0 {
+			// setdiscovery prints this once the first round is answered.
+			s.status("searching for changes\n")
+		}
 	}
 	res.Discovery = disc
 	heads := opt.Heads

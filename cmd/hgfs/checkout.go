@@ -204,20 +204,31 @@ func branchOf(r *repo.Repo, rev int) (string, error) {
 	return cs.Branch(), nil
 }
 
-// checkCloneRevs refuses what clone --rev cannot do: it pulls the
-// ancestors of the revisions from a remote peer (heads of a getbundle);
-// a stream copies the whole store, a mount is filled from a stream, and
-// local and bundle sources are not pulled by heads here.
-func checkCloneRevs(c *cmdContext, kind cloneSource) error {
-	switch {
+// checkPartial refuses what a clone of some changesets (--rev,
+// --branch, #BRANCH) cannot do: it pulls their ancestors from a peer (a
+// remote one, or a local repository served in this process) as the
+// heads of a getbundle; a stream copies the whole store, a mount is
+// filled from a stream, and a bundle is applied whole.
+func (cl *cloner) checkPartial(kind cloneSource) error {
+	what := "--rev ancestors"
+	if len(cl.revs) == 0 {
+		what = "a branch's changesets"
+	}
+	switch c := cl.c; {
 	case c.opts.Bool("stream") || c.opts.Bool("uncompressed"):
-		return abortf("cannot clone only --rev ancestors with --stream").withHint("a stream copies the whole store; clone without --stream")
+		return abortf("cannot clone only %s with --stream", what).withHint("a stream copies the whole store; clone without --stream")
 	case c.opts.Bool("mount"):
-		return abortf("cannot clone only --rev ancestors into a mount").withHint("a mount is filled from a stream, which copies the whole store")
-	case kind != sourceRemote:
-		return abortf("hgfs clone --rev needs an http(s):// or ssh:// source").withHint("use hg clone -r for local repositories and bundles")
+		return abortf("cannot clone only %s into a mount", what).withHint("a mount is filled from a stream, which copies the whole store")
+	case kind == sourceBundle || kind == sourceS3:
+		return abortf("hgfs clone cannot clone only %s from a bundle", what).withHint("clone the whole bundle, or use hg clone on a bundle file")
 	}
 	return nil
+}
+
+// partial reports whether the clone takes only some changesets: --rev,
+// --branch or a #BRANCH.
+func (cl *cloner) partial() bool {
+	return len(cl.revs) > 0 || len(cl.branches) > 0 || cl.hashBranch != ""
 }
 
 // revHeads looks the --rev revisions up on the peer (hex nodes for the

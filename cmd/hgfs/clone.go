@@ -87,9 +87,13 @@ func init() {
     of holding its bytes, which are read from the store when read and
     copied into the cache when the file is first written ([hgfs]
     virtual-checkout = false writes them instead). -r/--rev clones
-    only the given changesets and their ancestors (from an http(s):// or
-    ssh:// source, by changegroup: not with --stream) and checks out the
-    first.
+    only the given changesets and their ancestors, -b/--branch BRANCH or
+    SOURCE#BRANCH the heads of the named branch (a #REV that names no
+    branch is a revision), as hg does: by changegroup, not with --stream
+    or into a mount, from a server or a local repository (served by
+    hgfs's own server in this process), not a bundle. The clone checks
+    out the first of them, and its default path keeps the #BRANCH, so
+    that pulls follow the branch.
 
     Clone bundles: a network clone of every head (no -r) into a
     directory uses the bundles a server advertises
@@ -113,6 +117,7 @@ func init() {
 			{'U', "noupdate", optBool, "", "the clone will include an empty working directory (only a repository)"},
 			{'u', "updaterev", optString, "", "revision, tag, or branch to check out"},
 			{'r', "rev", optList, "", "do not clone everything, but include this changeset and its ancestors"},
+			{'b', "branch", optList, "", "do not clone everything, but include this branch's changesets and their ancestors"},
 			{0, "pull", optBool, "", "use pull protocol to copy metadata"},
 			{0, "stream", optBool, "", "clone with minimal data processing"},
 			{0, "uncompressed", optBool, "", "an alias to --stream (DEPRECATED)"},
@@ -137,7 +142,9 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) < 1 || len(args) > 2 {
 		return &usageError{msg: "invalid arguments"}
 	}
-	source := args[0]
+	// A "#BRANCH" is split off the source (branchrevs.go); the default
+	// path keeps it, so that pulls follow the same branch.
+	source, hashBranch := splitBranch(args[0])
 	kind, localPath, err := classifySource(c, source)
 	if err != nil {
 		return err
@@ -147,7 +154,9 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	// the URL without its password for a remote one.
 	defaultURL := localPath
 	if kind == sourceRemote || kind == sourceS3 {
-		defaultURL = withoutPassword(source)
+		defaultURL = withoutPassword(args[0])
+	} else if hashBranch != "" {
+		defaultURL = c.abs(strings.TrimPrefix(args[0], "file://"))
 	}
 
 	dest, defaulted := "", false
@@ -158,9 +167,10 @@ func runClone(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	destAbs := c.abs(strings.TrimPrefix(dest, "file://"))
 
-	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted}
-	if cl.revs = c.opts.List("rev"); len(cl.revs) > 0 {
-		if err := checkCloneRevs(c, kind); err != nil {
+	cl := &cloner{c: c, ctx: ctx, dest: dest, destAbs: destAbs, defaultURL: defaultURL, defaulted: defaulted,
+		revs: c.opts.List("rev"), branches: c.opts.List("branch"), hashBranch: hashBranch}
+	if cl.partial() {
+		if err := cl.checkPartial(kind); err != nil {
 			return err
 		}
 	}
@@ -312,6 +322,8 @@ type cloner struct {
 	defaulted   bool         // dest was derived from the source
 	mount       *mountTarget // --mount: the cache being filled
 	revs        []string     // --rev: clone only these and their ancestors
+	branches    []string     // --branch: and the heads of these branches
+	hashBranch  string       // the source's #BRANCH
 	revNodes    []string     // --rev looked up on the peer (hex)
 	destChecked bool
 	// pullSource is the server a mount filled from a clone bundle pulls
@@ -526,6 +538,13 @@ func (cl *cloner) fromPeer(source string, peer wireproto.Peer, remote *remoteOut
 	u := cl.c.ui
 	defer remote.flush(u)
 	defer peer.Close()
+	// The branches become revisions before the destination is looked
+	// at, as in hg.clone.
+	revs, err := addBranchRevs(ctx, peer, cl.hashBranch, cl.branches, cl.revs, nil)
+	if err != nil {
+		return err
+	}
+	cl.revs, cl.branches, cl.hashBranch = revs, nil, ""
 	if err := cl.checkDest(); err != nil {
 		return err
 	}
@@ -831,6 +850,15 @@ func (cl *cloner) fromBundleReader(name, full string, r io.Reader) error {
 // --pull is given (localPullClone). A mount is always filled by the copy.
 func (cl *cloner) fromLocal(root string) error {
 	ctx := cl.ctx
+	if cl.partial() {
+		// Only some changesets: pulled from the repository as from a
+		// server (hg's clone pulls from its local peer then too).
+		peer, remote, err := localPeer(ctx, cl.c, root)
+		if err != nil {
+			return err
+		}
+		return cl.fromPeer(root, peer, remote)
+	}
 	st, err := store.Open(root)
 	if err != nil {
 		return localRepoError(err)

@@ -186,8 +186,8 @@ func (cl *cloner) fromS3(source string) error {
 // fails the apply, which removes what it wrote.
 func (cl *cloner) fromBundleURL(source string, body io.ReadCloser) error {
 	defer body.Close()
-	if len(cl.revs) > 0 {
-		return abortf("hgfs clone --rev needs an http(s):// or ssh:// server, not a bundle").withHint("clone the whole bundle, or use hg clone -r on a bundle file")
+	if cl.partial() {
+		return cl.checkPartial(sourceBundle)
 	}
 	name := hidePassword(source)
 	cl.c.ui.debugf("cloning from the bundle at %s\n", name)

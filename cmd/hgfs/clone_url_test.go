@@ -242,7 +242,7 @@ func TestCloneBundleURLErrors(t *testing.T) {
 		{"cut-zstd-v2", srv.URL + "/cut/zstd-v2.hg", nil, "abort: error fetching bundle " + srv.URL + "/cut/zstd-v2.hg after " + strconv.Itoa(sizes["zstd-v2"]/2) + " bytes: HTTP request error (incomplete response)\n"},
 		{"cut-stream-v2-mount", srv.URL + "/cut/stream-v2.hg", []string{"--mount"}, "abort: error fetching bundle " + srv.URL + "/cut/stream-v2.hg after " + strconv.Itoa(sizes["stream-v2"]/2) + " bytes: HTTP request error (incomplete response)\n"},
 		{"not-a-bundle", srv.URL + "/text.hg", nil, "abort: " + srv.URL + "/text.hg is not a Mercurial bundle (it starts with \"<htm\")\n"},
-		{"rev", srv.URL + "/zstd-v2.hg", []string{"-r", "0"}, "abort: hgfs clone --rev needs an http(s):// or ssh:// server, not a bundle\n..."},
+		{"rev", srv.URL + "/zstd-v2.hg", []string{"-r", "0"}, "abort: hgfs clone cannot clone only --rev ancestors from a bundle\n..."},
 		{"mount-changegroup", srv.URL + "/zstd-v2.hg", []string{"--mount"}, "abort: " + srv.URL + "/zstd-v2.hg: not a stream clone bundle\n..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

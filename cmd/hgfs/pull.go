@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/exchange"
@@ -18,11 +19,11 @@ func init() {
 	register(&command{
 		name:     "pull",
 		bigHeap:  true,
-		synopsis: "[-R REPO] [-r REV]... [SOURCE]",
+		synopsis: "[-R REPO] [-r REV]... [-b BRANCH]... [SOURCE]",
 		help: `pull changes from the specified source
 
     Pull changes from a remote repository (hg serve or hgweb over http(s)://,
-    or ssh://) into the local repository, as 'hg pull' does: discovery with
+    or ssh://) or a local one into the local repository, as 'hg pull' does: discovery with
     the remote's heads and known commands, then one getbundle carrying a
     changegroup, phase heads and bookmarks, applied in a transaction under
     the repository lock. SOURCE defaults to the repository's [paths]
@@ -30,8 +31,15 @@ func init() {
     phases the server reports. Remote bookmarks are added or moved forward;
     a diverged one is stored as NAME@N.
 
-    Local paths and bundle files are not pull sources (use 'hgfs unbundle'
-    for bundles). Obsolescence markers come too where both sides exchange
+    A local repository is served to the pull by hgfs's own server, in
+    this process, with that repository's configuration: what it sends is
+    what it would send as 'hgfs serve', the changesets hg pulls from the
+    path. Bundle files are not pull sources (use 'hgfs unbundle').
+
+    -r REV pulls REV and its ancestors; -b BRANCH, or SOURCE#BRANCH, the
+    heads of the named branch and their ancestors (a #REV that names no
+    branch is a revision; -b . is the working directory's branch), as hg
+    does. Obsolescence markers come too where both sides exchange
     them (experimental.evolution here, the server's obsmarkers capability).
     hgfs does not update the working directory (-u is refused).
 
@@ -39,6 +47,7 @@ func init() {
 		options: []option{
 			{'u', "update", optBool, "", "update to new branch head if new descendants were pulled (not supported)"},
 			{'r', "rev", optList, "", "a remote changeset intended to be added"},
+			{'b', "branch", optList, "", "a specific branch you would like to pull"},
 			{'e', "ssh", optString, "", "specify ssh command to use"},
 			{0, "remotecmd", optString, "", "specify hg command to run on the remote side"},
 		},
@@ -64,25 +73,41 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 	if len(args) == 1 {
 		source = args[0]
 	} else if p := c.ui.cfg.Get(config.PathsDefault); p != "" {
+		// A relative path in [paths] is relative to the repository's
+		// root, as ui.fixconfig makes it.
 		source = p
+		if !wireproto.IsRemote(p) && !strings.Contains(p, "://") && !filepath.IsAbs(p) {
+			source = filepath.Join(root, p)
+		}
 	}
-	if !wireproto.IsRemote(source) {
-		if fi, err := os.Stat(filepath.Join(c.abs(source), ".hg")); err != nil || !fi.IsDir() {
-			c.ui.status("pulling from %s\n", source)
+	source, hashBranch := splitBranch(source)
+	c.ui.status("pulling from %s\n", hidePassword(source))
+	var peer wireproto.Peer
+	var remote *remoteOutput
+	if wireproto.IsRemote(source) {
+		peer, remote, err = openPeer(ctx, c, source)
+	} else {
+		local := c.abs(strings.TrimPrefix(source, "file://"))
+		if fi, err := os.Stat(filepath.Join(local, ".hg")); err != nil || !fi.IsDir() {
+			if _, err := os.Stat(local); err == nil {
+				return abortf("hgfs pulls from repositories, not bundle files: %s", source).withHint("use 'hgfs unbundle' for bundle files")
+			}
 			return abortf("repository %s not found", source)
 		}
-		return abortf("hgfs pulls from http(s):// and ssh:// sources only: %s", source).withHint("serve the repository with 'hg serve' or 'hgfs serve', or use 'hgfs unbundle' for bundle files")
+		peer, remote, err = localPeer(ctx, c, local)
 	}
-	c.ui.status("pulling from %s\n", hidePassword(source))
-	peer, remote, err := openPeer(ctx, c, source)
 	if err != nil {
 		return err
 	}
 	defer peer.Close()
 	defer remote.flush(c.ui)
 
+	revs, err := addBranchRevs(ctx, peer, hashBranch, c.opts.List("branch"), c.opts.List("rev"), workingBranch(root))
+	if err != nil {
+		return err
+	}
 	var heads []string
-	for _, rev := range c.opts.List("rev") {
+	for _, rev := range revs {
 		n, err := peer.Lookup(ctx, rev)
 		if err != nil {
 			return peerError(ctx, err)
