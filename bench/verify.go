@@ -130,7 +130,12 @@ func verifyFloor(root string) error {
 				case i == 0:
 					errs[w] = hashAll(r.Changelog(), false)
 				case i == 1:
-					errs[w] = hashAll(r.Manifestlog(), true)
+					ml, err := r.Manifestlog()
+					if err != nil {
+						errs[w] = err
+						continue
+					}
+					errs[w] = hashAll(ml, true)
 				default:
 					fl, err := r.File(paths[i-2])
 					if err != nil {

@@ -27,7 +27,11 @@ func Generate(ctx context.Context, r *repo.Repo, w *Writer) error {
 	if err := generateGroup(ctx, w, Changelog, "", cl, cl); err != nil {
 		return err
 	}
-	if err := generateGroup(ctx, w, Manifest, "", r.Manifestlog(), cl); err != nil {
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return err
+	}
+	if err := generateGroup(ctx, w, Manifest, "", ml, cl); err != nil {
 		return err
 	}
 	paths, err := filelogPaths(r)
@@ -134,7 +138,10 @@ func GenerateOutgoing(ctx context.Context, r *repo.Repo, w *Writer, missing, com
 		return err
 	}
 
-	ml := r.Manifestlog()
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return err
+	}
 	mrevs := make([]int, 0, len(mlink))
 	for n := range mlink {
 		rev, ok := ml.Rev(n)

@@ -313,7 +313,11 @@ func readAll(root string) error {
 	if err := check(cl, "changelog"); err != nil {
 		return err
 	}
-	if err := check(r.Manifestlog(), "manifest"); err != nil {
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return err
+	}
+	if err := check(ml, "manifest"); err != nil {
 		return err
 	}
 	names, err := r.Store.Fncache()

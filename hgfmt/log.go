@@ -52,7 +52,11 @@ func appendChangeset(b []byte, r *repo.Repo, rev int, level Level, phase bool) (
 		for _, bm := range r.NodeBookmarks(node) {
 			b = fmt.Appendf(b, "bookmark:    %s\n", bm)
 		}
-		for _, t := range r.NodeTags(node) {
+		tags, err := r.NodeTags(node)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tags {
 			b = fmt.Appendf(b, "tag:         %s\n", t)
 		}
 	}

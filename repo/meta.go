@@ -442,12 +442,13 @@ func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 	if fl != nil && fl.Len() > 0 {
 		heads = m.heads(r)
 	}
+	var fnodes []byte
+	if len(heads) > 0 {
+		// A cache that cannot be read is no cache (hg reads it so too).
+		fnodes, _ = r.readHead("cache/"+fnodesCache, int64(r.cl.Len())*fnodesRecord)
+	}
 	for _, head := range heads { // oldest to newest
-		cs, err := r.Changeset(head)
-		if err != nil {
-			return err
-		}
-		e, ok, err := r.FindInManifest(cs.Manifest, ".hgtags")
+		e, ok, err := r.tagsFnode(head, fl, fnodes)
 		if err != nil {
 			return err
 		}
@@ -483,6 +484,42 @@ func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 	return nil
 }
 
+// fnodesCache is hg's cache of each changeset's .hgtags file node
+// (tags.hgtagsfnodescache), in .hg/cache: a record a revision, the
+// first 4 bytes of the changeset's node then the file node (the null
+// node where the changeset has no .hgtags), all 0xff where unknown.
+const (
+	fnodesCache  = "hgtagsfnodes1"
+	fnodesRecord = 4 + 20
+)
+
+// tagsFnode is the .hgtags entry of rev's manifest (ok false without
+// one), from hg's fnodes cache where its record is for this changeset
+// and names a revision the filelog fl has, as hg's _getfnodes takes it,
+// else from the manifest. With the cache warm, tags need no manifest
+// read; a manifest log hg can do without does not fail them either.
+func (r *Repo) tagsFnode(rev int, fl *revlog.Revlog, fnodes []byte) (revlog.ManifestEntry, bool, error) {
+	node := r.cl.Node(rev)
+	if off := rev * fnodesRecord; off+fnodesRecord <= len(fnodes) {
+		rec := fnodes[off : off+fnodesRecord]
+		if bytes.Equal(rec[:4], node[:4]) {
+			var fnode revlog.Node
+			copy(fnode[:], rec[4:])
+			if fnode == revlog.NullNode {
+				return revlog.ManifestEntry{}, false, nil
+			}
+			if _, ok := fl.Rev(fnode); ok {
+				return revlog.ManifestEntry{Path: ".hgtags", Node: fnode}, true, nil
+			}
+		}
+	}
+	cs, err := r.Changeset(rev)
+	if err != nil {
+		return revlog.ManifestEntry{}, false, err
+	}
+	return r.FindInManifest(cs.Manifest, ".hgtags")
+}
+
 // Tags returns tag names (including "tip") and the nodes they name.
 func (r *Repo) Tags() (map[string]revlog.Node, error) {
 	m, err := r.getTags()
@@ -510,13 +547,14 @@ func (r *Repo) ActiveBookmark() (string, error) {
 	return m.active, nil
 }
 
-// NodeTags returns the sorted tags naming node.
-func (r *Repo) NodeTags(node revlog.Node) []string {
+// NodeTags returns the sorted tags naming node. An error is a failure
+// to compute the tags (a head's manifest that cannot be read).
+func (r *Repo) NodeTags(node revlog.Node) ([]string, error) {
 	m, err := r.getTags()
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	return m.nodeTags[node]
+	return m.nodeTags[node], nil
 }
 
 // NodeBookmarks returns the sorted bookmarks on node.

@@ -1,10 +1,15 @@
 package repo
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/hgfs/hgfs/revlog"
+	"github.com/hgfs/hgfs/testenv"
 )
 
 func node(c byte) revlog.Node {
@@ -62,4 +67,72 @@ func FuzzReadTags(f *testing.F) {
 			t.Fatalf("merge changed the tag set: %d vs %d", len(all), len(tags))
 		}
 	})
+}
+
+// TestTagsFnodesCache: tags read through hg's .hgtags file node cache
+// equal those read through the manifests, whatever the cache holds: a
+// warm cache (written by hg), records for other changesets (a stripped
+// and rewritten history), file nodes the filelog lacks, a truncated or
+// missing file. With the cache warm, a manifest log that cannot be read
+// does not fail them.
+func TestTagsFnodesCache(t *testing.T) {
+	src := testenv.CopyRepo(t, testenv.Generate(t, testenv.Small))
+	cache := filepath.Join(src, ".hg", "cache", "hgtagsfnodes1")
+	os.Remove(cache)
+	tagsOf := func() map[string]revlog.Node {
+		t.Helper()
+		r, err := Open(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tags, err := r.Tags()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tags
+	}
+	want := tagsOf()
+	if len(want) < 2 {
+		t.Fatalf("the fixture has no tags but tip: %v", want)
+	}
+	testenv.Hg(t, src, "tags")
+	warm, err := os.ReadFile(cache)
+	if err != nil || len(warm) == 0 {
+		t.Fatalf("hg wrote no fnodes cache: %v", err)
+	}
+	damage := map[string]func([]byte) []byte{
+		"warm": func(b []byte) []byte { return b },
+		"other-changesets": func(b []byte) []byte {
+			for i := 0; i < len(b); i += fnodesRecord {
+				b[i] ^= 0xff
+			}
+			return b
+		},
+		"unknown-fnodes": func(b []byte) []byte {
+			for i := 0; i+fnodesRecord <= len(b); i += fnodesRecord {
+				if !bytes.Equal(b[i:i+4], []byte{0xff, 0xff, 0xff, 0xff}) && !bytes.Equal(b[i+4:i+fnodesRecord], make([]byte, 20)) {
+					b[i+10] ^= 0x55
+				}
+			}
+			return b
+		},
+		"truncated": func(b []byte) []byte { return b[:len(b)/2+3] },
+		"empty":     func([]byte) []byte { return nil },
+	}
+	for name, f := range damage {
+		if err := os.WriteFile(cache, f(bytes.Clone(warm)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := tagsOf(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s cache: tags %v, want %v", name, got, want)
+		}
+	}
+	os.WriteFile(cache, warm, 0o644)
+	if err := os.WriteFile(filepath.Join(src, ".hg", "store", "00manifest.i"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagsOf(); !reflect.DeepEqual(got, want) {
+		t.Errorf("warm cache, damaged manifest log: tags %v, want %v", got, want)
+	}
 }

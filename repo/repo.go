@@ -18,15 +18,19 @@ import (
 var ErrNoFile = errors.New("no such file")
 
 // Repo is an open repository: its store and the revlogs every command
-// needs.
+// needs. The manifest log is opened when first used, as hg's is: a
+// command that reads changesets only (log) works on a repository whose
+// manifest log is damaged.
 type Repo struct {
 	Root  string // "" for a repository from OpenFS
 	Store *store.Store
 
 	hg fs.FS // the .hg directory
 
-	cl *revlog.Revlog
-	ml *revlog.Revlog
+	cl     *revlog.Revlog
+	mlOnce sync.Once
+	ml     *revlog.Revlog
+	mlErr  error
 
 	metaOnce sync.Once
 	meta     *meta
@@ -65,10 +69,6 @@ func openRevlogs(r *Repo) (*Repo, error) {
 	if r.cl, err = openOrEmpty(st, "00changelog.i"); err != nil {
 		return nil, fmt.Errorf("changelog: %w", err)
 	}
-	if r.ml, err = openOrEmpty(st, "00manifest.i"); err != nil {
-		r.cl.Close()
-		return nil, fmt.Errorf("manifest: %w", err)
-	}
 	return r, nil
 }
 
@@ -84,14 +84,27 @@ func openOrEmpty(st *store.Store, name string) (*revlog.Revlog, error) {
 
 // Close releases the changelog and manifest log.
 func (r *Repo) Close() error {
-	return errors.Join(r.cl.Close(), r.ml.Close())
+	r.mlOnce.Do(func() {}) // none is opened after this
+	err := r.cl.Close()
+	if r.ml != nil {
+		err = errors.Join(err, r.ml.Close())
+	}
+	return err
 }
 
 // Changelog returns the changelog revlog.
 func (r *Repo) Changelog() *revlog.Revlog { return r.cl }
 
-// Manifestlog returns the (flat) manifest revlog.
-func (r *Repo) Manifestlog() *revlog.Revlog { return r.ml }
+// Manifestlog returns the (flat) manifest revlog, opened on first use;
+// a missing one is empty.
+func (r *Repo) Manifestlog() (*revlog.Revlog, error) {
+	r.mlOnce.Do(func() {
+		if r.ml, r.mlErr = openOrEmpty(r.Store, "00manifest.i"); r.mlErr != nil {
+			r.mlErr = fmt.Errorf("manifest: %w", r.mlErr)
+		}
+	})
+	return r.ml, r.mlErr
+}
 
 // File opens the filelog of path (a repository-relative, slash-separated
 // path). A path with no filelog gives an error wrapping ErrNoFile. The
@@ -180,7 +193,11 @@ func (r *Repo) manifestRev(node revlog.Node) (int, error) {
 	if node == revlog.NullNode {
 		return revlog.NullRev, nil
 	}
-	mrev, ok := r.ml.Rev(node)
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return 0, err
+	}
+	mrev, ok := ml.Rev(node)
 	if !ok {
 		return 0, fmt.Errorf("manifest %s not found: %w", node, revlog.ErrNotFound)
 	}
@@ -231,7 +248,11 @@ func (r *Repo) manifestText(node revlog.Node) ([]byte, error) {
 	if err != nil || mrev == revlog.NullRev {
 		return nil, err
 	}
-	return r.ml.Revision(mrev)
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return nil, err
+	}
+	return ml.Revision(mrev)
 }
 
 // FindEntry finds path in a manifest as returned by Manifest.

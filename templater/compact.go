@@ -23,7 +23,11 @@ func CompactChangeset(b []byte, r *repo.Repo, rev int, quiet, verbose, debug boo
 		return nil, err
 	}
 	b = fmt.Appendf(b, "%d", rev)
-	if t := r.NodeTags(node); len(t) > 0 {
+	t, err := r.NodeTags(node)
+	if err != nil {
+		return nil, err
+	}
+	if len(t) > 0 {
 		b = fmt.Appendf(b, "[%s]", strings.Join(t, ","))
 	}
 	long := verbose || debug

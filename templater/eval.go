@@ -362,7 +362,11 @@ func (sc *scope) keyword(name string) (any, error) {
 	case "branch":
 		return cs.Branch(), nil
 	case "tags":
-		return strList("tag", r.NodeTags(r.Node(rev))), nil
+		tags, err := r.NodeTags(r.Node(rev))
+		if err != nil {
+			return nil, err
+		}
+		return strList("tag", tags), nil
 	case "bookmarks":
 		active, err := r.ActiveBookmark()
 		if err != nil {

@@ -35,7 +35,11 @@ func JSONChangeset(r *repo.Repo, rev int, quiet, verbose, debug bool) ([]byte, e
 		fields["date"] = fmt.Sprintf("[%d, %d]", cs.Time, cs.TZ)
 		fields["desc"] = JSON(cs.Description, false)
 		fields["bookmarks"] = jsonList(r.NodeBookmarks(r.Node(rev)))
-		fields["tags"] = jsonList(r.NodeTags(r.Node(rev)))
+		tags, err := r.NodeTags(r.Node(rev))
+		if err != nil {
+			return nil, err
+		}
+		fields["tags"] = jsonList(tags)
 		fields["parents"] = jsonList(parents)
 		if debug {
 			fields["manifest"] = JSON(cs.Manifest.String(), false)

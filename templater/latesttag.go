@@ -29,7 +29,11 @@ func (sc *scope) latestTags(rev int) (latestTag, error) {
 			continue
 		}
 		var tags []string
-		for _, t := range r.NodeTags(r.Node(rev)) {
+		named, err := r.NodeTags(r.Node(rev))
+		if err != nil {
+			return latestTag{}, err
+		}
+		for _, t := range named {
 			if tt := r.TagType(t); tt != "" && tt != "local" {
 				tags = append(tags, t)
 			}

@@ -35,7 +35,11 @@ func XMLChangeset(b []byte, r *repo.Repo, rev int, verbose, debug bool) ([]byte,
 	for _, bm := range r.NodeBookmarks(node) {
 		b = fmt.Appendf(b, "<bookmark>%s</bookmark>\n", xmlEscape(bm))
 	}
-	for _, t := range r.NodeTags(node) {
+	tags, err := r.NodeTags(node)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tags {
 		b = fmt.Appendf(b, "<tag>%s</tag>\n", xmlEscape(t))
 	}
 	// scmutil.meaningfulparents, as the parents keyword lists them.

@@ -95,6 +95,7 @@ type Result struct {
 type verifier struct {
 	opt           Options
 	r             *repo.Repo
+	ml            *revlog.Revlog // r's manifest log
 	errors        int
 	warnings      int
 	firstBad      int
@@ -133,8 +134,12 @@ func Repo(ctx context.Context, r *repo.Repo, opt Options) (Result, error) {
 	if opt.Warn == nil {
 		opt.Warn = func(string) {}
 	}
-	v := &verifier{opt: opt, r: r, firstBad: noRev,
-		havecl: r.Changelog().Len() > 0, havemf: r.Manifestlog().Len() > 0}
+	ml, err := r.Manifestlog()
+	if err != nil {
+		return Result{}, err
+	}
+	v := &verifier{opt: opt, r: r, ml: ml, firstBad: noRev,
+		havecl: r.Changelog().Len() > 0, havemf: ml.Len() > 0}
 	storeFiles, err := v.storeDataFiles()
 	if err != nil {
 		return Result{}, err
@@ -343,7 +348,7 @@ func newManifestReading() *manifestReading {
 // and closes mr.done.
 func (v *verifier) readManifests(ctx context.Context, mr *manifestReading) {
 	defer close(mr.done)
-	ml := v.r.Manifestlog()
+	ml := v.ml
 	for i := 0; i < ml.Len(); i++ {
 		if i&255 == 0 && ctx.Err() != nil {
 			return
@@ -383,7 +388,7 @@ func (v *verifier) readManifests(ctx context.Context, mr *manifestReading) {
 // manifests waits for it.
 func (v *verifier) manifests(mflinkrevs map[revlog.Node][]int, mr *manifestReading) map[string]*fileRefs {
 	<-mr.done
-	ml := v.r.Manifestlog()
+	ml := v.ml
 	clLen := v.r.Changelog().Len()
 	seen := make(map[revlog.Node]int, ml.Len())
 	lrOf := make([]int, ml.Len())

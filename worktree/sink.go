@@ -123,7 +123,9 @@ func CheckoutSink(ctx context.Context, r *repo.Repo, rev int, dst Sink, opt Opti
 		}
 		// The parse holds its own copy; nothing reads this manifest's
 		// text again.
-		r.Manifestlog().Forget()
+		if ml, err := r.Manifestlog(); err == nil {
+			ml.Forget()
+		}
 	}
 	if err := Check(to); err != nil {
 		return nil, err

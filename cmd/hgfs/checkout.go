@@ -79,7 +79,7 @@ func checkoutHeap(c *cmdContext, r *repo.Repo) func() {
 		return func() {}
 	}
 	size := int64(-1)
-	if ml := r.Manifestlog(); ml != nil && ml.Len() > 0 {
+	if ml, err := r.Manifestlog(); err == nil && ml.Len() > 0 {
 		size = ml.Entry(ml.Len() - 1).RawLen
 	}
 	if size < 0 || size >= smallCheckout {

@@ -57,7 +57,8 @@ func openStorage(c *cmdContext, r *repo.Repo, file string) (rl *revlog.Revlog, c
 	case cl:
 		return r.Changelog(), false, nil
 	case mf:
-		return r.Manifestlog(), false, nil
+		ml, err := r.Manifestlog()
+		return ml, false, err
 	case file != "":
 		fl, err := r.File(file)
 		if err == nil && fl.Len() > 0 {

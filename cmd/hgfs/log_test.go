@@ -238,3 +238,31 @@ func TestLogGraphStyles(t *testing.T) {
 		}
 	}
 }
+
+// TestLogDamagedManifestLikeHg: hg opens the manifest log only when a
+// command reads a manifest, so log works on a repository whose
+// 00manifest.i is not a revlog; hgfs opened it with the repository and
+// failed every command. Log (and log -v, whose files come from the
+// changelog) must print what each hg prints; what reads manifests still
+// fails, naming the revlog's problem.
+func TestLogDamagedManifestLikeHg(t *testing.T) {
+	dir := testenv.CopyRepo(t, testenv.Generate(t, testenv.Small))
+	// Tags come from .hgtags in the heads' manifests; hg reads them from
+	// its tags cache, written here before the damage (without it hg's
+	// log fails too).
+	testenv.Hg(t, dir, "log", "-l", "1")
+	if err := os.WriteFile(filepath.Join(dir, ".hg", "store", "00manifest.i"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, hg := range testenv.Mercurials(t) {
+		for _, args := range [][]string{{"log"}, {"log", "-v", "-l", "3"}, {"log", "-T", "{rev} {files}\n"}} {
+			sameAsHg(t, hg, dir, args...)
+		}
+	}
+	for _, args := range [][]string{{"manifest"}, {"verify"}, {"cat", "-r", "tip", "README"}} {
+		_, fe, fc := hgfsIn(dir, args...)
+		if fc != 255 || !strings.Contains(fe, "unknown version (29282)") {
+			t.Errorf("hgfs %s on a damaged manifest log: exit %d\n%s", strings.Join(args, " "), fc, fe)
+		}
+	}
+}
