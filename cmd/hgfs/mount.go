@@ -360,7 +360,7 @@ func startDaemon(c *cmdContext, source, mp string, gated bool) (*daemon, error) 
 	if out != nil {
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	cmd.SysProcAttr = mount.DaemonAttr()
+	cmd.SysProcAttr = mount.DaemonAttr(!c.ui.tune.Enabled(tune.SameSession))
 	err = cmd.Start()
 	w.Close()
 	if gr != nil {

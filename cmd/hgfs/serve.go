@@ -18,6 +18,7 @@ import (
 	"github.com/hgfs/hgfs/config"
 	"github.com/hgfs/hgfs/hgfmt"
 	"github.com/hgfs/hgfs/internal/hugeheap"
+	"github.com/hgfs/hgfs/internal/tune"
 	"github.com/hgfs/hgfs/mount"
 	"github.com/hgfs/hgfs/wireproto"
 )
@@ -399,7 +400,7 @@ func serveDaemonize(ctx context.Context, c *cmdContext, root string) error {
 	cmd.Dir = c.cwd
 	cmd.Env = append(os.Environ(), serveReadyFdEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = mount.DaemonAttr()
+	cmd.SysProcAttr = mount.DaemonAttr(!c.ui.tune.Enabled(tune.SameSession))
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return abortf("starting the server daemon: %v", err)
