@@ -95,18 +95,17 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 		}
 	}
 	res.Discovery = disc
-	heads := opt.Heads
+	heads, missing := opt.Heads, !known
 	if len(heads) == 0 {
-		heads = disc.RemoteHeads
-	}
-	missing := false
-	for _, h := range heads {
-		n, err := parseHex(h)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := s.cl.Rev(n); !ok {
-			missing = true
+		heads, missing = disc.RemoteHeads, false
+		for _, h := range heads {
+			n, err := parseHex(h)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := s.cl.Rev(n); !ok {
+				missing = true
+			}
 		}
 	}
 	// Markers come in the getbundle reply when both sides exchange them

@@ -442,10 +442,13 @@ func (r *Repo) computeTags(m *meta, local map[string]tagEntry) error {
 	if fl != nil && fl.Len() > 0 {
 		heads = m.heads(r)
 	}
-	var fnodes []byte
+	var fnodes io.ReaderAt
 	if len(heads) > 0 {
 		// A cache that cannot be read is no cache (hg reads it so too).
-		fnodes, _ = r.readHead("cache/"+fnodesCache, int64(r.cl.Len())*fnodesRecord)
+		if f, err := r.hg.Open("cache/" + fnodesCache); err == nil {
+			defer f.Close()
+			fnodes, _ = f.(io.ReaderAt)
+		}
 	}
 	for _, head := range heads { // oldest to newest
 		e, ok, err := r.tagsFnode(head, fl, fnodes)
@@ -498,11 +501,14 @@ const (
 // and names a revision the filelog fl has, as hg's _getfnodes takes it,
 // else from the manifest. With the cache warm, tags need no manifest
 // read; a manifest log hg can do without does not fail them either.
-func (r *Repo) tagsFnode(rev int, fl *revlog.Revlog, fnodes []byte) (revlog.ManifestEntry, bool, error) {
+//
+// Only the heads' records are read: the file holds one for every
+// revision (17 MB for 700,000 changesets).
+func (r *Repo) tagsFnode(rev int, fl *revlog.Revlog, fnodes io.ReaderAt) (revlog.ManifestEntry, bool, error) {
 	node := r.cl.Node(rev)
-	if off := rev * fnodesRecord; off+fnodesRecord <= len(fnodes) {
-		rec := fnodes[off : off+fnodesRecord]
-		if bytes.Equal(rec[:4], node[:4]) {
+	var rec [fnodesRecord]byte
+	if fnodes != nil {
+		if n, _ := fnodes.ReadAt(rec[:], int64(rev)*fnodesRecord); n == fnodesRecord && bytes.Equal(rec[:4], node[:4]) {
 			var fnode revlog.Node
 			copy(fnode[:], rec[4:])
 			if fnode == revlog.NullNode {

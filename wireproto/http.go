@@ -199,7 +199,7 @@ func (p *HTTPPeer) ListKeys(ctx context.Context, namespace string) (map[string]s
 // Lookup implements Peer.
 func (p *HTTPPeer) Lookup(ctx context.Context, key string) (string, error) {
 	if !p.caps.Has("lookup") {
-		return "", unsupportedf("cannot look up remote revision; remote repository does not support the 'lookup' capability")
+		return "", errNoLookup
 	}
 	data, err := p.call(ctx, "lookup", map[string]string{"key": key}, false)
 	if err != nil {
@@ -216,7 +216,7 @@ func (p *HTTPPeer) StreamOut(ctx context.Context) (io.ReadCloser, error) {
 // GetBundle implements Peer.
 func (p *HTTPPeer) GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error) {
 	if !p.caps.Has("getbundle") {
-		return nil, unsupportedf("cannot look up remote changes; remote repository does not support the 'getbundle' capability")
+		return nil, errNoGetbundle
 	}
 	return p.stream(ctx, "getbundle", args, true)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,7 +39,7 @@ func TestDialLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Fields(string(testenv.Hg(t, src, "log", "-r", "heads(not secret())", "-T", "{node} ")))
-	if !sameSet(heads, want) {
+	if !slices.Equal(slices.Sorted(slices.Values(heads)), slices.Sorted(slices.Values(want))) {
 		t.Errorf("Heads = %v, hg's %v", heads, want)
 	}
 	bm, err := p.Branchmap(ctx)
@@ -102,22 +103,3 @@ func TestDialLocal(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := map[string]int{}
-	for _, x := range a {
-		m[x]++
-	}
-	for _, x := range b {
-		m[x]--
-	}
-	for _, v := range m {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
-}

@@ -368,6 +368,13 @@ type unsupportedError struct{ msg string }
 func (e *unsupportedError) Error() string        { return e.msg }
 func (e *unsupportedError) Is(target error) bool { return target == ErrUnsupported }
 
+// The errors of a peer asked for a command its server lacks, in hg's
+// words (wireprotov1peer's requirecap).
+var (
+	errNoLookup    = unsupportedf("cannot look up remote revision; remote repository does not support the 'lookup' capability")
+	errNoGetbundle = unsupportedf("cannot look up remote changes; remote repository does not support the 'getbundle' capability")
+)
+
 func unsupportedf(format string, a ...any) error {
 	return &unsupportedError{msg: fmt.Sprintf(format, a...)}
 }

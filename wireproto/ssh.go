@@ -260,7 +260,7 @@ func DialLocal(ctx context.Context, source string, serve ServeFunc, opt Options)
 func (p *SSHPeer) start(ctx context.Context, stderr io.Reader) (*SSHPeer, error) {
 	go p.forwardStderr(stderr)
 
-	stop := context.AfterFunc(ctx, p.kill)
+	stop := context.AfterFunc(ctx, p.stop)
 	err := p.handshake()
 	if !stop() || ctx.Err() != nil {
 		err = ctx.Err()
@@ -272,7 +272,7 @@ func (p *SSHPeer) start(ctx context.Context, stderr io.Reader) (*SSHPeer, error)
 	if p.caps.Has("protocaps") {
 		// Tell the server what we decode (sshpeer.instance); over ssh
 		// this changes nothing today, but keeps the server's view right.
-		stop := context.AfterFunc(ctx, p.kill)
+		stop := context.AfterFunc(ctx, p.stop)
 		_, err := p.call("protocaps", []sshArg{{"caps", "comp=" + strings.Join(clientCompression, ",")}})
 		if !stop() {
 			err = ctx.Err()
@@ -408,9 +408,6 @@ func (p *SSHPeer) waitStderr(d time.Duration) {
 	}
 }
 
-// kill stops the ssh command and what it started (cancellation).
-func (p *SSHPeer) kill() { p.stop() }
-
 // URL implements Peer.
 func (p *SSHPeer) URL() string { return p.source }
 
@@ -432,7 +429,7 @@ func (p *SSHPeer) Close() error {
 	select {
 	case <-p.stderrDone:
 	case <-time.After(5 * time.Second):
-		p.kill()
+		p.stop()
 	}
 	done := make(chan struct{})
 	go func() {
@@ -442,7 +439,7 @@ func (p *SSHPeer) Close() error {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		p.kill()
+		p.stop()
 		<-done
 	}
 	return nil
@@ -579,7 +576,7 @@ func (p *SSHPeer) withCtx(ctx context.Context, f func() ([]byte, error)) ([]byte
 	}
 	stop := context.AfterFunc(ctx, func() {
 		p.fail(ctx.Err())
-		p.kill()
+		p.stop()
 	})
 	data, err := f()
 	if !stop() {
@@ -623,7 +620,7 @@ func (p *SSHPeer) ListKeys(ctx context.Context, namespace string) (map[string]st
 // Lookup implements Peer.
 func (p *SSHPeer) Lookup(ctx context.Context, key string) (string, error) {
 	if !p.caps.Has("lookup") {
-		return "", unsupportedf("cannot look up remote revision; remote repository does not support the 'lookup' capability")
+		return "", errNoLookup
 	}
 	data, err := p.withCtx(ctx, func() ([]byte, error) {
 		return p.call("lookup", []sshArg{{"key", key}})
@@ -643,7 +640,7 @@ func (p *SSHPeer) StreamOut(ctx context.Context) (io.ReadCloser, error) {
 // the transport.
 func (p *SSHPeer) GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error) {
 	if !p.caps.Has("getbundle") {
-		return nil, unsupportedf("cannot look up remote changes; remote repository does not support the 'getbundle' capability")
+		return nil, errNoGetbundle
 	}
 	if args == nil {
 		args = map[string]string{}
@@ -671,7 +668,7 @@ func (p *SSHPeer) stream(ctx context.Context, cmd string, star map[string]string
 	s := &sshStream{p: p, ctx: ctx}
 	s.stop = context.AfterFunc(ctx, func() {
 		p.fail(ctx.Err())
-		p.kill()
+		p.stop()
 	})
 	return s, nil
 }

@@ -246,7 +246,7 @@ func classifySource(c *cmdContext, source string) (cloneSource, string, error) {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		p = rest
 	} else if i := strings.Index(p, "://"); i > 0 && !strings.ContainsAny(p[:i], "/\\") {
-		return 0, "", abortf("repository %s not found", source).withHint("hgfs clones from http://, https://, ssh://, s3://, local paths and bundle files")
+		return 0, "", abortf("repository %s not found", source).withHint("hgfs clones and pulls from http://, https://, ssh:// and local paths, and clones from s3:// and bundle files")
 	}
 	abs := c.abs(p)
 	fi, err := os.Stat(abs)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -82,19 +81,19 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 	}
 	source, hashBranch := splitBranch(source)
 	c.ui.status("pulling from %s\n", hidePassword(source))
+	kind, local, err := classifySource(c, source)
+	if err != nil {
+		return err
+	}
 	var peer wireproto.Peer
 	var remote *remoteOutput
-	if wireproto.IsRemote(source) {
+	switch kind {
+	case sourceRemote:
 		peer, remote, err = openPeer(ctx, c, source)
-	} else {
-		local := c.abs(strings.TrimPrefix(source, "file://"))
-		if fi, err := os.Stat(filepath.Join(local, ".hg")); err != nil || !fi.IsDir() {
-			if _, err := os.Stat(local); err == nil {
-				return abortf("hgfs pulls from repositories, not bundle files: %s", source).withHint("use 'hgfs unbundle' for bundle files")
-			}
-			return abortf("repository %s not found", source)
-		}
+	case sourceLocalRepo:
 		peer, remote, err = localPeer(ctx, c, local)
+	default:
+		return abortf("hgfs pulls from repositories, not bundles: %s", source).withHint("use 'hgfs unbundle' for bundle files")
 	}
 	if err != nil {
 		return err

@@ -132,6 +132,12 @@ func TestPullUnknownRevLikeHg(t *testing.T) {
 	for _, m := range hgs {
 		servers[m.Name+"-http"] = []string{m.Serve(t, src)}
 	}
+	// A directory that is no repository is none as a pull's source.
+	notRepo := filepath.Join(dir, "not-a-repo")
+	os.Mkdir(notRepo, 0o755)
+	for _, hg := range hgs {
+		sameAsHg(t, hg, local, "pull", notRepo)
+	}
 	for name, source := range servers {
 		t.Run(name, func(t *testing.T) {
 			for _, rev := range []string{"nonexist", "1"} {
