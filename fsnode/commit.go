@@ -62,6 +62,9 @@ type committer struct {
 	unfinished, finishing bool
 
 	commits, batches, items, dataBytes, inlineBytes atomic.Uint64
+
+	// unmapped: when unmapIndex last ran (the committer's goroutine's).
+	unmapped time.Time
 }
 
 func (c *committer) init(f *FS) {
@@ -71,7 +74,7 @@ func (c *committer) init(f *FS) {
 	c.doneCh = make(chan struct{})
 	c.kick = make(chan struct{}, 1)
 	c.exited = make(chan struct{})
-	c.evictBase = max(4*f.opt.QueueCap, 1<<16)
+	c.evictBase = max(f.opt.QueueCap, evictInodes)
 	c.evictAt = c.evictBase
 	c.ingestEvictAt = f.opt.QueueCap
 	c.dirEvictBase = dirEvictEntries
@@ -387,6 +390,7 @@ func (c *committer) commitOnce() {
 		// inodes it reclaimed are gone from the table too (Preload and
 		// lookups then go to the index, which no longer has them).
 		f.afterCommit(recs)
+		c.unmapIndex()
 	}
 	c.mu.Lock()
 	if err != nil && c.err == nil {
@@ -398,25 +402,64 @@ func (c *committer) commitOnce() {
 	c.mu.Unlock()
 }
 
-// dirEvictEntries is how many directory entries an ingest keeps in
-// memory before evictDirsLocked drops those of directories it has left.
-// The 20,000-file store's never reach it.
-const dirEvictEntries = 1 << 16
+// unmapIndexEvery is how often, at most, the committer takes the index's
+// pages out of the process's mapping (Options.UnmapIndex). bbolt reads
+// its pages through a shared mapping of the index, and each page it
+// touches stays in the daemon's resident set, with the 15 around it
+// that the kernel maps on the same fault, until the mapping goes: tar
+// -x of 250,000 small files (inline in the index, 645 MB) into a mount
+// left 107 MB of it resident, more than the daemon's anonymous memory
+// (73 MB). Measured by hand (2026-12-07), that tar -x, the daemon's
+// peak RSS: see ARCHITECTURE's tricks table.
+const unmapIndexEvery = time.Second
 
-// evictDirsLocked drops the loaded entries of the directories an ingest
-// has left, once the directories in memory hold more than
-// f.c.dirEvictAt entries (dirEvictEntries, or twice what the last sweep
-// kept). A directory is left when the batch just committed changed none
-// of its entries and nothing since has: its entries are then all the
-// index's, and the directory is unloaded as if never read (loadDir reads
-// it back when it is next used). A stream names a store's files
-// directory by directory, so what it has left it rarely comes back to;
-// the entries are some 110 bytes each (the entry, its name, its slot in
-// the map and in the readdir order) and were the largest part of the
-// heap of a 250,000-file ingest. A directory the kernel or an open
-// handle refers to, one whose own record is queued, and a deferred one
-// (vdir.go) stay. f.tree is held for writing (the caller's); afterCommit
-// calls it after the batch recs is in the index.
+// unmapIndex runs unmapIndexPages after a commit, at most once every
+// unmapIndexEvery. It runs on the committer's goroutine, which only
+// reads c.unmapped. A failure is not the commit's: the pages stay
+// mapped, as without the option.
+func (c *committer) unmapIndex() {
+	if !c.f.opt.UnmapIndex || time.Since(c.unmapped) < unmapIndexEvery {
+		return
+	}
+	c.unmapped = time.Now()
+	_ = unmapIndexPages(c.f.db)
+}
+
+// evictInodes is the least inode table size that makes afterCommit
+// evict (evictAt's floor, with QueueCap, since dirty inodes cannot go);
+// dirEvictEntries is how many directory entries the cache keeps in
+// memory before evictDirsLocked drops those of directories its commits
+// have left. The daemon's peak memory then stops growing with what the
+// kernel has looked up. Until 2026-12-07 the table's floor was 65,536
+// inodes (4*QueueCap), and directories the kernel referred to kept
+// their entries. tar -x of 250,000 small files (1.5 KB on average, so
+// inline) into an empty mount, by hand, the daemon's peak anonymous
+// memory: 296-320 MB before; 279 MB with the directories evicted; 139
+// MB with the table's floor at 16,384; 97 MB with both, in 26.7-28.5 s
+// each way. At 20,000 files, 77 -> 70-78 MB, 2.1-2.3 s either way.
+const (
+	evictInodes     = 1 << 14
+	dirEvictEntries = 1 << 16
+)
+
+// evictDirsLocked drops the loaded entries of the directories the
+// cache's commits have left, once the directories in memory hold more
+// than f.c.dirEvictAt entries (dirEvictEntries, or twice what the last
+// sweep kept). A directory is left when the batch just committed changed
+// none of its entries and nothing since has: its entries are then all
+// the index's, and the directory is unloaded as if never read (loadDir
+// reads it back when it is next used). A stream, tar -x or hg update
+// names files directory by directory, so what it has left it rarely
+// comes back to; the entries are some 110 bytes each (the entry, its
+// name, its slot in the map and in the readdir order) and were the
+// largest part of the heap of a 250,000-file ingest. A kernel reference
+// to the directory does not keep its entries: the kernel asks for a
+// name or a listing by the directory's inode, and every such request
+// loads the entries first (dirForUpdate, rlockDir), as for a directory
+// not yet read. A directory an open handle refers to (its listing's
+// offsets), one whose own record is queued, and a deferred one (vdir.go)
+// stay. f.tree is held for writing (the caller's); afterCommit calls it
+// after the batch recs is in the index.
 func (f *FS) evictDirsLocked(recs []inodeSnap) {
 	f.imu.Lock()
 	var dirs []*inode
@@ -443,7 +486,7 @@ func (f *FS) evictDirsLocked(recs []inodeSnap) {
 	for _, in := range dirs {
 		ds := in.dir
 		in.mu.Lock()
-		busy := in.dirty || in.handles > 0 || in.lookups > 0 || in.reclaimed
+		busy := in.dirty || in.handles > 0 || in.reclaimed
 		in.mu.Unlock()
 		if busy || touched[in.ino] || ds.pending != nil || len(ds.changes) > 0 || ds.vdirPut != nil || ds.vdirDrop {
 			kept += len(ds.order)
@@ -732,9 +775,11 @@ func putCounters(tx *bolt.Tx, lengths map[uint32]int64, nextIno, nextSeq uint64)
 // daemon's peak RSS 874 -> 485 MiB, of it anonymous memory 609 -> 216
 // MiB; tar -x of the store 394 -> 235 MiB.
 //
-// During an ingest with Options.IngestEvict, "large" is QueueCap (or
-// twice what the last sweep left) instead of the table's usual bound (at
-// least 65,536 inodes). Measured
+// "Large" is evictAt: twice what the last sweep left, at least
+// max(QueueCap, evictInodes). During an ingest with Options.IngestEvict
+// it is QueueCap (or twice what the last sweep left), which is smaller
+// where hgfs.queue-size is; it was so against the usual bound of 65,536
+// inodes that the table had until 2026-12-07. Measured
 // (2026-12-06, the 250,000-file stream bundle on tmpfs, alternated runs
 // of one binary): hgfs clone -U --mount peak RSS 231-242 -> 194-214 MB,
 // 1.08-1.27 -> 1.07-1.15 s; with its virtual checkout 343-392 -> 312-318
@@ -744,9 +789,7 @@ func putCounters(tx *bolt.Tx, lengths map[uint32]int64, nextIno, nextSeq uint64)
 func (f *FS) afterCommit(recs []inodeSnap) {
 	f.tree.Lock()
 	defer f.tree.Unlock()
-	if f.opt.IngestEvict && f.bulk.Load() > 0 {
-		f.evictDirsLocked(recs)
-	}
+	f.evictDirsLocked(recs)
 	f.imu.Lock()
 	for i := range recs {
 		if recs[i].reclaimed {

@@ -2,9 +2,11 @@ package fsnode
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -143,6 +145,107 @@ func TestDeferVirtualsEvictedDir(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFsck(t, dir)
+}
+
+// TestEvictReferencedDirs: directories the kernel refers to (a lookup
+// reference each, as a mount's daemon holds for every directory it has
+// shown) lose their loaded entries once commits have left them, and
+// every request the kernel sends by inode number then reads them back:
+// lookups, listings, creates, renames between two such directories,
+// unlinks and rmdir. The tree after it all is the model's, before and
+// after a reopen, and fsck finds nothing.
+func TestEvictReferencedDirs(t *testing.T) {
+	f := newTestFS(t, Options{})
+	dir := f.Dir()
+	model := map[string]map[string]string{} // directory -> name -> contents
+	var dirs []Ino
+	for i := range 40 {
+		name := fmt.Sprintf("d%02d", i)
+		a := must[Attr](t)(f.Mkdir(bg, RootIno, name, 0o755))
+		dirs = append(dirs, a.Ino)
+		model[name] = map[string]string{}
+		for j := range 10 {
+			fn := fmt.Sprintf("f%02d", j)
+			createFile(t, f, a.Ino, fn, []byte(fn+" of "+name))
+			model[name][fn] = fn + " of " + name
+		}
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	evictDirsAt(f, 20)
+	// A commit that changes d00 only: the others are left.
+	createFile(t, f, dirs[0], "new", []byte("new"))
+	model["d00"]["new"] = "new"
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := unloadedDirs(f); n < 30 {
+		t.Fatalf("%d referenced directories' entries dropped, want most of 40", n)
+	}
+	// By inode number, as the kernel asks.
+	if _, err := f.Lookup(bg, dirs[1], "f03"); err != nil {
+		t.Fatalf("lookup in an evicted directory: %v", err)
+	}
+	if _, err := f.Lookup(bg, dirs[1], "nothing"); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("lookup of a missing name in an evicted directory: %v", err)
+	}
+	createFile(t, f, dirs[2], "made", []byte("made in d02"))
+	model["d02"]["made"] = "made in d02"
+	if err := f.Rename(bg, dirs[3], "f01", dirs[4], "moved", 0); err != nil {
+		t.Fatalf("rename between evicted directories: %v", err)
+	}
+	model["d04"]["moved"] = model["d03"]["f01"]
+	delete(model["d03"], "f01")
+	if err := f.Unlink(bg, dirs[5], "f09"); err != nil {
+		t.Fatalf("unlink in an evicted directory: %v", err)
+	}
+	delete(model["d05"], "f09")
+	for fn := range model["d06"] {
+		if err := f.Unlink(bg, dirs[6], fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.tree.Lock()
+	f.evictDirsLocked(nil)
+	f.tree.Unlock()
+	if err := f.Rmdir(bg, RootIno, "d06"); err != nil {
+		t.Fatalf("rmdir of an emptied, evicted directory: %v", err)
+	}
+	delete(model, "d06")
+	if err := f.Rmdir(bg, RootIno, "d07"); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Fatalf("rmdir of a full, evicted directory: %v, want ENOTEMPTY", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		root := must[[]DirEntry](t)(f.ReadDir(bg, RootIno, 0))
+		if len(root) != len(model) {
+			t.Fatalf("%s: the root lists %d directories, want %d", when, len(root), len(model))
+		}
+		for _, de := range root {
+			want := model[de.Name]
+			ents := must[[]DirEntry](t)(f.ReadDir(bg, de.Ino, 0))
+			if len(ents) != len(want) {
+				t.Fatalf("%s: %s lists %d names, want %d", when, de.Name, len(ents), len(want))
+			}
+			for _, e := range ents {
+				got := must[[]byte](t)(f.ReadFile(bg, de.Name+"/"+e.Name))
+				if string(got) != want[e.Name] {
+					t.Fatalf("%s: %s/%s holds %q, want %q", when, de.Name, e.Name, got, want[e.Name])
+				}
+			}
+		}
+	}
+	check("evicted")
+	f = closeAndReopen(t, f, dir)
+	check("after a reopen")
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

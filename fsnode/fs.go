@@ -93,13 +93,20 @@ type Options struct {
 	// cache. Default 1s.
 	LockTimeout time.Duration
 	// IngestEvict keeps at most about QueueCap clean inodes in memory
-	// while a Sink is active (otherwise 4*QueueCap, at least 65,536, as
-	// at any time), and past 65,536 directory entries in memory drops
-	// those of the directories the ingest has left (evictDirsLocked): a
-	// clone reads back few of the files it writes, and the process that
-	// ingests is not the one that mounts. HGFS_TUNE's ingestevict;
-	// measured in commit.go (afterCommit, evictDirsLocked).
+	// while a Sink is active (otherwise at least 16,384, as at any time:
+	// evictInodes): a clone reads back few of the files it writes, and
+	// the process that ingests is not the one that mounts. HGFS_TUNE's
+	// ingestevict; measured in commit.go (afterCommit).
 	IngestEvict bool
+	// UnmapIndex has the committer, after a commit at most once a
+	// second, take the index file's pages out of the process's mapping
+	// (Linux: MADV_DONTNEED on bbolt's read-only shared mapping; they
+	// stay in the page cache, and the next read maps them again).
+	// Otherwise every index page a search ever touched, and the kernel's
+	// fault-around with it (16 pages a fault), stays in the process's
+	// resident set. HGFS_TUNE's unmapindex; measured in commit.go
+	// (unmapIndexEvery).
+	UnmapIndex bool
 
 	// AutoCompact starts the background compactor (compact.go), which
 	// gives the space of dead data file bytes back while the cache is

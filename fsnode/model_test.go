@@ -56,6 +56,16 @@ func runRandomOps(t *testing.T, seed uint64, steps int, store *testStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Odd seeds evict whatever they can after every commit: clean inodes
+	// from the table, the entries of directories the commit left.
+	evictAll := func(f *FS) {
+		if seed%2 == 1 {
+			f.tree.Lock()
+			f.c.evictBase, f.c.evictAt, f.c.dirEvictBase, f.c.dirEvictAt = 0, 0, 0, 0
+			f.tree.Unlock()
+		}
+	}
+	evictAll(f)
 	cache := &pathFS{f: f}
 	var cacheFS posixtest.FS = cache
 	if store != nil {
@@ -191,6 +201,7 @@ func runRandomOps(t *testing.T, seed uint64, steps int, store *testStore) {
 				if cache.f, err = Open(dir, opt); err != nil {
 					t.Fatal(err)
 				}
+				evictAll(cache.f)
 				if store != nil {
 					cache.f.SetResolver(store.resolve)
 				}

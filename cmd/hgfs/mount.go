@@ -195,7 +195,7 @@ func serveMount(ctx context.Context, c *cmdContext, source, mp string, ready *no
 		srv = rs
 	} else {
 		var err error
-		fsys, err = openOrCreateCache(c.ui.cfg, source)
+		fsys, err = openOrCreateCache(c.ui.cfg, source, c.ui.tune.Enabled(tune.UnmapIndex))
 		if err != nil {
 			if a := unfinishedClone(source, err); a != nil {
 				return a
@@ -269,13 +269,15 @@ func isRepo(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// openOrCreateCache opens the cache in dir, creating one when dir is
-// missing or empty.
-func openOrCreateCache(cfg *configSet, dir string) (*fsnode.FS, error) {
+// openOrCreateCache opens the cache in dir for a mount's daemon,
+// creating one when dir is missing or empty; unmapIndex is HGFS_TUNE's
+// unmapindex (fsnode.Options.UnmapIndex).
+func openOrCreateCache(cfg *configSet, dir string, unmapIndex bool) (*fsnode.FS, error) {
 	opt, err := cacheOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
+	opt.UnmapIndex = unmapIndex
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -40,6 +40,8 @@ import (
 //     goes through (cloner.checkoutSink, clone_mount.go).
 //   - ingestevict: fsnode.Options.IngestEvict of the cache a clone
 //     --mount fills (cloner.prepareMount, clone_mount.go).
+//   - unmapindex: fsnode.Options.UnmapIndex of the cache a mount's
+//     daemon serves (openOrCreateCache, mount.go).
 //   - readahead: the read-ahead of a stream clone's HTTP response into
 //     a directory (cloner.readAhead, clone.go).
 //   - schedbatch, procs: the go-fuse mount daemon's scheduling policy

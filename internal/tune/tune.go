@@ -176,14 +176,14 @@
 //     the loads, 331 -> 361 ms (6 pairs), the next ones nothing.
 //   - ingestevict: a clone into a cache keeps at most about QueueCap
 //     clean inodes in memory while it ingests (fsnode.Options.IngestEvict);
-//     off, up to the usual bound (at least 65,536). The 250,000-file
-//     stream bundle cloned -U --mount (2026-12-06, alternated runs):
-//     peak RSS 231-242 -> 194-214 MB, no slower; with its checkout
-//     343-392 -> 312-318 MB. Past 65,536 directory entries in memory
-//     its commits also drop the entries of directories the ingest has
-//     left, which the index holds: at 250,000 files (5 and 4
-//     alternated pairs) 163 -> 144 MB for -U, 219-232 -> 198-208 MB
-//     with the checkout, no slower.
+//     off, up to the usual bound (at least max(QueueCap, 16,384) since
+//     2026-12-07, so it differs only where hgfs.queue-size is set
+//     lower). Against the usual bound of the time, 65,536: the
+//     250,000-file stream bundle cloned -U --mount (2026-12-06,
+//     alternated runs): peak RSS 231-242 -> 194-214 MB, no slower; with
+//     its checkout 343-392 -> 312-318 MB. (Dropping the entries of the
+//     directories commits have left, measured with it then, is now the
+//     cache's at any time: fsnode's evictDirsLocked.)
 //
 // This package only parses. The hgfs command reports a malformed or
 // unknown entry as a warning at start-up and applies each switch: the
@@ -228,6 +228,7 @@ const (
 	ReadAheadGrow
 	FuseURing
 	SameSession
+	UnmapIndex
 	numTricks
 )
 
@@ -253,6 +254,7 @@ var names = [numTricks]string{
 	ReadAheadGrow: "readaheadgrow",
 	FuseURing:     "fuseuring",
 	SameSession:   "samesession",
+	UnmapIndex:    "unmapindex",
 }
 
 // String is the trick's name in HGFS_TUNE.
