@@ -99,9 +99,8 @@ func (r *Repo) Changelog() *revlog.Revlog { return r.cl }
 // a missing one is empty.
 func (r *Repo) Manifestlog() (*revlog.Revlog, error) {
 	r.mlOnce.Do(func() {
-		if r.ml, r.mlErr = openOrEmpty(r.Store, "00manifest.i"); r.mlErr != nil {
-			r.mlErr = fmt.Errorf("manifest: %w", r.mlErr)
-		}
+		// Its errors name 00manifest.i (or 00manifest, hg's way).
+		r.ml, r.mlErr = openOrEmpty(r.Store, "00manifest.i")
 	})
 	return r.ml, r.mlErr
 }

@@ -3,6 +3,7 @@ package revlog
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors are grouped by what the caller can do about them.
@@ -78,6 +79,23 @@ func (e *CorruptError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrCorrupt) hold, and exposes the cause.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// HeaderError reports an index header hg refuses too: an unknown
+// version, or flags its version does not have. Its message is hg's
+// (revlog.py, _loadindex), so that the command line prints what hg
+// prints: the revlog is named as hg names it (its display id, the
+// radix: the index's name without ".i"), which for a filelog whose
+// store name is encoded is the encoded name, where hg gives the
+// tracked path. It wraps ErrUnsupported.
+type HeaderError struct{ msg string }
+
+func (e *HeaderError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, ErrUnsupported) hold.
+func (e *HeaderError) Unwrap() error { return ErrUnsupported }
+
+// displayID is hg's name for the revlog whose index is name.
+func displayID(name string) string { return strings.TrimSuffix(name, ".i") }
 
 // FlagError reports a revision carrying a flag whose processor hg takes
 // from an extension: ellipsis (narrow) or extstored (lfs). This package
