@@ -431,16 +431,17 @@ func (c *committer) commitOnce() {
 // peak RSS: see ARCHITECTURE's tricks table.
 const unmapIndexEvery = time.Second
 
-// unmapIndex runs unmapIndexPages after a commit, at most once every
-// unmapIndexEvery. It runs on the committer's goroutine, which only
-// reads c.unmapped. A failure is not the commit's: the pages stay
-// mapped, as without the option.
+// unmapIndex runs unmapIndexPages after a commit or a sweep that loads
+// asked for (addLoadedLocked), at most once every unmapIndexEvery. It
+// runs on the committer's goroutine, the only one that touches
+// c.unmapped. A failure is not the commit's: the pages stay mapped, as
+// without the option.
 func (c *committer) unmapIndex() {
 	if !c.f.opt.UnmapIndex || time.Since(c.unmapped) < unmapIndexEvery {
 		return
 	}
 	c.unmapped = time.Now()
-	_ = unmapIndexPages(c.f.db)
+	_ = c.f.view("unmap index", func(tx *bolt.Tx) error { return unmapIndexPages(c.f.db, tx) })
 }
 
 // evictInodes is the least inode table size that makes afterCommit

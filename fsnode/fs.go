@@ -98,8 +98,9 @@ type Options struct {
 	// the process that ingests is not the one that mounts. HGFS_TUNE's
 	// ingestevict; measured in commit.go (afterCommit).
 	IngestEvict bool
-	// UnmapIndex has the committer, after a commit at most once a
-	// second, take the index file's pages out of the process's mapping
+	// UnmapIndex has the committer, after a commit (or every 1,024 loads
+	// from the index, as reads commit nothing) at most once a second,
+	// take the index file's pages out of the process's mapping
 	// (Linux: MADV_DONTNEED on bbolt's read-only shared mapping; they
 	// stay in the page cache, and the next read maps them again).
 	// Otherwise every index page a search ever touched, and the kernel's

@@ -38,17 +38,15 @@ func diskStatfs(dir string) (Statfs, error) {
 // unmapIndexPages takes db's pages out of this process's mapping of the
 // index (Options.UnmapIndex): MADV_DONTNEED on bbolt's read-only shared
 // mapping drops the page table entries, not the page cache's pages, so
-// a later read maps the same bytes again with a minor fault. It runs in
-// a read transaction: bbolt remaps only under its mmap lock for
+// a later read maps the same bytes again with a minor fault. tx is a
+// read transaction of db: bbolt remaps only under its mmap lock for
 // writing, which waits for every reader, so the range stays the
 // mapping's. The range is the database's pages (Tx.Size), which the
 // mapping covers. The address is bbolt's (DB.Info), passed to the
 // system call as the number it is.
-func unmapIndexPages(db *bolt.DB) error {
-	return db.View(func(tx *bolt.Tx) error {
-		if _, _, e := unix.Syscall(unix.SYS_MADVISE, db.Info().Data, uintptr(tx.Size()), unix.MADV_DONTNEED); e != 0 {
-			return e
-		}
-		return nil
-	})
+func unmapIndexPages(db *bolt.DB, tx *bolt.Tx) error {
+	if _, _, e := unix.Syscall(unix.SYS_MADVISE, db.Info().Data, uintptr(tx.Size()), unix.MADV_DONTNEED); e != 0 {
+		return e
+	}
+	return nil
 }

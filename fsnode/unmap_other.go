@@ -6,4 +6,4 @@ import bolt "go.etcd.io/bbolt"
 
 // unmapIndexPages is Linux's alone (sys_linux.go): elsewhere
 // Options.UnmapIndex does nothing.
-func unmapIndexPages(*bolt.DB) error { return nil }
+func unmapIndexPages(*bolt.DB, *bolt.Tx) error { return nil }
