@@ -428,8 +428,13 @@ func (c *committer) commitOnce() {
 // -x of 250,000 small files (inline in the index, 645 MB) into a mount
 // left 107 MB of it resident, more than the daemon's anonymous memory
 // (73 MB). Measured by hand (2026-12-07), that tar -x, the daemon's
-// peak RSS: see ARCHITECTURE's tricks table.
-const unmapIndexEvery = time.Second
+// peak RSS: see ARCHITECTURE's tricks table. Once a second was too
+// seldom for a walk that stats every file: bbolt searches at 125,000
+// loads a second mapped 30-50 MB of the index a second, and the stat
+// of the bench's 250,000-file store after its tar -x took the daemon's
+// file-backed RSS from 12 to 66 MB (peak RSS 126 MB). At every 100 ms it
+// stays at 14-20 MB (peak 89 MB), the stat in 1.9-2.1 s either way.
+const unmapIndexEvery = 100 * time.Millisecond
 
 // unmapIndex runs unmapIndexPages after a commit or a sweep that loads
 // asked for (addLoadedLocked), at most once every unmapIndexEvery. It
@@ -456,9 +461,15 @@ func (c *committer) unmapIndex() {
 // memory: 296-320 MB before; 279 MB with the directories evicted; 139
 // MB with the table's floor at 16,384; 97 MB with both, in 26.7-28.5 s
 // each way. At 20,000 files, 77 -> 70-78 MB, 2.1-2.3 s either way.
+// dirEvictEntries was 65,536 until a heap profile after the same tar -x
+// and a stat of every file (the bench's 180-byte files) found 9.7 MB of
+// the 32 MB live heap in directory entries; at 16,384, the daemon's peak
+// RSS 72-76 -> 62-67 MB, in the same time (tar 27.3-27.8 s, stat
+// 1.9 s), and a fresh mount's cat of every file 70-74 -> 62-64 MB in
+// 11.8-13.7 s either way.
 const (
 	evictInodes     = 1 << 14
-	dirEvictEntries = 1 << 16
+	dirEvictEntries = 1 << 14
 )
 
 // evictDirsLocked drops the loaded entries of the directories the
@@ -859,9 +870,7 @@ func (f *FS) afterCommit(recs []inodeSnap) {
 	f.imu.Lock()
 	for _, e := range evict {
 		delete(f.inodes, e.ino)
-		if e.refs > 0 {
-			f.refs[e.ino] = e.refs
-		}
+		f.refs.Put(e.ino, e.refs)
 	}
 	// What cannot go (directories, dirty inodes) may outnumber the
 	// bound: back off to twice that, not sweep at every commit. What

@@ -99,7 +99,7 @@ type Options struct {
 	// ingestevict; measured in commit.go (afterCommit).
 	IngestEvict bool
 	// UnmapIndex has the committer, after a commit (or every 1,024 loads
-	// from the index, as reads commit nothing) at most once a second,
+	// from the index, as reads commit nothing) at most every 100 ms,
 	// take the index file's pages out of the process's mapping
 	// (Linux: MADV_DONTNEED on bbolt's read-only shared mapping; they
 	// stay in the page cache, and the next read maps them again).
@@ -225,7 +225,7 @@ type FS struct {
 	// refs are the kernel references (inode.lookups) of inodes evicted
 	// from the table while the kernel still held them (afterCommit); the
 	// inode gets them back when it is loaded again (adoptRefsLocked).
-	refs map[Ino]uint64
+	refs refTable
 	// ioHook, when a test sets it, is called with the inode I/O by
 	// inode holds outside f.tree (inodeForIO), before it is used.
 	ioHook func(*inode)
@@ -412,7 +412,7 @@ func open(dir string, opt Options, ingest bool) (*FS, error) {
 		opt:     opt,
 		db:      db,
 		inodes:  make(map[Ino]*inode),
-		refs:    make(map[Ino]uint64),
+		refs:    newRefTable(),
 		handles: make(map[Handle]*handle),
 		uid:     uint32(os.Getuid()),
 		gid:     uint32(os.Getgid()),
@@ -676,7 +676,7 @@ func (f *FS) Close() error {
 	for _, in := range f.inodes {
 		orphans = append(orphans, in)
 	}
-	clear(f.refs)
+	f.refs.Reset()
 	f.imu.Unlock()
 	for _, in := range orphans {
 		in.mu.Lock()

@@ -671,11 +671,11 @@ func TestEvictionKeepsKernelRefs(t *testing.T) {
 	sweepUntil(t, f, func() bool {
 		f.imu.Lock()
 		defer f.imu.Unlock()
-		return len(f.refs) == len(inos)
+		return f.refs.Len() == len(inos)
 	})
 	f.imu.Lock()
 	_, appenderLoaded := f.inodes[app.Ino]
-	got1, got2, got3 := f.refs[inos[1]], f.refs[inos[2]], f.refs[inos[3]]
+	got1, got2, got3 := f.refs.Get(inos[1]), f.refs.Get(inos[2]), f.refs.Get(inos[3])
 	f.imu.Unlock()
 	if !appenderLoaded {
 		t.Error("the file being appended to was evicted")
@@ -691,7 +691,7 @@ func TestEvictionKeepsKernelRefs(t *testing.T) {
 	}
 	f.imu.Lock()
 	in := f.inodes[inos[1]]
-	_, stillKept := f.refs[inos[1]]
+	stillKept := f.refs.Get(inos[1]) > 0
 	f.imu.Unlock()
 	if in == nil || stillKept {
 		t.Fatalf("f1 after a load: in table %v, count still kept %v", in != nil, stillKept)
@@ -705,7 +705,7 @@ func TestEvictionKeepsKernelRefs(t *testing.T) {
 	// Every FORGET on an evicted file: nothing is kept.
 	f.Forget(inos[2], 2)
 	f.imu.Lock()
-	_, kept2 := f.refs[inos[2]]
+	kept2 := f.refs.Get(inos[2]) > 0
 	f.imu.Unlock()
 	if kept2 {
 		t.Error("f2's count kept after its last FORGET")
@@ -853,7 +853,7 @@ func TestEvictionSkipsPinnedInode(t *testing.T) {
 	}
 	f.imu.Lock()
 	_, loaded := f.inodes[a.Ino]
-	refs := f.refs[a.Ino]
+	refs := f.refs.Get(a.Ino)
 	f.imu.Unlock()
 	if loaded || refs != 1 {
 		t.Fatalf("after an unpinned sweep: loaded %v, references kept %d", loaded, refs)

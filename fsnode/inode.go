@@ -156,7 +156,7 @@ func (f *FS) getInode(ino Ino) (*inode, error) {
 // RSS 337-355 MB after a fresh mount's cat of every file, by hand on
 // 2026-12-07). So a load that takes the table past its bound, or the
 // sweepLoads-th load since the committer last looked, asks the
-// committer to do both (it unmaps at most once a second).
+// committer to do both (it unmaps at most every unmapIndexEvery).
 func (f *FS) addLoadedLocked(in *inode) {
 	f.adoptRefsLocked(in)
 	in.used = true
@@ -176,9 +176,8 @@ const sweepLoads = 1024
 // adoptRefsLocked gives an inode loaded from the index the kernel
 // references it had when it was evicted; f.imu is held.
 func (f *FS) adoptRefsLocked(in *inode) {
-	if n, ok := f.refs[in.ino]; ok {
+	if n := f.refs.Take(in.ino); n > 0 {
 		in.lookups = n
-		delete(f.refs, in.ino)
 	}
 }
 

@@ -319,13 +319,7 @@ func (f *FS) Forget(ino Ino, n uint64) {
 	in := f.inodes[ino]
 	if in == nil {
 		// Evicted, linked and clean: only its count is kept.
-		if have, ok := f.refs[ino]; ok {
-			if n >= have {
-				delete(f.refs, ino)
-			} else {
-				f.refs[ino] = have - n
-			}
-		}
+		f.refs.Drop(ino, n)
 		f.imu.Unlock()
 		return
 	}
