@@ -131,6 +131,10 @@ func (r *Repo) FileWithIndex(path string, index []byte) (*revlog.Revlog, error) 
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", path, ErrNoFile)
 		}
+		// hg names a filelog by its tracked path (filelog display_id).
+		if he := (*revlog.HeaderError)(nil); errors.As(err, &he) {
+			he.Revlog = path
+		}
 		return nil, err
 	}
 	return rl, nil

@@ -83,13 +83,17 @@ func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 // HeaderError reports an index header hg refuses too: an unknown
 // version, or flags its version does not have. Its message is hg's
 // (revlog.py, _loadindex), so that the command line prints what hg
-// prints: the revlog is named as hg names it (its display id, the
-// radix: the index's name without ".i"), which for a filelog whose
-// store name is encoded is the encoded name, where hg gives the
-// tracked path. It wraps ErrUnsupported.
-type HeaderError struct{ msg string }
+// prints. Revlog names the revlog as hg does (its display id): the
+// index's name without ".i", which for a filelog is its store name
+// (encoded, under data/) until the caller that knows the tracked path
+// puts that there, as hg names filelogs (repo.FileWithIndex). It wraps
+// ErrUnsupported.
+type HeaderError struct {
+	What   string // "unknown version (29282) in": the message before "revlog"
+	Revlog string
+}
 
-func (e *HeaderError) Error() string { return e.msg }
+func (e *HeaderError) Error() string { return e.What + " revlog " + e.Revlog }
 
 // Unwrap makes errors.Is(err, ErrUnsupported) hold.
 func (e *HeaderError) Unwrap() error { return ErrUnsupported }

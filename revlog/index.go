@@ -99,10 +99,10 @@ func parseHeader(name string, b []byte) (header, error) {
 	case versionV2, versionChangelogV2:
 		return h, fmt.Errorf("%w: %s: experimental revlog version %#x is not supported", ErrUnsupported, name, version)
 	default:
-		return h, &HeaderError{fmt.Sprintf("unknown version (%d) in revlog %s", version, displayID(name))}
+		return h, &HeaderError{fmt.Sprintf("unknown version (%d) in", version), displayID(name)}
 	}
 	if flags&^supportedV1Flags != 0 {
-		return h, &HeaderError{fmt.Sprintf("unknown flags (%s) in version %d revlog %s", pyHex04(flags>>16), version, displayID(name))}
+		return h, &HeaderError{fmt.Sprintf("unknown flags (%s) in version %d", pyHex04(flags>>16), version), displayID(name)}
 	}
 	h.version = uint16(version)
 	h.inline = flags&FlagInlineData != 0

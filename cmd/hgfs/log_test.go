@@ -265,3 +265,34 @@ func TestLogDamagedManifestLikeHg(t *testing.T) {
 		t.Errorf("hgfs verify on a damaged manifest log: exit %d\n%s", fc, fe)
 	}
 }
+
+// TestCatDamagedFilelogLikeHg: a filelog whose index header hg refuses
+// is named by its tracked path in hg 7's message (filelog display_id),
+// not by its store name (here encoded: README is data/_r_e_a_d_m_e.i).
+// hg 6.3 names it by its radix, "data/README"; hgfs speaks as hg 7,
+// whose words are meant for users, and this checks that 6.3 still
+// differs only there.
+func TestCatDamagedFilelogLikeHg(t *testing.T) {
+	dir := testenv.CopyRepo(t, testenv.Generate(t, testenv.Small))
+	index := filepath.Join(dir, ".hg", "store", "data", "_r_e_a_d_m_e.i")
+	if _, err := os.Stat(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(index, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fo, fe, fc := hgfsIn(dir, "cat", "-r", "tip", "README")
+	if fc != 255 || fo != "" || fe != "abort: unknown version (29282) in revlog README\n" {
+		t.Errorf("hgfs cat of a damaged filelog: exit %d, stdout %q, stderr %q", fc, fo, fe)
+	}
+	for _, hg := range testenv.Mercurials(t) {
+		if hg.Major() >= 7 {
+			sameAsHg(t, hg, dir, "cat", "-r", "tip", "README")
+			continue
+		}
+		_, he, err := hg.Result(t, dir, "cat", "-r", "tip", "README")
+		if want := strings.Replace(fe, "revlog README", "revlog data/README", 1); err == nil || string(he) != want {
+			t.Errorf("%s: %v, stderr %q; want it to differ from hgfs's only in the revlog's name", hg.Name, err, he)
+		}
+	}
+}
