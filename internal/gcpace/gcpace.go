@@ -35,24 +35,55 @@ import (
 // Pace keeps each collection's headroom at max(floor, percent% of the
 // live heap) until the returned function is called, which restores the
 // GOGC that was in effect.
+//
+// Paces nest: the one started last sets GOGC, and the one under it
+// takes over when it stops (a mount daemon's pace, for the process's
+// life, under a command's). Before, each pacer set GOGC after every
+// collection, and two at once undid each other's.
 func Pace(percent int, floor uint64) (stop func()) {
 	p := &pacer{percent: percent, floor: floor}
 	p.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	old := debug.SetGCPercent(p.gogc(0))
+	mu.Lock()
+	p.under = top
+	top = p
+	p.old = debug.SetGCPercent(p.gogc(0))
+	mu.Unlock()
 	p.arm()
 	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if p.stopped {
+			return
+		}
 		p.stopped = true
-		debug.SetGCPercent(old)
+		if top == p {
+			top = p.under
+			debug.SetGCPercent(p.old)
+			return
+		}
+		// Stopped under a later pace: that one restores what p had
+		// found, and p leaves the chain.
+		for q := top; q != nil; q = q.under {
+			if q.under == p {
+				q.under, q.old = p.under, p.old
+				break
+			}
+		}
 	}
 }
+
+// mu guards top, every pacer's under, old and stopped, and setting GOGC.
+var (
+	mu  sync.Mutex
+	top *pacer // the pace started last, nil when none runs
+)
 
 type pacer struct {
 	percent int
 	floor   uint64
 	sample  []metrics.Sample
-	mu      sync.Mutex // stopped, and setting GOGC
+	under   *pacer // the pace that was top when this one started
+	old     int    // GOGC when this one started, restored when it stops
 	stopped bool
 }
 
@@ -81,16 +112,19 @@ func (p *pacer) arm() {
 	runtime.SetFinalizer(s, func(*sentinel) { p.collected() })
 }
 
-// collected runs on the finalizer goroutine after a collection.
+// collected runs on the finalizer goroutine after a collection: the top
+// pace sets GOGC for the live heap, one under it only re-arms.
 func (p *pacer) collected() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	if p.stopped {
 		return
 	}
-	metrics.Read(p.sample)
-	if v := p.sample[0].Value; v.Kind() == metrics.KindUint64 {
-		debug.SetGCPercent(p.gogc(v.Uint64()))
+	if top == p {
+		metrics.Read(p.sample)
+		if v := p.sample[0].Value; v.Kind() == metrics.KindUint64 {
+			debug.SetGCPercent(p.gogc(v.Uint64()))
+		}
 	}
 	p.arm()
 }

@@ -74,3 +74,55 @@ func TestPace(t *testing.T) {
 		t.Errorf("GOGC after stop and a collection = %d, want 77", got)
 	}
 }
+
+// TestPaceNested: the pace started last sets GOGC; the one under it
+// takes over when it stops, and stopping them out of order restores
+// what was there before both.
+func TestPaceNested(t *testing.T) {
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	live := make([][]byte, 0, 64)
+	for range 64 {
+		live = append(live, make([]byte, 1<<20))
+	}
+	// settle collects until GOGC is within [lo, hi].
+	settle := func(what string, lo, hi int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+			if g := gcPercent(); g >= lo && g <= hi {
+				return
+			}
+		}
+		t.Errorf("%s: GOGC %d, want %d-%d", what, gcPercent(), lo, hi)
+	}
+	outer := Pace(30, 1<<20)
+	settle("outer alone", 30, 31)
+	inner := Pace(60, 1<<20)
+	settle("inner over outer", 60, 61)
+	inner()
+	settle("outer after inner stopped", 30, 31)
+	inner() // a second stop changes nothing
+	settle("outer after a second stop of inner", 30, 31)
+
+	// Out of order: a, then b; a stops first.
+	a := Pace(40, 1<<20)
+	b := Pace(50, 1<<20)
+	settle("b over a", 50, 51)
+	a()
+	settle("b after a stopped under it", 50, 51)
+	b()
+	settle("outer after b", 30, 31)
+	outer()
+	if got := gcPercent(); got != 77 {
+		t.Errorf("GOGC after every pace stopped = %d, want 77", got)
+	}
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	if got := gcPercent(); got != 77 {
+		t.Errorf("GOGC after a collection = %d, want 77", got)
+	}
+	runtime.KeepAlive(live)
+}

@@ -229,6 +229,7 @@ const (
 	FuseURing
 	SameSession
 	UnmapIndex
+	DaemonGC
 	numTricks
 )
 
@@ -255,6 +256,7 @@ var names = [numTricks]string{
 	FuseURing:     "fuseuring",
 	SameSession:   "samesession",
 	UnmapIndex:    "unmapindex",
+	DaemonGC:      "daemongc",
 }
 
 // String is the trick's name in HGFS_TUNE.
