@@ -65,13 +65,20 @@ func TestPace(t *testing.T) {
 		t.Errorf("GOGC with a small live heap = %d, want over 30", got)
 	}
 	stop()
-	if got := gcPercent(); got != 77 {
-		t.Errorf("GOGC after stop = %d, want 77", got)
+	restored(t, "after stop", 77)
+}
+
+// restored checks that GOGC is want, and still is after a collection
+// (no pace sets it any more).
+func restored(t *testing.T, when string, want int) {
+	t.Helper()
+	if got := gcPercent(); got != want {
+		t.Errorf("GOGC %s = %d, want %d", when, got, want)
 	}
 	runtime.GC()
 	time.Sleep(50 * time.Millisecond)
-	if got := gcPercent(); got != 77 {
-		t.Errorf("GOGC after stop and a collection = %d, want 77", got)
+	if got := gcPercent(); got != want {
+		t.Errorf("GOGC %s and a collection = %d, want %d", when, got, want)
 	}
 }
 
@@ -116,13 +123,6 @@ func TestPaceNested(t *testing.T) {
 	b()
 	settle("outer after b", 30, 31)
 	outer()
-	if got := gcPercent(); got != 77 {
-		t.Errorf("GOGC after every pace stopped = %d, want 77", got)
-	}
-	runtime.GC()
-	time.Sleep(50 * time.Millisecond)
-	if got := gcPercent(); got != 77 {
-		t.Errorf("GOGC after a collection = %d, want 77", got)
-	}
+	restored(t, "after every pace stopped", 77)
 	runtime.KeepAlive(live)
 }
