@@ -464,7 +464,7 @@ func (c *committer) unmapIndex() {
 // dirEvictEntries was 65,536 until a heap profile after the same tar -x
 // and a stat of every file (the bench's 180-byte files) found 9.7 MB of
 // the 32 MB live heap in directory entries; at 16,384, the daemon's peak
-// RSS 72-76 -> 62-67 MB, in the same time (tar 27.3-27.8 s, stat
+// RSS 72-76 -> 65-67 MB, in the same time (tar 27.3-27.8 s, stat
 // 1.9 s), and a fresh mount's cat of every file 70-74 -> 62-64 MB in
 // 11.8-13.7 s either way.
 const (
