@@ -177,9 +177,13 @@ func loadInputs(ctx context.Context, env *Env, k storeKind) (*storeInputs, error
 }
 
 // warmInputs reads a store's inputs (the repository's .hg, the bundle,
-// the tarball) before each case, untimed, so that every run of every side reads
-// them from the page cache. Before, a case's first run read them from
-// disk, and the first run is hgfs's: its peer and its floor, run after
+// the tarball) before each case, untimed, so that every run of every
+// side reads them from the page cache; before each case, not once,
+// because the cases before it write gigabytes at 250,000 files and may
+// have pushed them out (by hand, reading them took 4.4 s warm and
+// 17.6 s after a test suite's run had pushed them out). Before, a
+// case's first run read them from disk, and the first run is hgfs's:
+// its peer and its floor, run after
 // it, found them cached. At 250,000 files, where a case has one run a
 // side, that made the first row, hgfs clone --stream from hg serve,
 // 21-30 s against 8-9 s for the runs after it: by hand, with the page

@@ -19,7 +19,6 @@ package fsnode
 type refTable struct {
 	small map[uint64]*refChunk // by ino >> 16: counts 1-255
 	large map[Ino]uint64       // counts above 255
-	n     int                  // inodes in small
 }
 
 // refChunk is one chunk of refTable.small: arr (sorted by lo) while it
@@ -45,7 +44,13 @@ func newRefTable() refTable {
 }
 
 // Len is how many inodes have references in t.
-func (t *refTable) Len() int { return t.n + len(t.large) }
+func (t *refTable) Len() int {
+	n := len(t.large)
+	for _, c := range t.small {
+		n += c.n
+	}
+	return n
+}
 
 // Get returns ino's count (0 if t has none).
 func (t *refTable) Get(ino Ino) uint64 {
@@ -96,9 +101,7 @@ func (t *refTable) set(ino Ino, n uint64) {
 		c = &refChunk{}
 		t.small[hi] = c
 	}
-	t.n -= c.n
 	c.set(lo, uint8(n))
-	t.n += c.n
 	if c.n == 0 {
 		delete(t.small, hi)
 	}
