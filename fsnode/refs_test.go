@@ -55,9 +55,15 @@ func TestRefTableAgainstMap(t *testing.T) {
 					t.Fatalf("span %d op %d: Get(%d) = %d, want %d", span, i, x, got, want)
 				}
 			}
-			if tab.Len() != len(model) {
+			// Len sums the chunks, one per inode number at the
+			// sparsest span: checked at every op, it took this test
+			// over 20 minutes under the race detector.
+			if i%1000 == 0 && tab.Len() != len(model) {
 				t.Fatalf("span %d op %d: Len %d, want %d", span, i, tab.Len(), len(model))
 			}
+		}
+		if tab.Len() != len(model) {
+			t.Fatalf("span %d: Len %d, want %d", span, tab.Len(), len(model))
 		}
 		for x, n := range model {
 			if got := tab.Get(x); got != n {
