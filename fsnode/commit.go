@@ -434,7 +434,18 @@ func (c *committer) commitOnce() {
 // of the bench's 250,000-file store after its tar -x took the daemon's
 // file-backed RSS from 12 to 66 MB (peak RSS 126 MB). At every 100 ms it
 // stays at 14-20 MB (peak 89 MB), the stat in 1.9-2.1 s either way.
-const unmapIndexEvery = 100 * time.Millisecond
+// Every 100 ms held for a walk in the order the directories were
+// written (find's), not for one in name order (Go's filepath.WalkDir,
+// ls -R, rsync): that walk visits the directories out of the order of
+// their inode numbers, so each READDIRPLUS touches index pages far from
+// the last one's, and between two unmappings the file-backed RSS
+// reached 50 MB. By hand (2026-12-07, tar -x of the same store, then a
+// walk in name order that stats every file, alternated): peak RSS 90-93
+// MB at 100 ms, 60 MB at 10 ms, the walk 2.3-2.6 s and 2.2-2.5 s, the
+// tar 27.9-30.3 s and 27.0-30.2 s; a fresh mount's cat 51-53 MB either
+// way, in 11.9-13.6 s. The unmapping itself is one madvise over the
+// index's mapping, mostly unmapped by then.
+const unmapIndexEvery = 10 * time.Millisecond
 
 // unmapIndex runs unmapIndexPages after a commit or a sweep that loads
 // asked for (addLoadedLocked), at most once every unmapIndexEvery. It

@@ -99,7 +99,7 @@ type Options struct {
 	// ingestevict; measured in commit.go (afterCommit).
 	IngestEvict bool
 	// UnmapIndex has the committer, after a commit (or every 1,024 loads
-	// from the index, as reads commit nothing) at most every 100 ms,
+	// from the index, as reads commit nothing) at most every 10 ms,
 	// take the index file's pages out of the process's mapping
 	// (Linux: MADV_DONTNEED on bbolt's read-only shared mapping; they
 	// stay in the page cache, and the next read maps them again).
