@@ -35,6 +35,9 @@ type ApplyResult struct {
 	Changesets int // new changelog revisions
 	Revisions  int // new filelog revisions
 	Files      int // file groups received
+	// FilesAdded are the file groups that added a revision: the files a
+	// changegroup of only the revisions missing here would hold.
+	FilesAdded int
 	// Return is cg1unpacker.apply's value: 1 + change in heads (never 0).
 	Return int
 	// Added are the new changelog revisions, in order.
@@ -182,6 +185,7 @@ func (s *Session) apply(ctx context.Context, cg *changegroup.Reader, targetPhase
 	s.Changesets += res.Changesets
 	s.Revisions += res.Revisions
 	s.Files += res.Files
+	s.FilesAdded += res.FilesAdded
 	s.HeadsDelta += deltaHeads
 	if deltaHeads < 0 {
 		res.Return = deltaHeads - 1
@@ -303,6 +307,9 @@ func (s *Session) applyFiles(ctx context.Context, cg *changegroup.Reader, fa *fi
 			return err
 		}
 		res.Revisions += n
+		if n > 0 {
+			res.FilesAdded++
+		}
 	}
 	if fa != nil {
 		return fa.finish()

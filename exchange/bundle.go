@@ -19,6 +19,12 @@ const (
 	// BookmarksRecord keeps them in BundleResult for the caller to merge
 	// (hg pull).
 	BookmarksRecord
+	// BundleRepo reads a bundle file pulled from as hg's bundlerepo does:
+	// its changegroups and phase-heads only. Its bookmarks, listkeys and
+	// obsmarkers parts are skipped, as hg's pull from a bundle takes the
+	// bookmarks and markers of the repository the bundle overlays (the
+	// local one: nothing moves).
+	BundleRepo
 )
 
 // BundleResult is what ApplyBundle saw besides the changegroups.
@@ -52,6 +58,9 @@ func (s *Session) ApplyBundle(ctx context.Context, b *changegroup.Bundle, mode B
 		}
 		if err != nil {
 			return nil, s.fail(err)
+		}
+		if mode == BundleRepo && p.Type != "changegroup" && p.Type != "phase-heads" {
+			continue
 		}
 		switch p.Type {
 		case "changegroup":

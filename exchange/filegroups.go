@@ -314,6 +314,9 @@ func (fa *fileApplier) retireLocked() {
 		case j.manifest:
 		default:
 			fa.res.Revisions += j.n
+			if j.n > 0 {
+				fa.res.FilesAdded++
+			}
 			// Before any later group, as on one goroutine.
 			if p, err := fa.groupDone(j); err != nil || p != nil {
 				fa.failed, fa.err, fa.panic = true, err, p

@@ -19,6 +19,9 @@ type PullOptions struct {
 	// QuietBookmarks sends the bookmark messages ("adding remote bookmark
 	// X") to Debug, as hg's clone does (ui.quietbookmarkmove).
 	QuietBookmarks bool
+	// FromBundle says the peer is a bundle file (hg pull FILE): its
+	// reply is read as hg's bundlerepo reads the file (BundleRepo).
+	FromBundle bool
 }
 
 // PullResult summarises a pull.
@@ -145,7 +148,11 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 	if err != nil {
 		return nil, err
 	}
-	br, err := s.ApplyBundle(ctx, b, BookmarksRecord)
+	mode := BookmarksRecord
+	if opt.FromBundle {
+		mode, s.filesAdded = BundleRepo, true
+	}
+	br, err := s.ApplyBundle(ctx, b, mode)
 	if err != nil {
 		return nil, err // aborted
 	}

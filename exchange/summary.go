@@ -26,8 +26,12 @@ func (s *Session) summary() []summaryLine {
 		if s.HeadsDelta != 0 {
 			h = fmt.Sprintf(" (%+d heads)", s.HeadsDelta)
 		}
+		files := s.Files
+		if s.filesAdded {
+			files = s.FilesAdded
+		}
 		out = append(out, line("added %d changesets with %d changes to %d files%s\n",
-			s.Changesets, s.Revisions, s.Files, h))
+			s.Changesets, s.Revisions, files, h))
 	}
 	// Only pull and unbundle transactions report the rest (scmutil's
 	// txmatch over _reportnewcssource and _reportobsoletedsource), but

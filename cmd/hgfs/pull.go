@@ -33,7 +33,14 @@ func init() {
     A local repository is served to the pull by hgfs's own server, in
     this process, with that repository's configuration: what it sends is
     what it would send as 'hgfs serve', the changesets hg pulls from the
-    path. Bundle files are not pull sources (use 'hgfs unbundle').
+    path.
+
+    A bundle file is pulled from as hg does, as the repository with the
+    bundle's changesets on top: what it adds that the repository lacks
+    arrives draft (or as the bundle's phase-heads say, as hg 7 has it),
+    and its bookmarks and markers are not read. -r must then leave none
+    of those changesets out (hg would regenerate the part asked for;
+    hgfs applies the file as it is).
 
     -r REV pulls REV and its ancestors; -b BRANCH, or SOURCE#BRANCH, the
     heads of the named branch and their ancestors (a #REV that names no
@@ -92,8 +99,11 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 		peer, remote, err = openPeer(ctx, c, source)
 	case sourceLocalRepo:
 		peer, remote, err = localPeer(ctx, c, local)
+	case sourceBundle:
+		peer, err = openBundlePeer(root, local, source)
+		remote = &remoteOutput{}
 	default:
-		return abortf("hgfs pulls from repositories, not bundles: %s", source).withHint("use 'hgfs unbundle' for bundle files")
+		return abortf("repository %s not found", source)
 	}
 	if err != nil {
 		return err
@@ -114,8 +124,9 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 		heads = append(heads, n)
 	}
 	res, err := exchange.Pull(ctx, root, peer, hidePassword(source), exchange.PullOptions{
-		Options: sessionOptions(c, root),
-		Heads:   heads,
+		Options:    sessionOptions(c, root),
+		Heads:      heads,
+		FromBundle: kind == sourceBundle,
 	})
 	remote.flush(c.ui)
 	if err != nil {
