@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hgfs/hgfs/internal/sysio"
 	"github.com/hgfs/hgfs/repo"
 	"github.com/hgfs/hgfs/revlog"
 	"github.com/hgfs/hgfs/store"
@@ -129,7 +130,12 @@ func (s *Session) writeObsstore() error {
 	if err := s.tx.Add("obsstore", s.obs.size); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.st.Dir, s.st.Encode("obsstore")), os.O_WRONLY|os.O_CREATE, 0o666)
+	// Appended in place: another repository's hard link must not see it.
+	path := filepath.Join(s.st.Dir, s.st.Encode("obsstore"))
+	if err := sysio.BreakLink(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}

@@ -390,7 +390,14 @@ type wfile interface {
 // offsets: a sysio.File, whose plain open(2) on unix spares an unbundle
 // creating 20,000 filelogs the fcntl calls and failed epoll registration
 // os.OpenFile adds per file (~100,000 system calls).
+//
+// A file linked under another name too (a local hg clone hard-links the
+// source's revlogs) is first made a file of its own, as hg's vfs does
+// (sysio.BreakLink): the writes would reach the other repository.
 func openWFile(path string, trunc bool) (wfile, error) {
+	if err := sysio.BreakLink(path); err != nil {
+		return nil, err
+	}
 	flag := os.O_RDWR | os.O_CREATE
 	if trunc {
 		flag |= os.O_TRUNC
