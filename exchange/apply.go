@@ -21,6 +21,9 @@ var (
 	ErrUnsupported = errors.New("unsupported")
 	// ErrSessionDone: the session was already committed or aborted.
 	ErrSessionDone = errors.New("session already finished")
+	// ErrUnrelated is setdiscovery's abort: a pull's remote shares no
+	// changeset with the repository, which has some (PullOptions.Force).
+	ErrUnrelated = errors.New("repository is unrelated")
 )
 
 // Phase numbers (phases.py).

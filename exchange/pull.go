@@ -22,6 +22,10 @@ type PullOptions struct {
 	// FromBundle says the peer is a bundle file (hg pull FILE): its
 	// reply is read as hg's bundlerepo reads the file (BundleRepo).
 	FromBundle bool
+	// Force pulls from a remote that shares no changeset with a
+	// repository that has some, with a warning (hg pull -f); without it
+	// the pull fails with ErrUnrelated.
+	Force bool
 }
 
 // PullResult summarises a pull.
@@ -95,6 +99,12 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 		if s.cl.Len() > 0 {
 			// setdiscovery prints this once the first round is answered.
 			s.status("searching for changes\n")
+			if len(disc.Common) == 0 && len(disc.RemoteHeads) > 0 {
+				if !opt.Force {
+					return nil, ErrUnrelated
+				}
+				s.warn("warning: repository is unrelated\n")
+			}
 		}
 	}
 	res.Discovery = disc

@@ -52,6 +52,7 @@ func init() {
     Returns 0 on success, 1 if an update had unresolved files.`,
 		options: []option{
 			{'u', "update", optBool, "", "update to new branch head if new descendants were pulled (not supported)"},
+			{'f', "force", optBool, "", "run even when remote repository is unrelated"},
 			{'r', "rev", optList, "", "a remote changeset intended to be added"},
 			{'b', "branch", optList, "", "a specific branch you would like to pull"},
 			{'e', "ssh", optString, "", "specify ssh command to use"},
@@ -127,6 +128,7 @@ func runPull(ctx context.Context, c *cmdContext, args []string) error {
 		Options:    sessionOptions(c, root),
 		Heads:      heads,
 		FromBundle: kind == sourceBundle,
+		Force:      c.opts.Bool("force"),
 	})
 	remote.flush(c.ui)
 	if err != nil {

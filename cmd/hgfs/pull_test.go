@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,6 +211,74 @@ func TestCloneDefaultPathLikeHg(t *testing.T) {
 			compare("pull", hgRun(hgDest, pull...), hgfsRun(hgfsDest, pull...))
 			pull = append(pull, source[len(source)-1])
 			compare("pull URL", hgRun(hgDest, pull...), hgfsRun(hgfsDest, pull...))
+		}
+	}
+}
+
+// TestPullUnrelatedLikeHg pulls a repository that shares no changeset
+// with the one pulled into, from a local path, hg serve and a bundle
+// file: each Mercurial aborts ("repository is unrelated") and leaves the
+// repository as it was, and with -f warns and pulls; from a bundle it
+// pulls either way (the bundle overlays the repository, so they share
+// all of it). hgfs must print and leave what each does. The repositories
+// pulled into are hg's local clones of one, whose revlogs they share as
+// hard links: that one must be left as it was.
+func TestPullUnrelatedLikeHg(t *testing.T) {
+	t.Parallel()
+	hgs := testenv.Mercurials(t)
+	dir := t.TempDir()
+	commit := func(repo, file string) {
+		testenv.Hg(t, dir, "init", repo)
+		os.WriteFile(filepath.Join(repo, file), []byte(file+"\n"), 0o644)
+		testenv.Hg(t, repo, "commit", "-q", "-A", "-u", "t", "-d", "0 0", "-m", file)
+	}
+	base, other := filepath.Join(dir, "base"), filepath.Join(dir, "other")
+	commit(base, "a")
+	commit(other, "b")
+	bundle := filepath.Join(dir, "other.hg")
+	testenv.Hg(t, other, "bundle", "-q", "-a", bundle)
+	sources := map[string]string{"local": other, "bundle": bundle}
+	baseBefore := storeSnapshot(t, base)
+	defer func() { sameSnapshot(t, "the repository cloned from", baseBefore, storeSnapshot(t, base)) }()
+	for _, hg := range hgs {
+		sources[hg.Name+"-http"] = hg.Serve(t, other)
+	}
+	for _, name := range slices.Sorted(maps.Keys(sources)) {
+		src := sources[name]
+		for _, hg := range hgs {
+			for _, force := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/force=%v", name, hg.Name, force), func(t *testing.T) {
+					args := []string{"pull", src}
+					if force {
+						args = []string{"pull", "-f", src}
+					}
+					sub := filepath.Join(dir, label(t.Name()))
+					hgRepo, hgfsRepo := filepath.Join(sub, "hg"), filepath.Join(sub, "hgfs")
+					for _, r := range []string{hgRepo, hgfsRepo} {
+						testenv.Hg(t, dir, "clone", "-q", "-U", base, r)
+					}
+					before := storeSnapshot(t, hgfsRepo)
+					wo, we, werr := hg.Result(t, hgRepo, args...)
+					wc := 0
+					if werr != nil {
+						wc, _ = exitCode(werr)
+					}
+					go_, ge, gc := hgfsIn(hgfsRepo, args...)
+					if wc != gc || string(wo) != go_ || string(we) != ge {
+						t.Errorf("%s and hgfs differ:\n%s", hg.Name, testenv.Diff(hg.Name, fmt.Sprintf("exit %d\n%s%s", wc, wo, we), "hgfs", fmt.Sprintf("exit %d\n%s%s", gc, go_, ge)))
+					}
+					if !force && name != "bundle" {
+						if gc == 0 {
+							t.Errorf("hgfs pulled an unrelated repository without -f")
+						}
+						sameSnapshot(t, "after the refused pull", before, storeSnapshot(t, hgfsRepo))
+						return
+					}
+					if w, g := repoState(t, hgRepo, false), repoState(t, hgfsRepo, true); w != g {
+						t.Errorf("repository differs:\n%s", testenv.Diff(hg.Name, w, "hgfs", g))
+					}
+				})
+			}
 		}
 	}
 }
