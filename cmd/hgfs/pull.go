@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:     "pull",
 		bigHeap:  true,
-		synopsis: "[-R REPO] [-r REV]... [-b BRANCH]... [SOURCE]",
+		synopsis: "[-R REPO] [-f] [-r REV]... [-b BRANCH]... [SOURCE]",
 		help: `pull changes from the specified source
 
     Pull changes from a remote repository (hg serve or hgweb over http(s)://,
