@@ -7,11 +7,12 @@ package txn
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/hgfs/hgfs/internal/sysio"
 )
 
 // WriteFileAtomic replaces path with data as hg's atomictemp files do:
@@ -91,39 +92,7 @@ func copyFile(src, dst string, hardlink bool) error {
 			return nil
 		}
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	dir, name := filepath.Split(dst)
-	if dir == "" {
-		dir = "."
-	}
-	out, err := os.CreateTemp(dir, "."+name+"-*~")
-	if err != nil {
-		return err
-	}
-	tmp := out.Name()
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Chmod(st.Mode().Perm())
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
-	}
-	return nil
+	return sysio.CopyFile(src, dst)
 }
 
 // tryUnlink removes path if it exists (vfs.tryunlink).

@@ -4,11 +4,8 @@ package sysio
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -32,33 +29,5 @@ func BreakLink(path string) error {
 	if !ok || st.Nlink <= 1 || !fi.Mode().IsRegular() {
 		return nil
 	}
-	in, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	out, err := os.CreateTemp(dir, "."+name+"-*~")
-	if err != nil {
-		return err
-	}
-	tmp := out.Name()
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Chmod(fi.Mode().Perm())
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("breaking the hard link of %s: %w", path, err)
-	}
-	return nil
+	return CopyFile(path, path)
 }
