@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hgfs/hgfs/testenv"
 )
 
 // TestCorpusPullBundle pulls bundle files, as `hg pull FILE` does, on
@@ -109,5 +111,33 @@ func TestCorpusPullBundle(t *testing.T) {
 				refused("secret", "are secret, which a pull leaves out", withSecret)
 			}
 		})
+	}
+}
+
+// TestPullStreamBundleRefused pulls from stream bundles, which hold
+// store files rather than changesets: hg 6.3 fails (a traceback on
+// packed1, "No changegroups found" on a v2 stream); hgfs refuses each
+// with the command that applies it, and leaves the repository as it was.
+func TestPullStreamBundleRefused(t *testing.T) {
+	t.Parallel()
+	testenv.HgPath(t)
+	dir := t.TempDir()
+	src := cloneFixture(t, dir)
+	packed, v2 := filepath.Join(dir, "packed.hg"), filepath.Join(dir, "v2.hg")
+	testenv.Hg(t, src, "debugcreatestreamclonebundle", packed)
+	testenv.Hg(t, src, "bundle", "-q", "-a", "-t", "none-v2;stream=v2", v2)
+	for _, c := range []struct{ bundle, hint string }{
+		{packed, "(use 'hgfs clone " + packed + " DEST')\n"},
+		{v2, "(use 'hgfs unbundle' into an empty repository, or 'hgfs clone " + v2 + " DEST')\n"},
+	} {
+		repo := filepath.Join(dir, "r-"+filepath.Base(c.bundle))
+		testenv.Hg(t, dir, "init", repo)
+		before := storeSnapshot(t, repo)
+		out, errOut, code := hgfsIn(repo, "pull", c.bundle)
+		want := "abort: " + c.bundle + " is a stream bundle: it cannot be pulled from\n" + c.hint
+		if code != 255 || errOut != want || out != "pulling from "+c.bundle+"\n" {
+			t.Errorf("pull %s: exit %d\nstdout:\n%sstderr:\n%swant stderr:\n%s", c.bundle, code, out, errOut, want)
+		}
+		sameSnapshot(t, c.bundle, before, storeSnapshot(t, repo))
 	}
 }

@@ -72,7 +72,14 @@ func (p *bundlePeer) scan() error {
 	defer f.Close()
 	b, err := changegroup.OpenBundle(f)
 	if errors.Is(err, changegroup.ErrStreamBundle) {
-		return abortf("%s is a stream bundle: it cannot be pulled from", p.name).withHint("use 'hgfs unbundle' into an empty repository")
+		// hg 6.3 fails with a traceback on a packed1 bundle and says "No
+		// changegroups found" of a v2 stream one.
+		a := abortf("%s is a stream bundle: it cannot be pulled from", p.name)
+		var magic [4]byte
+		if _, rerr := f.ReadAt(magic[:], 0); rerr == nil && string(magic[:]) == "HGS1" {
+			return a.withHint("use 'hgfs clone %s DEST'", p.name)
+		}
+		return a.withHint("use 'hgfs unbundle' into an empty repository, or 'hgfs clone %s DEST'", p.name)
 	}
 	if err != nil {
 		return bundleError(p.name, err)
