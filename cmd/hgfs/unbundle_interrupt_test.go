@@ -155,9 +155,11 @@ func TestPullInterrupt(t *testing.T) {
 	url := testenv.Serve(t, src)
 
 	t.Run("pull", func(t *testing.T) {
+		// The target's own changeset shares nothing with the server's:
+		// -f, as hg wants for an unrelated repository.
 		repo, before, state := interruptTarget(t, dir, "pull")
-		stdout, stderr, code := interruptAfterFileChanges(t, syscall.SIGTERM, "-R", repo, "pull", url)
-		if code != 255 || stderr != "transaction abort!\nrollback completed\nkilled!\n" {
+		stdout, stderr, code := interruptAfterFileChanges(t, syscall.SIGTERM, "-R", repo, "pull", "-f", url)
+		if code != 255 || stderr != "warning: repository is unrelated\ntransaction abort!\nrollback completed\nkilled!\n" {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 		if !strings.HasPrefix(stdout, "pulling from ") || strings.Contains(stdout, "\nadded ") {
