@@ -160,7 +160,7 @@ func (s *Session) pull(ctx context.Context, peer wireproto.Peer, b2 wireproto.Bu
 	}
 	mode := BookmarksRecord
 	if opt.FromBundle {
-		mode, s.filesAdded = BundleRepo, true
+		mode, s.summaryFilesAdded = BundleRepo, true
 	}
 	br, err := s.ApplyBundle(ctx, b, mode)
 	if err != nil {

@@ -104,11 +104,11 @@ type Session struct {
 	// Summary counters, as tr.changes['changegroup-count-*'].
 	Changesets, Revisions, Files, HeadsDelta int
 	// FilesAdded counts the file groups that added a revision; the
-	// summary reports it for Files when filesAdded is set (a pull from
-	// a bundle file, whose groups may hold revisions already here, where
-	// hg's bundlerepo sends only the missing ones).
-	FilesAdded int
-	filesAdded bool
+	// summary reports it for Files when summaryFilesAdded is set (a pull
+	// from a bundle file, whose groups may hold revisions already here,
+	// where hg's bundlerepo sends only the missing ones).
+	FilesAdded        int
+	summaryFilesAdded bool
 	// ModHeads is combinechangegroupresults over the changegroups applied
 	// (what postincoming uses): 0 when none was applied.
 	ModHeads int

@@ -27,7 +27,7 @@ func (s *Session) summary() []summaryLine {
 			h = fmt.Sprintf(" (%+d heads)", s.HeadsDelta)
 		}
 		files := s.Files
-		if s.filesAdded {
+		if s.summaryFilesAdded {
 			files = s.FilesAdded
 		}
 		out = append(out, line("added %d changesets with %d changes to %d files%s\n",

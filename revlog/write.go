@@ -390,14 +390,7 @@ type wfile interface {
 // offsets: a sysio.File, whose plain open(2) on unix spares an unbundle
 // creating 20,000 filelogs the fcntl calls and failed epoll registration
 // os.OpenFile adds per file (~100,000 system calls).
-//
-// A file linked under another name too (a local hg clone hard-links the
-// source's revlogs) is first made a file of its own, as hg's vfs does
-// (sysio.BreakLink): the writes would reach the other repository.
 func openWFile(path string, trunc bool) (wfile, error) {
-	if err := sysio.BreakLink(path); err != nil {
-		return nil, err
-	}
 	flag := os.O_RDWR | os.O_CREATE
 	if trunc {
 		flag |= os.O_TRUNC
@@ -410,14 +403,24 @@ func openWFile(path string, trunc bool) (wfile, error) {
 }
 
 func (w *Writer) file(index bool) (wfile, error) {
-	fp, name := &w.dfile, w.dataName
+	fp, name, disk := &w.dfile, w.dataName, w.dDisk
 	if index {
-		fp, name = &w.ifile, w.name
+		fp, name, disk = &w.ifile, w.name, w.iDisk
 	}
 	if *fp != nil {
 		return *fp, nil
 	}
 	p := w.path(name)
+	// A file with bytes on disk may be linked under another name too (a
+	// local hg clone hard-links the source's revlogs): it is first made
+	// a file of its own, as hg's vfs does, or the writes would reach the
+	// other repository. A file the writer creates needs no look (one
+	// system call less for each of a clone's new filelogs).
+	if disk > 0 {
+		if err := sysio.BreakLink(p); err != nil {
+			return nil, fmt.Errorf("revlog: %w", err)
+		}
+	}
 	f, err := openWFile(p, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(p), 0o777); err == nil {
@@ -765,6 +768,10 @@ func (w *Writer) split() error {
 	inl = nil
 
 	dpath := w.path(w.dataName)
+	// Truncated, so a link to another file must go first (see file).
+	if err := sysio.BreakLink(dpath); err != nil {
+		return fmt.Errorf("revlog: %w", err)
+	}
 	df, err := openWFile(dpath, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new revlog splitting before its first flush: its directory

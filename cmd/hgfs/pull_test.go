@@ -263,9 +263,9 @@ func TestPullUnrelatedLikeHg(t *testing.T) {
 					if werr != nil {
 						wc, _ = exitCode(werr)
 					}
-					go_, ge, gc := hgfsIn(hgfsRepo, args...)
-					if wc != gc || string(wo) != go_ || string(we) != ge {
-						t.Errorf("%s and hgfs differ:\n%s", hg.Name, testenv.Diff(hg.Name, fmt.Sprintf("exit %d\n%s%s", wc, wo, we), "hgfs", fmt.Sprintf("exit %d\n%s%s", gc, go_, ge)))
+					gotOut, ge, gc := hgfsIn(hgfsRepo, args...)
+					if wc != gc || string(wo) != gotOut || string(we) != ge {
+						t.Errorf("%s and hgfs differ:\n%s", hg.Name, testenv.Diff(hg.Name, fmt.Sprintf("exit %d\n%s%s", wc, wo, we), "hgfs", fmt.Sprintf("exit %d\n%s%s", gc, gotOut, ge)))
 					}
 					if !force && name != "bundle" {
 						if gc == 0 {

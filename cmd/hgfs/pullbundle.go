@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -214,8 +213,8 @@ func (p *bundlePeer) Heads(ctx context.Context) ([]string, error) {
 func (p *bundlePeer) Known(ctx context.Context, nodes []string) ([]bool, error) {
 	out := make([]bool, len(nodes))
 	for i, h := range nodes {
-		if n, err := hex.DecodeString(h); err == nil && len(n) == len(revlog.Node{}) {
-			out[i] = p.has(revlog.Node(n))
+		if n, err := revlog.ParseNode(h); err == nil {
+			out[i] = p.has(n)
 		}
 	}
 	return out, nil
@@ -229,10 +228,11 @@ func (p *bundlePeer) Lookup(ctx context.Context, key string) (string, error) {
 	if r, err := strconv.Atoi(key); err == nil && r >= base && r-base < len(p.added) && strconv.Itoa(r) == key {
 		return p.added[r-base].String(), nil
 	}
-	if len(key) <= 2*len(revlog.Node{}) && isHex(key) {
+	if len(key) <= 2*revlog.NodeLen && isHex(key) {
+		prefix := strings.ToLower(key)
 		var found []revlog.Node
 		for _, n := range p.added {
-			if strings.HasPrefix(n.String(), strings.ToLower(key)) {
+			if strings.HasPrefix(n.String(), prefix) {
 				found = append(found, n)
 			}
 		}
@@ -309,6 +309,10 @@ func (p *bundlePeer) StreamOut(ctx context.Context) (io.ReadCloser, error) {
 // GetBundle replies with the bundle file, when what args ask for (the
 // ancestors of heads, not of common) is every changeset the bundle adds.
 func (p *bundlePeer) GetBundle(ctx context.Context, args map[string]string) (io.ReadCloser, error) {
+	if len(p.secret) > 0 {
+		return nil, abortf("hgfs pulls all of a bundle's new changesets: %d of its %d are secret, which a pull leaves out", len(p.secret), len(p.added)).
+			withHint("use 'hgfs unbundle' to apply all of it, or pull from the repository it came from")
+	}
 	heads, err := wireproto.DecodeNodes(args["heads"])
 	if err != nil {
 		return nil, err
@@ -316,25 +320,21 @@ func (p *bundlePeer) GetBundle(ctx context.Context, args map[string]string) (io.
 	want := map[revlog.Node]bool{}
 	stack := make([]revlog.Node, 0, len(heads))
 	for _, h := range heads {
-		n, err := hex.DecodeString(h)
-		if err != nil || len(n) != len(revlog.Node{}) {
-			return nil, fmt.Errorf("bad head %q", h)
+		n, err := revlog.ParseNode(h)
+		if err != nil {
+			return nil, err
 		}
-		stack = append(stack, revlog.Node(n))
+		stack = append(stack, n)
 	}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		ps, added := p.parents[n]
-		if !added || want[n] || p.secret[n] {
+		if !added || want[n] {
 			continue
 		}
 		want[n] = true
 		stack = append(stack, ps[0], ps[1])
-	}
-	if len(p.secret) > 0 {
-		return nil, abortf("hgfs pulls all of a bundle's new changesets: %d of its %d are secret, which a pull leaves out", len(p.secret), len(p.added)).
-			withHint("use 'hgfs unbundle' to apply all of it, or pull from the repository it came from")
 	}
 	if left := len(p.added) - len(want); left > 0 {
 		return nil, abortf("hgfs pulls all of a bundle's new changesets: the revisions asked for leave %d of its %d out", left, len(p.added)).
